@@ -1,0 +1,40 @@
+# embed_kernels.cmake - run with `cmake -P`: turn a kernel .cl file into a C
+# source holding it as a NUL-terminated byte array.
+#
+#   cmake -DINPUT=kernels/clpe_kernels.cl -DOUTPUT=kernel_source.c -DSYMBOL=name -P embed_kernels.cmake
+#
+# Local `#include "file.h"` lines are replaced by that file (from the same
+# folder), so the kernels stay ordinary .cl files that also compile on their
+# own with -I kernels, while the library carries one self-contained source.
+cmake_minimum_required(VERSION 3.21)
+
+get_filename_component(dir "${INPUT}" DIRECTORY)
+file(READ "${INPUT}" text)
+string(REGEX MATCHALL "#include \"[^\"]+\"" includes "${text}")
+foreach(line IN LISTS includes)
+  string(REGEX REPLACE "#include \"([^\"]+)\"" "\\1" name "${line}")
+  file(READ "${dir}/${name}" body)
+  string(REPLACE "${line}" "${body}" text "${text}")
+endforeach()
+
+# hex bytes, 16 to a line
+string(HEX "${text}" hex)
+string(LENGTH "${hex}" hex_len)
+set(body "")
+set(col 0)
+math(EXPR last "${hex_len} - 2")
+foreach(pos RANGE 0 ${last} 2)
+  string(SUBSTRING "${hex}" ${pos} 2 byte)
+  string(APPEND body "0x${byte},")
+  math(EXPR col "${col} + 1")
+  if(col EQUAL 16)
+    string(APPEND body "\n")
+    set(col 0)
+  endif()
+endforeach()
+
+file(WRITE "${OUTPUT}.tmp"
+  "/* Generated from ${INPUT} by cmake/embed_kernels.cmake. Do not edit. */\n"
+  "const char ${SYMBOL}[] = {\n${body}0x00};\n")
+file(COPY_FILE "${OUTPUT}.tmp" "${OUTPUT}" ONLY_IF_DIFFERENT)
+file(REMOVE "${OUTPUT}.tmp")

@@ -1,0 +1,142 @@
+/*
+ * encoder.c - creating and releasing encoders.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+
+/* The host half of an encoder: configuration and tuning words. */
+static clpe_status encoder_new_host(const clpe_config *cfg, clpe_encoder **out)
+{
+    clpe_status status = clpe_config_check(cfg);
+    if (status != CLPE_SUCCESS)
+        return status;
+    clpe_encoder *enc = calloc(1, sizeof *enc);
+    if (!enc)
+        return CLPE_ERROR_OUT_OF_HOST_MEMORY;
+    enc->cfg = *cfg;
+    enc->half_d = cfg->d / 2;
+    enc->tw_hi = malloc(enc->half_d * sizeof *enc->tw_hi);
+    enc->tw_lo = malloc(enc->half_d * sizeof *enc->tw_lo);
+    if (!enc->tw_hi || !enc->tw_lo) {
+        clpe_encoder_release(enc);
+        return CLPE_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    status = clpe__tuning_words(cfg, enc->tw_hi, enc->tw_lo);
+    if (status != CLPE_SUCCESS) {
+        clpe_encoder_release(enc);
+        return status;
+    }
+    *out = enc;
+    return CLPE_SUCCESS;
+}
+
+/* Upload the tuning words next to an already built program. */
+static clpe_status encoder_attach(clpe_encoder *enc, clpe_program_shared *shared)
+{
+    cl_int err = CL_SUCCESS;
+    enc->tw_hi_buf = clCreateBuffer(shared->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                    enc->half_d * sizeof *enc->tw_hi, enc->tw_hi, &err);
+    if (err != CL_SUCCESS) {
+        enc->tw_hi_buf = NULL;
+        return err;
+    }
+    enc->tw_lo_buf = clCreateBuffer(shared->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                    enc->half_d * sizeof *enc->tw_lo, enc->tw_lo, &err);
+    if (err != CL_SUCCESS) {
+        enc->tw_lo_buf = NULL;
+        return err;
+    }
+    clpe__program_retain(shared);
+    enc->shared = shared;
+    return CLPE_SUCCESS;
+}
+
+static clpe_encoder *finish(clpe_encoder *enc, clpe_status result, clpe_status *status)
+{
+    if (status)
+        *status = result;
+    if (result != CLPE_SUCCESS) {
+        clpe_encoder_release(enc);
+        return NULL;
+    }
+    return enc;
+}
+
+clpe_encoder *clpe_encoder_create(cl_context context, cl_device_id device, const clpe_config *cfg,
+                                  clpe_build_log *log, clpe_status *status)
+{
+    clpe_encoder *enc = NULL;
+    clpe_program_shared *shared = NULL;
+    clpe_status result;
+    if (log) {
+        log->length = 0;
+        if (log->buffer && log->capacity)
+            log->buffer[0] = '\0';
+    }
+    if (!context || !device) {
+        result = CLPE_ERROR_NULL_POINTER;
+        goto done;
+    }
+    result = encoder_new_host(cfg, &enc);
+    if (result != CLPE_SUCCESS)
+        goto done;
+    result = clpe__program_build(context, device, log, &shared);
+    if (result != CLPE_SUCCESS)
+        goto done;
+    result = encoder_attach(enc, shared);
+    clpe__program_release(shared); /* the encoder holds its own reference */
+done:
+    return finish(enc, result, status);
+}
+
+clpe_encoder *clpe_encoder_create_like(const clpe_encoder *like, const clpe_config *cfg,
+                                       clpe_status *status)
+{
+    clpe_encoder *enc = NULL;
+    clpe_status result;
+    if (!like) {
+        result = CLPE_ERROR_NULL_ENCODER;
+        goto done;
+    }
+    if (!like->shared) {
+        result = CLPE_ERROR_HOST_ONLY;
+        goto done;
+    }
+    result = encoder_new_host(cfg, &enc);
+    if (result == CLPE_SUCCESS)
+        result = encoder_attach(enc, like->shared);
+done:
+    return finish(enc, result, status);
+}
+
+clpe_encoder *clpe_encoder_create_host(const clpe_config *cfg, clpe_status *status)
+{
+    clpe_encoder *enc = NULL;
+    clpe_status result = encoder_new_host(cfg, &enc);
+    return finish(enc, result, status);
+}
+
+void clpe_encoder_release(clpe_encoder *enc)
+{
+    if (!enc)
+        return;
+    if (enc->tw_lo_buf)
+        clReleaseMemObject(enc->tw_lo_buf);
+    if (enc->tw_hi_buf)
+        clReleaseMemObject(enc->tw_hi_buf);
+    clpe__program_release(enc->shared);
+    free(enc->tw_hi);
+    free(enc->tw_lo);
+    free(enc);
+}
+
+clpe_status clpe_encoder_get_config(const clpe_encoder *enc, clpe_config *cfg)
+{
+    if (!enc)
+        return CLPE_ERROR_NULL_ENCODER;
+    if (!cfg)
+        return CLPE_ERROR_NULL_POINTER;
+    *cfg = enc->cfg;
+    return CLPE_SUCCESS;
+}

@@ -1,0 +1,86 @@
+/*
+ * internal.h - what the library's own files share and callers never see.
+ */
+#ifndef CLPE_INTERNAL_H
+#define CLPE_INTERNAL_H
+
+#include "clpe.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+/* Kernels of the program, one pool of cl_kernel objects each. */
+typedef enum clpe_kernel_id {
+    CLPE_KERNEL_TABLE_F32 = 0,
+    CLPE_KERNEL_ADD_F32,
+    CLPE_KERNEL_COUNT
+} clpe_kernel_id;
+
+/* Kernels not in use, ready to be taken by one enqueue call. Setting
+ * arguments on a shared cl_kernel from two threads is a race, so each call
+ * takes one out of the pool and puts it back after clEnqueueNDRangeKernel
+ * (which captures the arguments). */
+typedef struct clpe_kernel_pool {
+    pthread_mutex_t lock;
+    cl_kernel *free_kernels;
+    size_t count;
+    size_t capacity;
+} clpe_kernel_pool;
+
+/* How launches are shaped on one device. */
+typedef struct clpe_launch_shape {
+    size_t local_x;            /* work-group size along the pair dimension */
+    cl_uint rows_per_item;     /* rows one work-item walks with the odometer */
+    size_t max_items_dim1;     /* work-items per launch along dimension 1 */
+    size_t max_items_dim2;     /* work-items per launch along dimension 2 */
+} clpe_launch_shape;
+
+/* The built program and its kernel pools, shared by every encoder made from
+ * one clpe_encoder_create (clpe_encoder_create_like adds a reference). */
+typedef struct clpe_program_shared {
+    atomic_int refcount;
+    cl_context context;
+    cl_device_id device;
+    cl_program program;
+    clpe_kernel_pool pools[CLPE_KERNEL_COUNT];
+    clpe_launch_shape shape;
+} clpe_program_shared;
+
+struct clpe_encoder {
+    clpe_config cfg;
+    uint32_t half_d;
+    uint64_t *tw_hi;               /* host copy of the tuning words */
+    uint32_t *tw_lo;
+    clpe_program_shared *shared;   /* NULL for a host-only encoder */
+    cl_mem tw_hi_buf;
+    cl_mem tw_lo_buf;
+};
+
+/* tuning.c: F_i = round(2^96 * w_i / 2pi) for every pair, split into the top
+ * 64 and the low 32 bits. */
+clpe_status clpe__tuning_words(const clpe_config *cfg, uint64_t *hi, uint32_t *lo);
+
+/* program.c */
+clpe_status clpe__program_build(cl_context context, cl_device_id device, clpe_build_log *log,
+                                clpe_program_shared **out);
+void clpe__program_retain(clpe_program_shared *shared);
+void clpe__program_release(clpe_program_shared *shared);
+clpe_status clpe__kernel_acquire(clpe_program_shared *shared, clpe_kernel_id id,
+                                 cl_kernel *kernel);
+void clpe__kernel_return(clpe_program_shared *shared, clpe_kernel_id id, cl_kernel kernel);
+
+/* Bytes of one element of dtype. */
+size_t clpe__dtype_size(clpe_dtype dtype);
+
+/* Overflow-checked size_t arithmetic: false when the result does not fit. */
+static inline bool clpe__mul_size(size_t a, size_t b, size_t *out)
+{
+    return !__builtin_mul_overflow(a, b, out);
+}
+static inline bool clpe__add_size(size_t a, size_t b, size_t *out)
+{
+    return !__builtin_add_overflow(a, b, out);
+}
+
+#endif /* CLPE_INTERNAL_H */

@@ -1,0 +1,274 @@
+/*
+ * program.c - building the kernels for one device, and the pools of
+ * cl_kernel objects that let many threads enqueue on one encoder.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Generated at build time from kernels/ (see cmake/embed_kernels.cmake). */
+extern const char clpe_kernel_source[];
+
+static const char *const kernel_names[CLPE_KERNEL_COUNT] = {
+    [CLPE_KERNEL_TABLE_F32] = "clpe_table_f32",
+    [CLPE_KERNEL_ADD_F32] = "clpe_add_f32",
+};
+
+/* No fast-math flags: the arithmetic must be exactly what is written.
+ * OpenCL C 1.2 so every conformant device accepts the source. */
+static const char build_options[] = "-cl-std=CL1.2";
+
+static void copy_build_log(cl_program program, cl_device_id device, clpe_build_log *log)
+{
+    if (!log)
+        return;
+    size_t size = 0;
+    log->length = 0;
+    if (log->buffer && log->capacity)
+        log->buffer[0] = '\0';
+    if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size) !=
+            CL_SUCCESS || size == 0)
+        return;
+    char *full = malloc(size);
+    if (!full)
+        return;
+    if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, full, NULL) ==
+        CL_SUCCESS) {
+        full[size - 1] = '\0';
+        log->length = strlen(full) + 1;
+        if (log->buffer && log->capacity) {
+            size_t n = log->length < log->capacity ? log->length : log->capacity;
+            memcpy(log->buffer, full, n - 1);
+            log->buffer[n - 1] = '\0';
+        }
+    }
+    free(full);
+}
+
+/* Does the device run our kernels bit-exactly? They need 64-bit integers
+ * (missing on embedded-profile devices without cles_khr_int64). Embedded
+ * profiles also may lack a correctly rounded fma, so only a full profile or
+ * an embedded one that has 64-bit integers and says it has correct fma is
+ * accepted. */
+static clpe_status check_device(cl_device_id device)
+{
+    char profile[64] = {0};
+    cl_int err = clGetDeviceInfo(device, CL_DEVICE_PROFILE, sizeof profile - 1, profile, NULL);
+    if (err != CL_SUCCESS)
+        return err;
+    if (strcmp(profile, "FULL_PROFILE") == 0)
+        return CLPE_SUCCESS;
+    size_t size = 0;
+    err = clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, 0, NULL, &size);
+    if (err != CL_SUCCESS)
+        return err;
+    char *ext = calloc(size + 1, 1);
+    if (!ext)
+        return CLPE_ERROR_OUT_OF_HOST_MEMORY;
+    err = clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, size, ext, NULL);
+    bool has_int64 = err == CL_SUCCESS && strstr(ext, "cles_khr_int64") != NULL;
+    free(ext);
+    if (err != CL_SUCCESS)
+        return err;
+    cl_device_fp_config fp = 0;
+    err = clGetDeviceInfo(device, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL);
+    if (err != CL_SUCCESS)
+        return err;
+    if (!has_int64 || !(fp & CL_FP_FMA) || !(fp & CL_FP_ROUND_TO_NEAREST))
+        return CLPE_ERROR_DEVICE_UNSUPPORTED;
+    return CLPE_SUCCESS;
+}
+
+/* Launch shape from the device's properties. CPUs (PoCL and others) run a
+ * work-group as one loop that they vectorise across work-items, so they like
+ * wide groups and long odometer runs per work-item; GPUs want many
+ * work-items in flight, so fewer rows each. */
+static clpe_status choose_shape(cl_device_id device, cl_kernel sample, clpe_launch_shape *shape)
+{
+    cl_device_type type = 0;
+    size_t kernel_wg = 0;
+    cl_int err = clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+    if (err == CL_SUCCESS)
+        err = clGetKernelWorkGroupInfo(sample, device, CL_KERNEL_WORK_GROUP_SIZE, sizeof kernel_wg,
+                                       &kernel_wg, NULL);
+    if (err != CL_SUCCESS)
+        return err;
+    bool cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
+    size_t want = cpu ? 64 : 128;
+    size_t local = 1;
+    while (local * 2 <= want && local * 2 <= kernel_wg)
+        local *= 2;
+    shape->local_x = local;
+    shape->rows_per_item = cpu ? 16 : 4;
+    /* Grid dimensions 1 and 2 are capped at 65535 on some GPUs. */
+    shape->max_items_dim1 = 65535;
+    shape->max_items_dim2 = 65535;
+
+    /* Test knobs: force small launches so splitting is exercised. */
+    const char *rows = getenv("CLPE_MAX_LAUNCH_ROWS");
+    if (rows && *rows) {
+        unsigned long v = strtoul(rows, NULL, 10);
+        if (v >= 1) {
+            if (v < shape->rows_per_item)
+                shape->rows_per_item = (cl_uint)v;
+            size_t items = v / shape->rows_per_item;
+            shape->max_items_dim1 = items ? items : 1;
+        }
+    }
+    const char *batch = getenv("CLPE_MAX_LAUNCH_BATCH");
+    if (batch && *batch) {
+        unsigned long v = strtoul(batch, NULL, 10);
+        if (v >= 1)
+            shape->max_items_dim2 = v;
+    }
+    return CLPE_SUCCESS;
+}
+
+static void pool_destroy(clpe_kernel_pool *pool)
+{
+    for (size_t k = 0; k < pool->count; ++k)
+        clReleaseKernel(pool->free_kernels[k]);
+    free(pool->free_kernels);
+    pthread_mutex_destroy(&pool->lock);
+}
+
+clpe_status clpe__program_build(cl_context context, cl_device_id device, clpe_build_log *log,
+                                clpe_program_shared **out)
+{
+    if (log) {
+        log->length = 0;
+        if (log->buffer && log->capacity)
+            log->buffer[0] = '\0';
+    }
+    clpe_status status = check_device(device);
+    if (status != CLPE_SUCCESS)
+        return status;
+
+    clpe_program_shared *shared = calloc(1, sizeof *shared);
+    if (!shared)
+        return CLPE_ERROR_OUT_OF_HOST_MEMORY;
+    int pools_ready = 0;
+    cl_kernel sample = NULL;
+    cl_int err = CL_SUCCESS;
+
+    const char *source = clpe_kernel_source;
+    shared->program = clCreateProgramWithSource(context, 1, &source, NULL, &err);
+    if (err != CL_SUCCESS) {
+        shared->program = NULL;
+        status = err;
+        goto fail;
+    }
+    err = clBuildProgram(shared->program, 1, &device, build_options, NULL, NULL);
+    copy_build_log(shared->program, device, log);
+    if (err != CL_SUCCESS) {
+        status = err;
+        goto fail;
+    }
+    for (; pools_ready < CLPE_KERNEL_COUNT; ++pools_ready) {
+        if (pthread_mutex_init(&shared->pools[pools_ready].lock, NULL) != 0) {
+            status = CLPE_ERROR_OUT_OF_HOST_MEMORY;
+            goto fail;
+        }
+    }
+    sample = clCreateKernel(shared->program, kernel_names[CLPE_KERNEL_ADD_F32], &err);
+    if (err != CL_SUCCESS) {
+        sample = NULL;
+        status = err;
+        goto fail;
+    }
+    status = choose_shape(device, sample, &shared->shape);
+    if (status != CLPE_SUCCESS)
+        goto fail;
+    /* The sample becomes the first pooled kernel. */
+    shared->pools[CLPE_KERNEL_ADD_F32].free_kernels = malloc(sizeof(cl_kernel));
+    if (!shared->pools[CLPE_KERNEL_ADD_F32].free_kernels) {
+        status = CLPE_ERROR_OUT_OF_HOST_MEMORY;
+        goto fail;
+    }
+    shared->pools[CLPE_KERNEL_ADD_F32].free_kernels[0] = sample;
+    shared->pools[CLPE_KERNEL_ADD_F32].count = 1;
+    shared->pools[CLPE_KERNEL_ADD_F32].capacity = 1;
+    sample = NULL;
+
+    err = clRetainContext(context);
+    if (err != CL_SUCCESS) {
+        status = err;
+        goto fail;
+    }
+    err = clRetainDevice(device);
+    if (err != CL_SUCCESS) {
+        clReleaseContext(context);
+        status = err;
+        goto fail;
+    }
+    shared->context = context;
+    shared->device = device;
+    atomic_init(&shared->refcount, 1);
+    *out = shared;
+    return CLPE_SUCCESS;
+
+fail:
+    if (sample)
+        clReleaseKernel(sample);
+    for (int k = 0; k < pools_ready; ++k)
+        pool_destroy(&shared->pools[k]);
+    if (shared->program)
+        clReleaseProgram(shared->program);
+    free(shared);
+    return status;
+}
+
+void clpe__program_retain(clpe_program_shared *shared)
+{
+    atomic_fetch_add(&shared->refcount, 1);
+}
+
+void clpe__program_release(clpe_program_shared *shared)
+{
+    if (!shared || atomic_fetch_sub(&shared->refcount, 1) != 1)
+        return;
+    for (int k = 0; k < CLPE_KERNEL_COUNT; ++k)
+        pool_destroy(&shared->pools[k]);
+    clReleaseProgram(shared->program);
+    clReleaseDevice(shared->device);
+    clReleaseContext(shared->context);
+    free(shared);
+}
+
+clpe_status clpe__kernel_acquire(clpe_program_shared *shared, clpe_kernel_id id, cl_kernel *kernel)
+{
+    clpe_kernel_pool *pool = &shared->pools[id];
+    pthread_mutex_lock(&pool->lock);
+    if (pool->count > 0) {
+        *kernel = pool->free_kernels[--pool->count];
+        pthread_mutex_unlock(&pool->lock);
+        return CLPE_SUCCESS;
+    }
+    pthread_mutex_unlock(&pool->lock);
+    cl_int err = CL_SUCCESS;
+    cl_kernel k = clCreateKernel(shared->program, kernel_names[id], &err);
+    if (err != CL_SUCCESS)
+        return err;
+    *kernel = k;
+    return CLPE_SUCCESS;
+}
+
+void clpe__kernel_return(clpe_program_shared *shared, clpe_kernel_id id, cl_kernel kernel)
+{
+    clpe_kernel_pool *pool = &shared->pools[id];
+    pthread_mutex_lock(&pool->lock);
+    if (pool->count == pool->capacity) {
+        size_t cap = pool->capacity ? pool->capacity * 2 : 4;
+        cl_kernel *grown = realloc(pool->free_kernels, cap * sizeof *grown);
+        if (!grown) {
+            pthread_mutex_unlock(&pool->lock);
+            clReleaseKernel(kernel); /* cannot keep it: drop it */
+            return;
+        }
+        pool->free_kernels = grown;
+        pool->capacity = cap;
+    }
+    pool->free_kernels[pool->count++] = kernel;
+    pthread_mutex_unlock(&pool->lock);
+}

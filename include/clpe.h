@@ -1,0 +1,282 @@
+/*
+ * clpe.h - exact sinusoidal position encoding on any OpenCL device.
+ *
+ * clpe writes the sinusoidal position encoding of Vaswani et al. (2017) into
+ * device buffers, or adds it to activations already there, with one kernel on
+ * the caller's command queue. Every output is computed from a fixed-point
+ * phase (an integer "odometer"), so it is exact at every 64-bit position and
+ * bit-identical on every conformant OpenCL device; the host can predict every
+ * output bit (see clpe_host_table()).
+ *
+ * The encoding, for position p, model width d and pair index i in [0, d/2):
+ *
+ *     angle(p, i) = p * w_i
+ *     CLPE_FREQ_PAPER:         w_i = base^(-2i/d)
+ *     CLPE_FREQ_TENSOR2TENSOR: w_i = base^(-i / max(d/2 - 1, 1))
+ *     CLPE_LAYOUT_INTERLEAVED: slot 2i = sin(angle), slot 2i+1 = cos(angle)
+ *     CLPE_LAYOUT_SPLIT:       slot i  = sin(angle), slot d/2+i = cos(angle)
+ *
+ * Conventions of this header:
+ *  - Every function returns a clpe_status (or takes a clpe_status* out
+ *    parameter, which may be NULL). CLPE_SUCCESS is 0; OpenCL failures are
+ *    returned as the raw cl_int the OpenCL call gave (a negative number in
+ *    OpenCL's own ranges), clpe's own errors are in [-2999, -2000].
+ *  - On any error nothing is enqueued, nothing is written and no out
+ *    parameter other than the status is changed.
+ *  - Enqueue functions never block and never print. They take the caller's
+ *    queue, a wait list and an optional out event exactly like
+ *    clEnqueueNDRangeKernel. Their work may be split into several kernel
+ *    launches; the out event then completes when all of them have.
+ *  - Sizes and pitches are counted in elements of the encoder's dtype, byte
+ *    offsets in bytes.
+ *  - Thread safety: one encoder may be used from any number of threads at
+ *    once (each enqueue takes its own cl_kernel from a pool). Releasing an
+ *    encoder while other threads still use it is the caller's bug.
+ *  - The library never prints: build logs and errors go back to the caller.
+ */
+#ifndef CLPE_H
+#define CLPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#ifdef __APPLE__
+#include <OpenCL/opencl.h>
+#else
+#include <CL/cl.h>
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32) && defined(CLPE_SHARED_BUILD)
+#define CLPE_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#define CLPE_API __attribute__((visibility("default")))
+#else
+#define CLPE_API
+#endif
+
+/* ---- Version ------------------------------------------------------------ */
+
+#define CLPE_VERSION_MAJOR 0
+#define CLPE_VERSION_MINOR 1
+#define CLPE_VERSION_PATCH 0
+#define CLPE_VERSION_NUMBER \
+    (CLPE_VERSION_MAJOR * 10000 + CLPE_VERSION_MINOR * 100 + CLPE_VERSION_PATCH)
+#define CLPE_VERSION_STRING "0.1.0"
+
+/* The version of the library actually linked: CLPE_VERSION_NUMBER of its build. */
+CLPE_API unsigned clpe_version(void);
+/* Same, as "MAJOR.MINOR.PATCH". Static storage; never free it. */
+CLPE_API const char *clpe_version_string(void);
+
+/* ---- Status ------------------------------------------------------------- */
+
+/* A clpe_status is CLPE_SUCCESS, one of the CLPE_ERROR_* values below, or a
+ * raw OpenCL error code (CL_OUT_OF_RESOURCES, CL_BUILD_PROGRAM_FAILURE, ...)
+ * passed through unchanged. These values never change once published. */
+typedef int32_t clpe_status;
+
+enum {
+    CLPE_SUCCESS = 0,
+    CLPE_ERROR_NULL_ENCODER = -2001,        /* encoder argument is NULL */
+    CLPE_ERROR_NULL_QUEUE = -2002,          /* command queue is NULL */
+    CLPE_ERROR_NULL_BUFFER = -2003,         /* a required cl_mem is NULL */
+    CLPE_ERROR_NULL_POINTER = -2004,        /* a required pointer (config, output) is NULL */
+    CLPE_ERROR_INVALID_D = -2005,           /* d is 0, odd, or above CLPE_MAX_D */
+    CLPE_ERROR_INVALID_BASE = -2006,        /* base <= 1, NaN or infinite */
+    CLPE_ERROR_INVALID_SCALE = -2007,       /* scale NaN or infinite */
+    CLPE_ERROR_INVALID_CONFIG = -2008,      /* unknown freq, layout or dtype value */
+    CLPE_ERROR_UNSUPPORTED_DTYPE = -2009,   /* dtype not implemented, or not on this device */
+    CLPE_ERROR_INVALID_PITCH = -2010,       /* row pitch < d, or sequences overlap */
+    CLPE_ERROR_BUFFER_TOO_SMALL = -2011,    /* data buffer ends before the last element touched */
+    CLPE_ERROR_POSITION_OVERFLOW = -2012,   /* a position would leave int64 */
+    CLPE_ERROR_CONTEXT_MISMATCH = -2013,    /* queue or buffer belongs to another context */
+    CLPE_ERROR_DEVICE_MISMATCH = -2014,     /* queue belongs to another device */
+    CLPE_ERROR_DEVICE_UNSUPPORTED = -2015,  /* device lacks 64-bit integers or a full profile */
+    CLPE_ERROR_INVALID_WAIT_LIST = -2016,   /* wait list NULL with a count, or a count with no list */
+    CLPE_ERROR_MISALIGNED_OFFSET = -2017,   /* byte offset not a multiple of the element size */
+    CLPE_ERROR_INVALID_POSITIONS = -2018,   /* unknown position source, or its buffer missing */
+    CLPE_ERROR_INDEX_BUFFER_TOO_SMALL = -2019, /* position/starts buffer ends too early */
+    CLPE_ERROR_HOST_ONLY = -2020,           /* enqueue on an encoder made by clpe_encoder_create_host */
+    CLPE_ERROR_OUT_OF_HOST_MEMORY = -2021,  /* malloc failed */
+    CLPE_ERROR_NO_DEVICE = -2022,           /* no OpenCL device, or none matches the selector */
+    CLPE_ERROR_TOO_LARGE = -2023            /* a size whose byte count overflows size_t */
+};
+
+/* A short English description of any clpe_status, OpenCL codes included.
+ * Static storage; never free it. Unknown values give "unknown status". */
+CLPE_API const char *clpe_status_string(clpe_status status);
+
+/* Non-zero when status is a raw OpenCL error code rather than clpe's own. */
+CLPE_API int clpe_status_is_opencl(clpe_status status);
+
+/* ---- Configuration ------------------------------------------------------ */
+
+/* Largest supported model width. */
+#define CLPE_MAX_D (1u << 24)
+
+typedef enum clpe_freq {
+    CLPE_FREQ_PAPER = 0,          /* w_i = base^(-2i/d): Vaswani et al. */
+    CLPE_FREQ_TENSOR2TENSOR = 1   /* w_i = base^(-i/max(d/2-1,1)): tensor2tensor, fairseq */
+} clpe_freq;
+
+typedef enum clpe_layout {
+    CLPE_LAYOUT_INTERLEAVED = 0,  /* sin at 2i, cos at 2i+1 (the paper's formula) */
+    CLPE_LAYOUT_SPLIT = 1         /* sin at i, cos at d/2+i (tensor2tensor, fairseq, HF) */
+} clpe_layout;
+
+typedef enum clpe_dtype {
+    CLPE_DTYPE_F32 = 0,           /* IEEE binary32 */
+    CLPE_DTYPE_F16 = 1,           /* IEEE binary16 (not yet implemented) */
+    CLPE_DTYPE_BF16 = 2,          /* bfloat16 (not yet implemented) */
+    CLPE_DTYPE_F64 = 3            /* IEEE binary64 (not yet implemented) */
+} clpe_dtype;
+
+/* What an encoder computes. Start from clpe_config_default() and change
+ * fields; every field is checked by clpe_encoder_create(). */
+typedef struct clpe_config {
+    uint32_t d;          /* model width: even, 2 <= d <= CLPE_MAX_D */
+    double base;         /* frequency base: finite, > 1; 10000 in the paper */
+    clpe_freq freq;      /* frequency convention */
+    clpe_layout layout;  /* where sin and cos go within a row */
+    clpe_dtype dtype;    /* element type of every buffer the encoder touches */
+    double scale;        /* fused add multiplies x by this before adding PE: finite;
+                            1 by default, sqrt(d) is common */
+} clpe_config;
+
+/* d as given, base 10000, paper frequencies, interleaved, float32, scale 1. */
+CLPE_API clpe_config clpe_config_default(uint32_t d);
+
+/* CLPE_SUCCESS when cfg could make an encoder on some device, else the status
+ * clpe_encoder_create would return for it (device checks aside). */
+CLPE_API clpe_status clpe_config_check(const clpe_config *cfg);
+
+/* ---- Encoder ------------------------------------------------------------ */
+
+typedef struct clpe_encoder clpe_encoder;
+
+/* Where clpe_encoder_create copies the device compiler's log (optional).
+ * The log is NUL-terminated and truncated to capacity; length receives the
+ * full size in bytes including the terminating NUL (0 when no build ran). */
+typedef struct clpe_build_log {
+    char *buffer;
+    size_t capacity;
+    size_t length;
+} clpe_build_log;
+
+/* Create an encoder for cfg on (context, device): computes the tuning words
+ * on the host (MPFR), uploads them, and builds the kernels for the device.
+ * The encoder retains context and device. Returns NULL on failure with the
+ * reason in *status; a failed build returns CL_BUILD_PROGRAM_FAILURE and the
+ * compiler's log in *log. Blocking; call it once, not per batch. */
+CLPE_API clpe_encoder *clpe_encoder_create(cl_context context, cl_device_id device,
+                                           const clpe_config *cfg, clpe_build_log *log,
+                                           clpe_status *status);
+
+/* Create an encoder for another configuration on the same context and device
+ * as `like`, sharing its built program: no compilation, so this is cheap. */
+CLPE_API clpe_encoder *clpe_encoder_create_like(const clpe_encoder *like,
+                                                const clpe_config *cfg, clpe_status *status);
+
+/* Create a host-only encoder: no OpenCL at all. It serves the clpe_host_*
+ * functions; its enqueue functions return CLPE_ERROR_HOST_ONLY. */
+CLPE_API clpe_encoder *clpe_encoder_create_host(const clpe_config *cfg, clpe_status *status);
+
+/* Release the encoder and everything it holds. NULL is a no-op. Work already
+ * enqueued stays valid: OpenCL keeps the kernels and buffers it uses alive
+ * until it completes. */
+CLPE_API void clpe_encoder_release(clpe_encoder *enc);
+
+/* The configuration the encoder was made with. */
+CLPE_API clpe_status clpe_encoder_get_config(const clpe_encoder *enc, clpe_config *cfg);
+
+/* ---- Where data lives --------------------------------------------------- */
+
+/* A [batch, seq, d] region of a device buffer. */
+typedef struct clpe_tensor {
+    cl_mem buffer;        /* required */
+    size_t offset;        /* bytes from the buffer's start to element [0][0][0];
+                             a multiple of the element size */
+    size_t row_pitch;     /* elements from [b][s][0] to [b][s+1][0]; 0 means d; >= d */
+    size_t batch_pitch;   /* elements from [b][0][0] to [b+1][0][0]; 0 means
+                             seq * row_pitch; sequences may not overlap */
+} clpe_tensor;
+
+typedef enum clpe_position_source {
+    CLPE_POSITIONS_START = 0,         /* pos(b, s) = start + s */
+    CLPE_POSITIONS_PER_SEQUENCE = 1,  /* pos(b, s) = buffer[b] + s; int64 [batch] */
+    CLPE_POSITIONS_IDS = 2            /* pos(b, s) = buffer[b * seq + s]; int64 [batch, seq],
+                                         the layout of a torch position_ids tensor */
+} clpe_position_source;
+
+/* Which position each row gets. Positions read from device buffers wrap
+ * modulo 2^64 (start + s computed on the device is not checked). */
+typedef struct clpe_positions {
+    clpe_position_source source;
+    int64_t start;   /* CLPE_POSITIONS_START only */
+    cl_mem buffer;   /* the other two sources: int64 values on the encoder's context */
+    size_t offset;   /* bytes into buffer; a multiple of 8 */
+} clpe_positions;
+
+/* ---- Enqueue ------------------------------------------------------------ */
+
+/* Table: out[r][:] = PE(start + r) for r in [0, n). Only the d elements of
+ * each row are written; padding between rows is left alone. n == 0 enqueues
+ * nothing (a marker if event is non-NULL). start + n - 1 must fit in int64.
+ * out->batch_pitch is ignored. */
+CLPE_API clpe_status clpe_enqueue_table(clpe_encoder *enc, cl_command_queue queue,
+                                        int64_t start, size_t n, const clpe_tensor *out,
+                                        cl_uint num_events_in_wait_list,
+                                        const cl_event *event_wait_list, cl_event *event);
+
+/* Fused add, in place, over a [batch, seq, d] tensor:
+ *     x[b][s][i] = fma(x[b][s][i], scale, PE(pos(b, s))[i])
+ * (one rounding, as C's fmaf), with scale from the encoder's config.
+ * positions NULL means CLPE_POSITIONS_START at 0. batch == 0 or seq == 0
+ * enqueues nothing (a marker if event is non-NULL). */
+CLPE_API clpe_status clpe_enqueue_add(clpe_encoder *enc, cl_command_queue queue,
+                                      size_t batch, size_t seq, const clpe_tensor *x,
+                                      const clpe_positions *positions,
+                                      cl_uint num_events_in_wait_list,
+                                      const cl_event *event_wait_list, cl_event *event);
+
+/* ---- Host emulation ----------------------------------------------------- */
+
+/* The exact bits a conformant device writes for clpe_enqueue_table, computed
+ * on the host CPU. out holds n rows of row_pitch elements (0 means d) of the
+ * encoder's dtype; only the d elements of each row are written. */
+CLPE_API clpe_status clpe_host_table(const clpe_encoder *enc, int64_t start, size_t n,
+                                     void *out, size_t row_pitch);
+
+/* The exact bits of clpe_enqueue_add, on host memory. positions are host
+ * values here: for CLPE_POSITIONS_PER_SEQUENCE and CLPE_POSITIONS_IDS pass
+ * them in host_positions (int64, batch or batch*seq of them). */
+CLPE_API clpe_status clpe_host_add(const clpe_encoder *enc, size_t batch, size_t seq,
+                                   void *x, size_t row_pitch, size_t batch_pitch,
+                                   clpe_position_source source, int64_t start,
+                                   const int64_t *host_positions);
+
+/* ---- Device selection --------------------------------------------------- */
+
+/* Pick a device by selector, the same rule every clpe tool uses:
+ *   NULL or ""        the environment variable CLPE_DEVICE, if set and non-empty;
+ *                     otherwise the first GPU, else the first device;
+ *   "3"               the device with that index, counting every device of
+ *                     every platform in enumeration order from 0;
+ *   "gpu" / "cpu"     the first device of that type;
+ *   any other text    the first device whose platform name, device name or
+ *                     vendor contains it, ignoring case.
+ * Returns CLPE_ERROR_NO_DEVICE when nothing matches. */
+CLPE_API clpe_status clpe_select_device(const char *selector, cl_platform_id *platform,
+                                        cl_device_id *device);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CLPE_H */

@@ -1,0 +1,123 @@
+/*
+ * clpe_phase.h - the arithmetic of one position encoding value, written once
+ * for two compilers: the OpenCL C compiler of every device (through
+ * clpe_kernels.cl) and the host C compiler (through host/emulate.c). Because
+ * both run exactly these integer operations, correctly rounded conversions
+ * and fma, in this order, with contraction off, the host predicts every bit
+ * a conformant device writes.
+ *
+ * Fixed-point phase (see the project's design notes): pair i has a 96-bit
+ * tuning word F_i = round(2^96 * w_i / 2pi), kept as (hi: 64 bits, lo: 32
+ * bits). The phase of position p, in units of 2^-64 turn, is the top 64 bits
+ * of (p * F_i) mod 2^96, with p taken as a 96-bit two's complement number.
+ * Whole turns fall off the top: the range reduction is exact for every
+ * position. The same value is reached by adding F_i to a 96-bit accumulator
+ * once per position (the odometer), which the kernels use between rows.
+ */
+#ifndef CLPE_PHASE_H
+#define CLPE_PHASE_H
+
+#ifdef __OPENCL_VERSION__
+typedef ulong pe_u64;
+typedef uint pe_u32;
+typedef long pe_i64;
+typedef int pe_i32;
+#define PE_FMAF(a, b, c) fma((a), (b), (c))
+#define PE_INLINE inline
+#define PE_AS_UINT(x) as_uint(x)
+#define PE_AS_FLOAT(x) as_float(x)
+#else
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+typedef uint64_t pe_u64;
+typedef uint32_t pe_u32;
+typedef int64_t pe_i64;
+typedef int32_t pe_i32;
+#define PE_FMAF(a, b, c) fmaf((a), (b), (c))
+#define PE_INLINE static inline
+static inline pe_u32 pe_as_uint_host(float f) { pe_u32 u; memcpy(&u, &f, 4); return u; }
+static inline float pe_as_float_host(pe_u32 u) { float f; memcpy(&f, &u, 4); return f; }
+#define PE_AS_UINT(x) pe_as_uint_host(x)
+#define PE_AS_FLOAT(x) pe_as_float_host(x)
+#endif
+
+/* Phase of position p for tuning word (f_hi, f_lo), in 2^-64 turns.
+ * p = ph * 2^32 + pl with ph signed and pl in [0, 2^32); then
+ * floor(p * F / 2^32) = p * f_hi + ph * f_lo + floor(pl * f_lo / 2^32),
+ * every product wrapping modulo 2^64. */
+PE_INLINE pe_u64 pe_phase(pe_i64 p, pe_u64 f_hi, pe_u32 f_lo)
+{
+    pe_u64 up = (pe_u64)p;
+    pe_u64 ph = (up >> 32) | ((p < 0) ? (pe_u64)0xFFFFFFFF00000000UL : (pe_u64)0);
+    pe_u64 pl = up & (pe_u64)0xFFFFFFFFUL;
+    return up * f_hi + ph * (pe_u64)f_lo + ((pl * (pe_u64)f_lo) >> 32);
+}
+
+/* The low 32 bits of the 96-bit accumulator for position p: the odometer's
+ * fractional part below the 64-bit phase. */
+PE_INLINE pe_u32 pe_phase_low(pe_i64 p, pe_u32 f_lo)
+{
+    return (pe_u32)((pe_u64)p * (pe_u64)f_lo);
+}
+
+/* Minimax polynomials on [-pi/4, pi/4] (fitted with Lawson's algorithm
+ * against 200-bit references, coefficients rounded to float):
+ *   sin x ~ x + x^3 (S3 + x^2 (S5 + x^2 (S7 + x^2 S9)))   |err| ~ 2.4e-12
+ *   cos x ~ 1 + x^2 (-1/2 + x^2 (C4 + x^2 (C6 + x^2 C8)))  |err| ~ 5.4e-11 */
+#define PE_S3 (-0x1.555556p-3f)
+#define PE_S5 (0x1.111106p-7f)
+#define PE_S7 (-0x1.a00e0ep-13f)
+#define PE_S9 (0x1.6c8988p-19f)
+#define PE_C4 (0x1.55553ep-5f)
+#define PE_C6 (-0x1.6c087ep-10f)
+#define PE_C8 (0x1.99343p-16f)
+
+/* 2pi / 2^26 (radians per 2^38 phase units) as a float pair: PE_K_HI is the
+ * float nearest, PE_K_LO the float nearest the remainder. PE_K_HI * 2^-24 is
+ * the weight of one 2^14 phase unit. */
+#define PE_K_HI (0x1.921fb6p-24f)
+#define PE_K_LO (-0x1.777a5cp-49f)
+#define PE_K_HI_SMALL (0x1.921fb6p-48f)
+
+/* sin and cos of a phase, float32, within about one ulp.
+ * Round the phase to the nearest quarter turn q; the signed remainder r,
+ * |r| <= 2^61 (an eighth of a turn), becomes x = r * 2pi/2^64 radians as a
+ * hi + lo float pair: r's top 24 bits (a) and next 24 bits (b) each convert
+ * exactly, and the last 14 bits (< 6e-15 rad) are dropped. The small terms
+ * are summed first and the leading term (x, or 1) added last. */
+PE_INLINE void pe_sincos(pe_u64 phase, float *sin_out, float *cos_out)
+{
+    pe_u64 t = phase + ((pe_u64)1 << 61);
+    pe_u32 q = (pe_u32)(t >> 62);
+    pe_u64 m = t & (((pe_u64)1 << 62) - 1);            /* r + 2^61 */
+    pe_i32 a = (pe_i32)(pe_u32)(m >> 38) - (1 << 23);  /* [-2^23, 2^23) */
+    pe_i32 b = (pe_i32)((pe_u32)(m >> 14) & 0xFFFFFFu); /* [0, 2^24) */
+    float fa = (float)a;
+    float fb = (float)b;
+
+    float xh = fa * PE_K_HI;
+    float e1 = PE_FMAF(fa, PE_K_HI, -xh);              /* exact product error */
+    float xl = PE_FMAF(fa, PE_K_LO, PE_FMAF(fb, PE_K_HI_SMALL, e1));
+
+    float x2 = xh * xh;
+    float x2lo = PE_FMAF(xh, xh, -x2);
+    float x3 = xh * x2;
+    float ps = PE_FMAF(x2, PE_FMAF(x2, PE_FMAF(x2, PE_S9, PE_S7), PE_S5), PE_S3);
+    float pc = PE_FMAF(x2, PE_FMAF(x2, PE_FMAF(x2, PE_C8, PE_C6), PE_C4), -0.5f);
+    /* sin(xh + xl) = sin(xh) + xl cos(xh); cos(xh + xl) = cos(xh) - xl sin(xh) */
+    float cos_rough = PE_FMAF(-0.5f, x2, 1.0f);
+    float s = xh + PE_FMAF(x3, ps, xl * cos_rough);
+    float c = 1.0f + PE_FMAF(x2, pc, PE_FMAF(-0.5f, x2lo, -(xl * s)));
+
+    /* quadrant q: (sin, cos) of (x + q/4 turn) = (s,c), (c,-s), (-s,-c), (-c,s) */
+    pe_u32 swap = q & 1u;
+    pe_u32 sin_sign = (q >> 1) << 31;
+    pe_u32 cos_sign = ((q ^ (q >> 1)) & 1u) << 31;
+    float sv = swap ? c : s;
+    float cv = swap ? s : c;
+    *sin_out = PE_AS_FLOAT(PE_AS_UINT(sv) ^ sin_sign);
+    *cos_out = PE_AS_FLOAT(PE_AS_UINT(cv) ^ cos_sign);
+}
+
+#endif /* CLPE_PHASE_H */
