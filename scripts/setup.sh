@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# setup.sh - install what clpe needs to build, test and run on Debian/Ubuntu.
+# Idempotent: installs only the packages that are missing (apt-get, once).
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config       # compiler and build
+  ocl-icd-opencl-dev opencl-c-headers    # the OpenCL ICD loader and Khronos headers
+  pocl-opencl-icd clinfo                 # a CPU OpenCL device, and a way to list devices
+  libmpfr-dev                            # tuning words and the test reference
+  libcriterion-dev                       # tests
+  libpng-dev                             # clpe plot
+  clang                                  # libFuzzer targets
+  python3                                # CLI tests read .npy files back
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  echo "setup: all dependencies present"
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}"
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

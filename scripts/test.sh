@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# test.sh - install, build and run every test of clpe (what CI runs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/setup.sh
+echo "== OpenCL devices"
+clinfo -l
+
+echo "== build (warnings are errors)"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCLPE_WERROR=ON
+cmake --build build -j "$(nproc)"
+
+echo "== test suite"
+ctest --test-dir build --output-on-failure

@@ -1,0 +1,75 @@
+/*
+ * support.c - shared test fixtures (see support.h).
+ */
+#include "support.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+void test_cl_open(test_cl *t)
+{
+    memset(t, 0, sizeof *t);
+    clpe_status st = clpe_select_device(NULL, &t->platform, &t->device);
+    cr_assert_eq(st, CLPE_SUCCESS, "no OpenCL device: %s", clpe_status_string(st));
+    cl_int err;
+    t->context = clCreateContext(NULL, 1, &t->device, NULL, NULL, &err);
+    cr_assert_eq(err, CL_SUCCESS, "clCreateContext: %d", err);
+    t->queue = clCreateCommandQueue(t->context, t->device, 0, &err);
+    cr_assert_eq(err, CL_SUCCESS, "clCreateCommandQueue: %d", err);
+}
+
+void test_cl_close(test_cl *t)
+{
+    if (t->queue)
+        clReleaseCommandQueue(t->queue);
+    if (t->context)
+        clReleaseContext(t->context);
+    memset(t, 0, sizeof *t);
+}
+
+cl_mem test_buffer_poisoned(const test_cl *t, size_t bytes, unsigned char poison)
+{
+    unsigned char *host = malloc(bytes);
+    cr_assert(host);
+    memset(host, poison, bytes);
+    cl_mem buf = test_buffer_from(t, host, bytes);
+    free(host);
+    return buf;
+}
+
+cl_mem test_buffer_from(const test_cl *t, const void *host, size_t bytes)
+{
+    cl_int err;
+    cl_mem buf = clCreateBuffer(t->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes,
+                                (void *)host, &err);
+    cr_assert_eq(err, CL_SUCCESS, "clCreateBuffer(%zu): %d", bytes, err);
+    return buf;
+}
+
+void *test_buffer_read(const test_cl *t, cl_mem buf, size_t bytes)
+{
+    void *host = malloc(bytes ? bytes : 1);
+    cr_assert(host);
+    cl_int err = clEnqueueReadBuffer(t->queue, buf, CL_TRUE, 0, bytes, host, 0, NULL, NULL);
+    cr_assert_eq(err, CL_SUCCESS, "clEnqueueReadBuffer: %d", err);
+    return host;
+}
+
+clpe_encoder *test_encoder(const test_cl *t, const clpe_config *cfg)
+{
+    static char log_text[16384];
+    clpe_build_log log = {log_text, sizeof log_text, 0};
+    clpe_status st;
+    clpe_encoder *enc = clpe_encoder_create(t->context, t->device, cfg, &log, &st);
+    cr_assert_not_null(enc, "clpe_encoder_create: %s\n%s", clpe_status_string(st), log_text);
+    return enc;
+}
+
+uint64_t test_rand_u64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}

@@ -1,0 +1,42 @@
+/*
+ * support.h - what every test file shares: an OpenCL context and queue on
+ * the device CLPE_DEVICE selects (clpe_select_device's rule), and small
+ * buffer helpers.
+ *
+ * Criterion forks each test, so create OpenCL objects inside the test (or
+ * its .init fixture), never in the parent process.
+ */
+#ifndef CLPE_TEST_SUPPORT_H
+#define CLPE_TEST_SUPPORT_H
+
+#include <clpe.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct test_cl {
+    cl_platform_id platform;
+    cl_device_id device;
+    cl_context context;
+    cl_command_queue queue;
+} test_cl;
+
+/* Fill *t for the selected device (asserts on failure). */
+void test_cl_open(test_cl *t);
+void test_cl_close(test_cl *t);
+
+/* A buffer of `bytes` bytes, every byte set to `poison`. */
+cl_mem test_buffer_poisoned(const test_cl *t, size_t bytes, unsigned char poison);
+/* A buffer holding a copy of host[0..bytes). */
+cl_mem test_buffer_from(const test_cl *t, const void *host, size_t bytes);
+/* Read a whole buffer back (blocking); free() the result. */
+void *test_buffer_read(const test_cl *t, cl_mem buf, size_t bytes);
+
+/* An encoder on the test device; asserts success and prints the build log
+ * on failure. */
+clpe_encoder *test_encoder(const test_cl *t, const clpe_config *cfg);
+
+/* Deterministic pseudo-random numbers (splitmix64). */
+uint64_t test_rand_u64(uint64_t *state);
+
+#endif
