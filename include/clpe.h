@@ -106,7 +106,11 @@ enum {
     CLPE_ERROR_HOST_ONLY = -2020,           /* enqueue on an encoder made by clpe_encoder_create_host */
     CLPE_ERROR_OUT_OF_HOST_MEMORY = -2021,  /* malloc failed */
     CLPE_ERROR_NO_DEVICE = -2022,           /* no OpenCL device, or none matches the selector */
-    CLPE_ERROR_TOO_LARGE = -2023            /* a size whose byte count overflows size_t */
+    CLPE_ERROR_TOO_LARGE = -2023,           /* a size whose byte count overflows size_t */
+    CLPE_ERROR_DTYPE_MISMATCH = -2024,      /* embedding table dtype differs from the encoder's */
+    CLPE_ERROR_ALIASING = -2025,            /* input and output share a buffer but not a layout */
+    CLPE_ERROR_UNKNOWN_PRESET = -2026,      /* clpe_config_preset: no preset by that name */
+    CLPE_ERROR_INVALID_IDS = -2027          /* token-id buffer missing, misaligned or too small */
 };
 
 /* A short English description of any clpe_status, OpenCL codes included.
@@ -133,9 +137,9 @@ typedef enum clpe_layout {
 
 typedef enum clpe_dtype {
     CLPE_DTYPE_F32 = 0,           /* IEEE binary32 */
-    CLPE_DTYPE_F16 = 1,           /* IEEE binary16 (not yet implemented) */
-    CLPE_DTYPE_BF16 = 2,          /* bfloat16 (not yet implemented) */
-    CLPE_DTYPE_F64 = 3            /* IEEE binary64 (not yet implemented) */
+    CLPE_DTYPE_F16 = 1,           /* IEEE binary16, round to nearest even; needs no cl_khr_fp16 */
+    CLPE_DTYPE_BF16 = 2,          /* bfloat16 (top half of a float32), round to nearest even */
+    CLPE_DTYPE_F64 = 3            /* IEEE binary64; needs cl_khr_fp64 on the device */
 } clpe_dtype;
 
 /* What an encoder computes. Start from clpe_config_default() and change
@@ -148,10 +152,37 @@ typedef struct clpe_config {
     clpe_dtype dtype;    /* element type of every buffer the encoder touches */
     double scale;        /* fused add multiplies x by this before adding PE: finite;
                             1 by default, sqrt(d) is common */
+    uint32_t flags;      /* CLPE_FLAG_* below; 0 by default */
+    int64_t padding_position; /* with CLPE_FLAG_PADDING_ROW: rows at this position get PE = 0 */
 } clpe_config;
+
+/* Allow odd d: the d/2 pairs fill the first d-1 slots and the last slot is 0
+ * (fairseq and tensor2tensor pad odd widths this way). */
+#define CLPE_FLAG_ODD_D_ZERO_COLUMN 1u
+/* Rows whose position equals padding_position get an all-zero encoding
+ * (fairseq zeroes its table row padding_idx). */
+#define CLPE_FLAG_PADDING_ROW 2u
 
 /* d as given, base 10000, paper frequencies, interleaved, float32, scale 1. */
 CLPE_API clpe_config clpe_config_default(uint32_t d);
+
+/* The configuration that reproduces a framework's sinusoidal table, for
+ * width d. *first_position (may be NULL) receives the position of a
+ * sequence's first token in that framework. Names (case-insensitive):
+ *   "vaswani"        paper frequencies, interleaved, first position 0
+ *   "tensor2tensor"  tensor2tensor frequencies, split, first position 0
+ *                    (tensor2tensor layers/common_attention.py get_timing_signal_1d)
+ *   "fairseq"        tensor2tensor frequencies, split, first position
+ *                    padding_idx + 1 = 2, position 1 (padding_idx) all zeros,
+ *                    odd d padded with a zero column
+ *                    (fairseq/modules/sinusoidal_positional_embedding.py, utils.make_positions)
+ *   "marian"         paper frequencies, split halves, first position 0
+ *                    (transformers models/marian/modeling_marian.py)
+ *   "opennmt-tf"     tensor2tensor frequencies, split, first position 1
+ *                    (opennmt/layers/position.py SinusoidalPositionEncoder)
+ * Returns CLPE_ERROR_UNKNOWN_PRESET for any other name. */
+CLPE_API clpe_status clpe_config_preset(const char *name, uint32_t d, clpe_config *cfg,
+                                        int64_t *first_position);
 
 /* CLPE_SUCCESS when cfg could make an encoder on some device, else the status
  * clpe_encoder_create would return for it (device checks aside). */
@@ -246,6 +277,57 @@ CLPE_API clpe_status clpe_enqueue_add(clpe_encoder *enc, cl_command_queue queue,
                                       cl_uint num_events_in_wait_list,
                                       const cl_event *event_wait_list, cl_event *event);
 
+/* Fused add, out of place: out = fma(x, scale, PE) over [batch, seq, d].
+ * x and out may be the same buffer only with the same offset and pitches
+ * (then it is the in-place add); otherwise CLPE_ERROR_ALIASING. */
+CLPE_API clpe_status clpe_enqueue_add_out(clpe_encoder *enc, cl_command_queue queue,
+                                          size_t batch, size_t seq, const clpe_tensor *x,
+                                          const clpe_tensor *out,
+                                          const clpe_positions *positions,
+                                          cl_uint num_events_in_wait_list,
+                                          const cl_event *event_wait_list, cl_event *event);
+
+/* Token ids for clpe_enqueue_gather: int32 [batch, seq], row-major,
+ * `offset` bytes into `buffer` (a multiple of 4). */
+typedef struct clpe_token_ids {
+    cl_mem buffer;
+    size_t offset;
+} clpe_token_ids;
+
+/* Fused input stage: embedding gather, scale and position encoding at once,
+ *     out[b][s][:] = fma(embedding[ids[b][s]][:], scale, PE(pos(b, s)))
+ * embedding is a [vocab, d] table of embedding_dtype (which must equal the
+ * encoder's dtype) with row_pitch; its batch_pitch is ignored. An id outside
+ * [0, vocab) never reads the table: its row is written as PE alone (the
+ * embedding counts as zero). If bad_ids is non-NULL it must hold two
+ * uint32 values that this call resets and fills on the device:
+ * [0] = number of bad ids, [1] = smallest flat index b * seq + s of a bad id
+ * (0xFFFFFFFF when there is none). */
+CLPE_API clpe_status clpe_enqueue_gather(clpe_encoder *enc, cl_command_queue queue,
+                                         size_t batch, size_t seq, const clpe_token_ids *ids,
+                                         const clpe_tensor *embedding, clpe_dtype embedding_dtype,
+                                         size_t vocab, const clpe_tensor *out,
+                                         const clpe_positions *positions, cl_mem bad_ids,
+                                         cl_uint num_events_in_wait_list,
+                                         const cl_event *event_wait_list, cl_event *event);
+
+/* Pad-aware positions (fairseq make_positions, HF M2M100, left padding):
+ *     positions[b][s] = pad_position                    if ids[b][s] == pad_id
+ *                       first_position + k              for the k-th (from 0)
+ *                                                       non-pad token of row b
+ * written as int64 [batch, seq] to positions_out (offset in bytes, a multiple
+ * of 8), ready to be the CLPE_POSITIONS_IDS source of add and gather.
+ * fairseq: pad_id = padding_idx, first_position = padding_idx + 1,
+ * pad_position = padding_idx. */
+CLPE_API clpe_status clpe_enqueue_pad_positions(clpe_encoder *enc, cl_command_queue queue,
+                                                size_t batch, size_t seq,
+                                                const clpe_token_ids *ids, int32_t pad_id,
+                                                int64_t first_position, int64_t pad_position,
+                                                cl_mem positions_out, size_t positions_offset,
+                                                cl_uint num_events_in_wait_list,
+                                                const cl_event *event_wait_list,
+                                                cl_event *event);
+
 /* ---- Host emulation ----------------------------------------------------- */
 
 /* The exact bits a conformant device writes for clpe_enqueue_table, computed
@@ -261,6 +343,18 @@ CLPE_API clpe_status clpe_host_add(const clpe_encoder *enc, size_t batch, size_t
                                    void *x, size_t row_pitch, size_t batch_pitch,
                                    clpe_position_source source, int64_t start,
                                    const int64_t *host_positions);
+
+/* The exact bits of clpe_enqueue_gather on host memory: out gets batch*seq
+ * rows from embedding (vocab rows of emb_row_pitch elements) and host ids.
+ * Returns the number of bad ids through *bad_count (may be NULL). */
+CLPE_API clpe_status clpe_host_gather(const clpe_encoder *enc, size_t batch, size_t seq,
+                                      const int32_t *ids, const void *embedding, size_t vocab,
+                                      size_t emb_row_pitch, void *out, size_t out_row_pitch,
+                                      clpe_position_source source, int64_t start,
+                                      const int64_t *host_positions, size_t *bad_count);
+
+/* Does the device support dtype (f64 needs cl_khr_fp64)? */
+CLPE_API int clpe_device_supports_dtype(cl_device_id device, clpe_dtype dtype);
 
 /* ---- Device selection --------------------------------------------------- */
 
