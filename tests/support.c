@@ -66,6 +66,37 @@ clpe_encoder *test_encoder(const test_cl *t, const clpe_config *cfg)
     return enc;
 }
 
+clpe_encoder *test_encoder_like(const clpe_encoder *like, const clpe_config *cfg)
+{
+    clpe_status st;
+    clpe_encoder *enc = clpe_encoder_create_like(like, cfg, &st);
+    cr_assert_not_null(enc, "clpe_encoder_create_like: %s", clpe_status_string(st));
+    return enc;
+}
+
+clpe_config test_config(uint32_t d, double base, clpe_freq freq, clpe_layout layout)
+{
+    clpe_config cfg = clpe_config_default(d);
+    cfg.base = base;
+    cfg.freq = freq;
+    cfg.layout = layout;
+    cfg.flags = 0;
+    cfg.padding_position = 0;
+    return cfg;
+}
+
+void test_event_finish(cl_event ev)
+{
+    cr_assert_not_null(ev, "no event returned");
+    cl_int err = clWaitForEvents(1, &ev);
+    cr_assert_eq(err, CL_SUCCESS, "clWaitForEvents: %d", err);
+    cl_int exec = 1;
+    err = clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof exec, &exec, NULL);
+    cr_assert_eq(err, CL_SUCCESS, "clGetEventInfo: %d", err);
+    cr_assert_eq(exec, CL_COMPLETE, "event status %d, not CL_COMPLETE", exec);
+    clReleaseEvent(ev);
+}
+
 uint64_t test_rand_u64(uint64_t *state)
 {
     uint64_t z = (*state += 0x9E3779B97F4A7C15ull);

@@ -36,6 +36,17 @@ void *test_buffer_read(const test_cl *t, cl_mem buf, size_t bytes);
  * on failure. */
 clpe_encoder *test_encoder(const test_cl *t, const clpe_config *cfg);
 
+/* Another encoder on the same program as `like` (clpe_encoder_create_like:
+ * no recompilation); asserts success. */
+clpe_encoder *test_encoder_like(const clpe_encoder *like, const clpe_config *cfg);
+
+/* clpe_config_default(d) with the given base, convention and layout; every
+ * other field (flags, padding_position) set to a known value. */
+clpe_config test_config(uint32_t d, double base, clpe_freq freq, clpe_layout layout);
+
+/* Wait for an event, assert it completed without error, release it. */
+void test_event_finish(cl_event ev);
+
 /* Deterministic pseudo-random numbers (splitmix64). */
 uint64_t test_rand_u64(uint64_t *state);
 
