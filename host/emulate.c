@@ -3,30 +3,134 @@
  *
  * clpe_phase.h is compiled here by the host compiler with contraction off
  * (see CMakeLists.txt), so every value equals, bit for bit, what a
- * conformant device writes.
+ * conformant device writes. The storage conversions below are the
+ * correctly rounded ones OpenCL defines (vstore_half_rte) or that the
+ * kernels write out (bfloat16).
  */
 #include "internal.h"
 
 #include "clpe_phase.h"
 
 #include <stdlib.h>
+#include <string.h>
 
-/* One PE row for position p into row[0..d). */
-static void pe_row_f32(const clpe_encoder *enc, int64_t p, float *row)
+/* float -> IEEE binary16, round to nearest even, like vstore_half_rte. */
+static uint16_t f32_to_f16(float f)
 {
-    uint32_t half_d = enc->half_d;
-    bool split = enc->cfg.layout == CLPE_LAYOUT_SPLIT;
-    for (uint32_t i = 0; i < half_d; ++i) {
-        float s, c;
-        pe_sincos(pe_phase(p, enc->tw_hi[i], enc->tw_lo[i]), &s, &c);
-        if (split) {
-            row[i] = s;
-            row[half_d + i] = c;
-        } else {
-            row[2 * i] = s;
-            row[2 * i + 1] = c;
-        }
+    uint32_t u = pe_as_uint_host(f);
+    uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+    uint32_t a = u & 0x7FFFFFFFu;
+    if (a > 0x7F800000u) /* NaN: keep the top payload bits, quiet */
+        return (uint16_t)(sign | 0x7E00u | ((a >> 13) & 0x3FFu));
+    if (a >= 0x477FF000u) /* rounds to infinity (65520 and up) */
+        return (uint16_t)(sign | 0x7C00u);
+    if (a >= 0x38800000u) { /* normal half: drop 13 bits, nearest even */
+        uint32_t r = a + 0xFFFu + ((a >> 13) & 1u);
+        return (uint16_t)(sign | ((r >> 13) - 0x1C000u));
     }
+    /* subnormal half (or zero): count units of 2^-24; the scaling is exact
+     * and rintf rounds to nearest even; 1024 units is the smallest normal */
+    float units = rintf(pe_as_float_host(a) * 16777216.0f);
+    return (uint16_t)(sign | (uint16_t)units);
+}
+
+static float f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
+    if (e == 0) /* zero or subnormal: exact in float */
+        return pe_as_float_host(sign) + (sign ? -1.0f : 1.0f) * (float)m * 0x1p-24f;
+    if (e == 31)
+        return pe_as_float_host(sign | 0x7F800000u | (m << 13));
+    return pe_as_float_host(sign | ((e + 112u) << 23) | (m << 13));
+}
+
+/* Element k of a row of the encoder's dtype, as the arithmetic type. */
+static double load_elem(clpe_dtype dtype, const void *row, size_t k)
+{
+    switch (dtype) {
+    case CLPE_DTYPE_F32: return ((const float *)row)[k];
+    case CLPE_DTYPE_F16: return f16_to_f32(((const uint16_t *)row)[k]);
+    case CLPE_DTYPE_BF16: return pe_bf16_to_float(((const uint16_t *)row)[k]);
+    case CLPE_DTYPE_F64: return ((const double *)row)[k];
+    }
+    return 0;
+}
+
+/* Store an arithmetic value (float for the 32- and 16-bit types, so the
+ * double holds a float exactly) with the storage type's rounding. */
+static void store_elem(clpe_dtype dtype, void *row, size_t k, double v)
+{
+    switch (dtype) {
+    case CLPE_DTYPE_F32: ((float *)row)[k] = (float)v; break;
+    case CLPE_DTYPE_F16: ((uint16_t *)row)[k] = f32_to_f16((float)v); break;
+    case CLPE_DTYPE_BF16: ((uint16_t *)row)[k] = (uint16_t)pe_float_to_bf16((float)v); break;
+    case CLPE_DTYPE_F64: ((double *)row)[k] = v; break;
+    }
+}
+
+/* PE(p) for every slot of a row, in the arithmetic type (float values
+ * held in doubles for the 32- and 16-bit types). */
+static void pe_values(const clpe_encoder *enc, uint64_t p, double *pe)
+{
+    uint32_t half_d = enc->half_d, d = enc->cfg.d;
+    bool split = enc->cfg.layout == CLPE_LAYOUT_SPLIT;
+    bool zero_row = (enc->cfg.flags & CLPE_FLAG_PADDING_ROW) &&
+                    p == (uint64_t)enc->cfg.padding_position;
+    for (uint32_t i = 0; i < half_d; ++i) {
+        double s = 0, c = 0;
+        pe_u64 phase = pe_phase((int64_t)p, enc->tw_hi[i], enc->tw_lo[i]);
+        if (enc->cfg.dtype == CLPE_DTYPE_F64) {
+            pe_sincos_f64(phase, &s, &c);
+        } else {
+            float sf, cf;
+            pe_sincos(phase, &sf, &cf);
+            s = sf;
+            c = cf;
+        }
+        if (zero_row)
+            s = c = 0;
+        pe[split ? i : 2 * i] = s;
+        pe[split ? half_d + i : 2 * i + 1] = c;
+    }
+    if (d & 1u)
+        pe[d - 1] = 0;
+}
+
+/* x * scale + pe in the arithmetic type, as two rounded operations (the
+ * kernels' contract; contraction is off for this file). */
+static double scale_add(clpe_dtype dtype, double x, double scale, double pe)
+{
+    if (dtype == CLPE_DTYPE_F64) {
+        double t = x * scale;
+        return t + pe;
+    }
+    float t = (float)x * (float)scale;
+    return t + (float)pe;
+}
+
+/* Position of row s of sequence b, wrapping modulo 2^64 like the device. */
+static uint64_t position_of(clpe_position_source source, int64_t start,
+                            const int64_t *positions, size_t seq, size_t b, size_t s)
+{
+    if (source == CLPE_POSITIONS_START)
+        return (uint64_t)start + s;
+    if (source == CLPE_POSITIONS_PER_SEQUENCE)
+        return (uint64_t)positions[b] + s;
+    return (uint64_t)positions[b * seq + s];
+}
+
+static clpe_status check_host_positions(clpe_position_source source, int64_t start,
+                                        const int64_t *positions, size_t seq)
+{
+    if ((unsigned)source > CLPE_POSITIONS_IDS)
+        return CLPE_ERROR_INVALID_POSITIONS;
+    if (source != CLPE_POSITIONS_START && !positions)
+        return CLPE_ERROR_NULL_POINTER;
+    if (source == CLPE_POSITIONS_START && seq > 0 &&
+        (uint64_t)(seq - 1) > (uint64_t)INT64_MAX - (uint64_t)start)
+        return CLPE_ERROR_POSITION_OVERFLOW;
+    return CLPE_SUCCESS;
 }
 
 clpe_status clpe_host_table(const clpe_encoder *enc, int64_t start, size_t n, void *out,
@@ -36,15 +140,25 @@ clpe_status clpe_host_table(const clpe_encoder *enc, int64_t start, size_t n, vo
         return CLPE_ERROR_NULL_ENCODER;
     if (!out)
         return CLPE_ERROR_NULL_POINTER;
+    uint32_t d = enc->cfg.d;
     if (row_pitch == 0)
-        row_pitch = enc->cfg.d;
-    if (row_pitch < enc->cfg.d)
+        row_pitch = d;
+    if (row_pitch < d)
         return CLPE_ERROR_INVALID_PITCH;
-    if (n > 0 && (uint64_t)(n - 1) > (uint64_t)INT64_MAX - (uint64_t)start)
-        return CLPE_ERROR_POSITION_OVERFLOW;
-    float *rows = out;
-    for (size_t r = 0; r < n; ++r)
-        pe_row_f32(enc, (int64_t)((uint64_t)start + r), rows + r * row_pitch);
+    clpe_status status = check_host_positions(CLPE_POSITIONS_START, start, NULL, n);
+    if (status != CLPE_SUCCESS)
+        return status;
+    double *pe = malloc(d * sizeof *pe);
+    if (!pe)
+        return CLPE_ERROR_OUT_OF_HOST_MEMORY;
+    size_t esize = clpe__dtype_size(enc->cfg.dtype);
+    for (size_t r = 0; r < n; ++r) {
+        pe_values(enc, (uint64_t)start + r, pe);
+        char *row = (char *)out + r * row_pitch * esize;
+        for (uint32_t k = 0; k < d; ++k)
+            store_elem(enc->cfg.dtype, row, k, pe[k]);
+    }
+    free(pe);
     return CLPE_SUCCESS;
 }
 
@@ -63,34 +177,73 @@ clpe_status clpe_host_add(const clpe_encoder *enc, size_t batch, size_t seq, voi
         batch_pitch = seq * row_pitch;
     if (row_pitch < d || (batch > 1 && seq > 0 && batch_pitch < (seq - 1) * row_pitch + d))
         return CLPE_ERROR_INVALID_PITCH;
-    if ((unsigned)source > CLPE_POSITIONS_IDS)
-        return CLPE_ERROR_INVALID_POSITIONS;
-    if (source != CLPE_POSITIONS_START && !host_positions)
-        return CLPE_ERROR_NULL_POINTER;
-    if (source == CLPE_POSITIONS_START && seq > 0 &&
-        (uint64_t)(seq - 1) > (uint64_t)INT64_MAX - (uint64_t)start)
-        return CLPE_ERROR_POSITION_OVERFLOW;
+    clpe_status status = check_host_positions(source, start, host_positions, seq);
+    if (status != CLPE_SUCCESS)
+        return status;
 
-    float *pe = malloc(d * sizeof *pe);
+    double *pe = malloc(d * sizeof *pe);
     if (!pe)
         return CLPE_ERROR_OUT_OF_HOST_MEMORY;
-    float scale = (float)enc->cfg.scale;
-    float *data = x;
+    clpe_dtype dtype = enc->cfg.dtype;
+    size_t esize = clpe__dtype_size(dtype);
+    double scale = dtype == CLPE_DTYPE_F64 ? enc->cfg.scale : (double)(float)enc->cfg.scale;
     for (size_t b = 0; b < batch; ++b) {
         for (size_t s = 0; s < seq; ++s) {
-            uint64_t p;
-            if (source == CLPE_POSITIONS_START)
-                p = (uint64_t)start + s;
-            else if (source == CLPE_POSITIONS_PER_SEQUENCE)
-                p = (uint64_t)host_positions[b] + s; /* wraps like the device */
-            else
-                p = (uint64_t)host_positions[b * seq + s];
-            pe_row_f32(enc, (int64_t)p, pe);
-            float *row = data + b * batch_pitch + s * row_pitch;
+            pe_values(enc, position_of(source, start, host_positions, seq, b, s), pe);
+            char *row = (char *)x + (b * batch_pitch + s * row_pitch) * esize;
             for (uint32_t k = 0; k < d; ++k)
-                row[k] = fmaf(row[k], scale, pe[k]);
+                store_elem(dtype, row, k, scale_add(dtype, load_elem(dtype, row, k), scale, pe[k]));
         }
     }
     free(pe);
+    return CLPE_SUCCESS;
+}
+
+clpe_status clpe_host_gather(const clpe_encoder *enc, size_t batch, size_t seq,
+                             const int32_t *ids, const void *embedding, size_t vocab,
+                             size_t emb_row_pitch, void *out, size_t out_row_pitch,
+                             clpe_position_source source, int64_t start,
+                             const int64_t *host_positions, size_t *bad_count)
+{
+    if (!enc)
+        return CLPE_ERROR_NULL_ENCODER;
+    if (!ids || !out || (!embedding && vocab > 0))
+        return CLPE_ERROR_NULL_POINTER;
+    uint32_t d = enc->cfg.d;
+    if (emb_row_pitch == 0)
+        emb_row_pitch = d;
+    if (out_row_pitch == 0)
+        out_row_pitch = d;
+    if (emb_row_pitch < d || out_row_pitch < d)
+        return CLPE_ERROR_INVALID_PITCH;
+    clpe_status status = check_host_positions(source, start, host_positions, seq);
+    if (status != CLPE_SUCCESS)
+        return status;
+
+    double *pe = malloc(d * sizeof *pe);
+    if (!pe)
+        return CLPE_ERROR_OUT_OF_HOST_MEMORY;
+    clpe_dtype dtype = enc->cfg.dtype;
+    size_t esize = clpe__dtype_size(dtype), bad = 0;
+    double scale = dtype == CLPE_DTYPE_F64 ? enc->cfg.scale : (double)(float)enc->cfg.scale;
+    for (size_t b = 0; b < batch; ++b) {
+        for (size_t s = 0; s < seq; ++s) {
+            int32_t id = ids[b * seq + s];
+            const char *erow = NULL;
+            if (id >= 0 && (size_t)id < vocab)
+                erow = (const char *)embedding + (size_t)id * emb_row_pitch * esize;
+            else
+                ++bad;
+            pe_values(enc, position_of(source, start, host_positions, seq, b, s), pe);
+            char *row = (char *)out + (b * seq + s) * out_row_pitch * esize;
+            for (uint32_t k = 0; k < d; ++k) {
+                double e = erow ? load_elem(dtype, erow, k) : 0.0;
+                store_elem(dtype, row, k, scale_add(dtype, e, scale, pe[k]));
+            }
+        }
+    }
+    free(pe);
+    if (bad_count)
+        *bad_count = bad;
     return CLPE_SUCCESS;
 }

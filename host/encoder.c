@@ -81,6 +81,10 @@ clpe_encoder *clpe_encoder_create(cl_context context, cl_device_id device, const
     result = encoder_new_host(cfg, &enc);
     if (result != CLPE_SUCCESS)
         goto done;
+    if (!clpe__device_has_dtype(device, cfg->dtype)) {
+        result = CLPE_ERROR_UNSUPPORTED_DTYPE;
+        goto done;
+    }
     result = clpe__program_build(context, device, log, &shared);
     if (result != CLPE_SUCCESS)
         goto done;
@@ -104,6 +108,8 @@ clpe_encoder *clpe_encoder_create_like(const clpe_encoder *like, const clpe_conf
         goto done;
     }
     result = encoder_new_host(cfg, &enc);
+    if (result == CLPE_SUCCESS && !clpe__device_has_dtype(like->shared->device, cfg->dtype))
+        result = CLPE_ERROR_UNSUPPORTED_DTYPE;
     if (result == CLPE_SUCCESS)
         result = encoder_attach(enc, like->shared);
 done:

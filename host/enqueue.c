@@ -1,5 +1,6 @@
 /*
- * enqueue.c - argument checks and kernel launches for table and fused add.
+ * enqueue.c - argument checks and kernel launches: table, add, gather and
+ * pad-aware positions.
  *
  * Every argument is checked before anything is enqueued, so an invalid call
  * changes nothing. Large problems become several launches (see
@@ -18,10 +19,9 @@ typedef struct region {
     size_t batch_pitch;
 } region;
 
-/* Which kernel and how its per-launch arguments are numbered. */
+/* How a kernel's per-launch arguments are numbered, and the problem size. */
 typedef struct launch_plan {
-    clpe_kernel_id kernel_id;
-    cl_uint arg_s0, arg_s_end, arg_b0; /* arg_b0 == 0: kernel has no b0 */
+    cl_uint arg_s0, arg_s_end, arg_b0; /* arg_b0 == 0: the kernel has no b0 */
     size_t batch, seq;
 } launch_plan;
 
@@ -253,6 +253,9 @@ typedef struct kernel_arg {
     const void *value;
 } kernel_arg;
 
+#define ARG(v) {sizeof(v), &(v)}
+#define ARG_COUNT(a) ((cl_uint)(sizeof(a) / sizeof((a)[0])))
+
 static cl_int set_args(cl_kernel kernel, const kernel_arg *args, cl_uint count)
 {
     for (cl_uint k = 0; k < count; ++k) {
@@ -263,7 +266,64 @@ static cl_int set_args(cl_kernel kernel, const kernel_arg *args, cl_uint count)
     return CL_SUCCESS;
 }
 
-#define ARG(v) {sizeof(v), &(v)}
+/* Arguments every row kernel takes, in its own order, typed for the device. */
+typedef struct common_args {
+    cl_uint d, half_d, split, flags, rows_per_item, source;
+    cl_long padding_position, start;
+    cl_ulong seq, positions_off, zero;
+    cl_float scale_f;
+    cl_double scale_d;
+    cl_mem positions;
+} common_args;
+
+static void fill_common(const clpe_encoder *enc, size_t seq, const clpe_positions *pos,
+                        cl_mem pos_buf, size_t pos_off, common_args *c)
+{
+    c->d = enc->cfg.d;
+    c->half_d = enc->half_d;
+    c->split = enc->cfg.layout == CLPE_LAYOUT_SPLIT;
+    c->flags = enc->cfg.flags;
+    c->rows_per_item = enc->shared->shape.rows_per_item;
+    c->source = pos ? (cl_uint)pos->source : CLPE_POSITIONS_START;
+    c->padding_position = enc->cfg.padding_position;
+    c->start = pos && pos->source == CLPE_POSITIONS_START ? pos->start : 0;
+    c->seq = seq;
+    c->positions_off = pos_off;
+    c->zero = 0;
+    c->scale_f = (cl_float)enc->cfg.scale;
+    c->scale_d = enc->cfg.scale;
+    c->positions = pos_buf;
+}
+
+/* Scale is a double for the f64 kernels, a float otherwise. */
+static kernel_arg scale_arg(const clpe_encoder *enc, const common_args *c)
+{
+    kernel_arg a;
+    if (enc->cfg.dtype == CLPE_DTYPE_F64) {
+        a.size = sizeof c->scale_d;
+        a.value = &c->scale_d;
+    } else {
+        a.size = sizeof c->scale_f;
+        a.value = &c->scale_f;
+    }
+    return a;
+}
+
+/* Take a kernel, set its fixed arguments, launch every chunk, give it back. */
+static clpe_status launch_kernel(clpe_encoder *enc, cl_command_queue queue, clpe_kernel_id id,
+                                 const kernel_arg *args, cl_uint nargs, const launch_plan *plan,
+                                 cl_uint num_events, const cl_event *wait_list, cl_event *event)
+{
+    cl_kernel kernel;
+    clpe_status status = clpe__kernel_acquire(enc->shared, id, &kernel);
+    if (status != CLPE_SUCCESS)
+        return status;
+    status = set_args(kernel, args, nargs);
+    if (status == CLPE_SUCCESS)
+        status = run_launches(enc, queue, kernel, plan, num_events, wait_list, event);
+    clpe__kernel_return(enc->shared, id, kernel);
+    return status;
+}
 
 clpe_status clpe_enqueue_table(clpe_encoder *enc, cl_command_queue queue, int64_t start,
                                size_t n, const clpe_tensor *out, cl_uint num_events,
@@ -284,69 +344,204 @@ clpe_status clpe_enqueue_table(clpe_encoder *enc, cl_command_queue queue, int64_
     if (n == 0)
         return enqueue_nothing(queue, num_events, wait_list, event);
 
-    cl_kernel kernel;
-    status = clpe__kernel_acquire(enc->shared, CLPE_KERNEL_TABLE_F32, &kernel);
+    common_args c;
+    clpe_positions pos = {CLPE_POSITIONS_START, start, NULL, 0};
+    fill_common(enc, n, &pos, NULL, 0, &c);
+    cl_ulong off = r.offset, rp = r.row_pitch;
+    kernel_arg args[] = {ARG(r.buffer), ARG(off), ARG(rp), ARG(c.d), ARG(c.half_d), ARG(c.split),
+                         ARG(c.flags), ARG(c.padding_position), ARG(c.zero), ARG(c.zero),
+                         ARG(c.rows_per_item), ARG(c.start), ARG(enc->tw_hi_buf),
+                         ARG(enc->tw_lo_buf)};
+    launch_plan plan = {8, 9, 0, 1, n};
+    return launch_kernel(enc, queue, clpe__kernel_for(CLPE_OP_TABLE, enc->cfg.dtype), args,
+                         ARG_COUNT(args), &plan, num_events, wait_list, event);
+}
+
+/* Do two regions of one buffer describe the same elements? */
+static bool same_region(const region *a, const region *b, size_t batch)
+{
+    return a->offset == b->offset && a->row_pitch == b->row_pitch &&
+           (batch <= 1 || a->batch_pitch == b->batch_pitch);
+}
+
+clpe_status clpe_enqueue_add_out(clpe_encoder *enc, cl_command_queue queue, size_t batch,
+                                 size_t seq, const clpe_tensor *x, const clpe_tensor *out,
+                                 const clpe_positions *positions, cl_uint num_events,
+                                 const cl_event *wait_list, cl_event *event)
+{
+    region rx, ro;
+    cl_mem pos_buf = NULL;
+    size_t pos_off = 0;
+    clpe_status status = check_common(enc, queue, num_events, wait_list);
+    if (status == CLPE_SUCCESS)
+        status = resolve_tensor(enc, x, batch, seq, &rx);
+    if (status == CLPE_SUCCESS)
+        status = resolve_tensor(enc, out, batch, seq, &ro);
+    if (status == CLPE_SUCCESS && rx.buffer == ro.buffer && !same_region(&rx, &ro, batch))
+        status = CLPE_ERROR_ALIASING;
+    if (status == CLPE_SUCCESS)
+        status = check_queue(enc, queue);
+    if (status == CLPE_SUCCESS)
+        status = check_positions(enc, positions, batch, seq, &pos_buf, &pos_off);
+    if (status == CLPE_SUCCESS)
+        status = check_region(enc, &rx, batch, seq);
+    if (status == CLPE_SUCCESS)
+        status = check_region(enc, &ro, batch, seq);
     if (status != CLPE_SUCCESS)
         return status;
-    cl_ulong off = r.offset, rp = r.row_pitch, zero = 0;
-    cl_uint half_d = enc->half_d, split = enc->cfg.layout == CLPE_LAYOUT_SPLIT;
-    cl_uint rows_per_item = enc->shared->shape.rows_per_item;
-    cl_long start_arg = start;
-    kernel_arg args[] = {ARG(r.buffer), ARG(off),   ARG(rp),           ARG(half_d),
-                         ARG(split),    ARG(zero),  ARG(zero),         ARG(rows_per_item),
-                         ARG(start_arg), ARG(enc->tw_hi_buf), ARG(enc->tw_lo_buf)};
-    status = set_args(kernel, args, sizeof args / sizeof args[0]);
-    if (status == CLPE_SUCCESS) {
-        launch_plan plan = {CLPE_KERNEL_TABLE_F32, 5, 6, 0, 1, n};
-        status = run_launches(enc, queue, kernel, &plan, num_events, wait_list, event);
-    }
-    clpe__kernel_return(enc->shared, CLPE_KERNEL_TABLE_F32, kernel);
-    return status;
+    if (batch == 0 || seq == 0)
+        return enqueue_nothing(queue, num_events, wait_list, event);
+
+    common_args c;
+    fill_common(enc, seq, positions, pos_buf, pos_off, &c);
+    cl_ulong xo = rx.offset, xr = rx.row_pitch, xb = rx.batch_pitch;
+    cl_ulong oo = ro.offset, orp = ro.row_pitch, ob = ro.batch_pitch;
+    kernel_arg args[] = {ARG(rx.buffer), ARG(ro.buffer), ARG(xo), ARG(xr), ARG(xb), ARG(oo),
+                         ARG(orp), ARG(ob), scale_arg(enc, &c), ARG(c.d), ARG(c.half_d),
+                         ARG(c.split), ARG(c.flags), ARG(c.padding_position), ARG(c.seq),
+                         ARG(c.zero), ARG(c.zero), ARG(c.zero), ARG(c.rows_per_item),
+                         ARG(c.source), ARG(c.start), ARG(c.positions), ARG(c.positions_off),
+                         ARG(enc->tw_hi_buf), ARG(enc->tw_lo_buf)};
+    launch_plan plan = {15, 16, 17, batch, seq};
+    return launch_kernel(enc, queue, clpe__kernel_for(CLPE_OP_ADD, enc->cfg.dtype), args,
+                         ARG_COUNT(args), &plan, num_events, wait_list, event);
 }
 
 clpe_status clpe_enqueue_add(clpe_encoder *enc, cl_command_queue queue, size_t batch, size_t seq,
                              const clpe_tensor *x, const clpe_positions *positions,
                              cl_uint num_events, const cl_event *wait_list, cl_event *event)
 {
-    region r;
+    return clpe_enqueue_add_out(enc, queue, batch, seq, x, x, positions, num_events, wait_list,
+                                event);
+}
+
+/* The token-id buffer holds `count` int32 values after `offset` bytes. */
+static clpe_status check_ids(const clpe_encoder *enc, const clpe_token_ids *ids, size_t count)
+{
+    size_t bytes;
+    if (!ids || !ids->buffer || ids->offset % sizeof(cl_int))
+        return CLPE_ERROR_INVALID_IDS;
+    if (!clpe__mul_size(count, sizeof(cl_int), &bytes) ||
+        !clpe__add_size(bytes, ids->offset, &bytes))
+        return CLPE_ERROR_TOO_LARGE;
+    return check_buffer(enc, ids->buffer, bytes, CLPE_ERROR_INVALID_IDS);
+}
+
+clpe_status clpe_enqueue_gather(clpe_encoder *enc, cl_command_queue queue, size_t batch,
+                                size_t seq, const clpe_token_ids *ids,
+                                const clpe_tensor *embedding, clpe_dtype embedding_dtype,
+                                size_t vocab, const clpe_tensor *out,
+                                const clpe_positions *positions, cl_mem bad_ids,
+                                cl_uint num_events, const cl_event *wait_list, cl_event *event)
+{
+    region re, ro;
     cl_mem pos_buf = NULL;
-    size_t pos_off = 0;
+    size_t pos_off = 0, count = 0;
     clpe_status status = check_common(enc, queue, num_events, wait_list);
+    if (status == CLPE_SUCCESS && embedding_dtype != enc->cfg.dtype)
+        status = (unsigned)embedding_dtype > CLPE_DTYPE_F64 ? CLPE_ERROR_INVALID_CONFIG
+                                                            : CLPE_ERROR_DTYPE_MISMATCH;
     if (status == CLPE_SUCCESS)
-        status = resolve_tensor(enc, x, batch, seq, &r);
+        status = resolve_tensor(enc, embedding, 1, vocab, &re);
+    if (status == CLPE_SUCCESS)
+        status = resolve_tensor(enc, out, batch, seq, &ro);
+    if (status == CLPE_SUCCESS && re.buffer == ro.buffer)
+        status = CLPE_ERROR_ALIASING;
+    if (status == CLPE_SUCCESS && !clpe__mul_size(batch, seq, &count))
+        status = CLPE_ERROR_TOO_LARGE;
     if (status == CLPE_SUCCESS)
         status = check_queue(enc, queue);
     if (status == CLPE_SUCCESS)
+        status = check_ids(enc, ids, count);
+    if (status == CLPE_SUCCESS)
         status = check_positions(enc, positions, batch, seq, &pos_buf, &pos_off);
     if (status == CLPE_SUCCESS)
-        status = check_region(enc, &r, batch, seq);
+        status = check_region(enc, &re, 1, vocab);
+    if (status == CLPE_SUCCESS)
+        status = check_region(enc, &ro, batch, seq);
+    if (status == CLPE_SUCCESS && bad_ids)
+        status = check_buffer(enc, bad_ids, 2 * sizeof(cl_uint), CLPE_ERROR_BUFFER_TOO_SMALL);
     if (status != CLPE_SUCCESS)
         return status;
-    if (batch == 0 || seq == 0)
+
+    /* Reset the report first; the launches wait for it. */
+    cl_event reset = NULL;
+    if (bad_ids) {
+        cl_uint fresh[2] = {0, 0xFFFFFFFFu};
+        status = clEnqueueFillBuffer(queue, bad_ids, fresh, sizeof fresh, 0, sizeof fresh,
+                                     num_events, wait_list, &reset);
+        if (status != CLPE_SUCCESS)
+            return status;
+        num_events = 1;
+        wait_list = &reset;
+    }
+    if (count == 0) {
+        status = enqueue_nothing(queue, num_events, wait_list, event);
+    } else {
+        common_args c;
+        fill_common(enc, seq, positions, pos_buf, pos_off, &c);
+        cl_ulong eo = re.offset, er = re.row_pitch, voc = vocab, io = ids->offset / sizeof(cl_int);
+        cl_ulong oo = ro.offset, orp = ro.row_pitch, ob = ro.batch_pitch;
+        kernel_arg args[] = {ARG(re.buffer), ARG(ro.buffer), ARG(eo), ARG(er), ARG(voc),
+                             ARG(ids->buffer), ARG(io), ARG(bad_ids), ARG(oo), ARG(orp), ARG(ob),
+                             scale_arg(enc, &c), ARG(c.d), ARG(c.half_d), ARG(c.split),
+                             ARG(c.flags), ARG(c.padding_position), ARG(c.seq), ARG(c.zero),
+                             ARG(c.zero), ARG(c.zero), ARG(c.rows_per_item), ARG(c.source),
+                             ARG(c.start), ARG(c.positions), ARG(c.positions_off),
+                             ARG(enc->tw_hi_buf), ARG(enc->tw_lo_buf)};
+        launch_plan plan = {18, 19, 20, batch, seq};
+        status = launch_kernel(enc, queue, clpe__kernel_for(CLPE_OP_GATHER, enc->cfg.dtype),
+                               args, ARG_COUNT(args), &plan, num_events, wait_list, event);
+    }
+    if (reset)
+        clReleaseEvent(reset);
+    return status;
+}
+
+clpe_status clpe_enqueue_pad_positions(clpe_encoder *enc, cl_command_queue queue, size_t batch,
+                                       size_t seq, const clpe_token_ids *ids, int32_t pad_id,
+                                       int64_t first_position, int64_t pad_position,
+                                       cl_mem positions_out, size_t positions_offset,
+                                       cl_uint num_events, const cl_event *wait_list,
+                                       cl_event *event)
+{
+    size_t count = 0, bytes = 0;
+    clpe_status status = check_common(enc, queue, num_events, wait_list);
+    if (status == CLPE_SUCCESS && !positions_out)
+        status = CLPE_ERROR_NULL_BUFFER;
+    if (status == CLPE_SUCCESS && positions_offset % sizeof(cl_long))
+        status = CLPE_ERROR_MISALIGNED_OFFSET;
+    if (status == CLPE_SUCCESS &&
+        (!clpe__mul_size(batch, seq, &count) || !clpe__mul_size(count, sizeof(cl_long), &bytes) ||
+         !clpe__add_size(bytes, positions_offset, &bytes)))
+        status = CLPE_ERROR_TOO_LARGE;
+    if (status == CLPE_SUCCESS)
+        status = check_queue(enc, queue);
+    if (status == CLPE_SUCCESS)
+        status = check_ids(enc, ids, count);
+    if (status == CLPE_SUCCESS)
+        status = check_buffer(enc, positions_out, bytes, CLPE_ERROR_INDEX_BUFFER_TOO_SMALL);
+    if (status != CLPE_SUCCESS)
+        return status;
+    if (count == 0)
         return enqueue_nothing(queue, num_events, wait_list, event);
 
     cl_kernel kernel;
-    status = clpe__kernel_acquire(enc->shared, CLPE_KERNEL_ADD_F32, &kernel);
+    status = clpe__kernel_acquire(enc->shared, CLPE_KERNEL_PAD_POSITIONS, &kernel);
     if (status != CLPE_SUCCESS)
         return status;
-    cl_ulong off = r.offset, rp = r.row_pitch, bp = r.batch_pitch, seq_arg = seq, zero = 0;
-    cl_uint half_d = enc->half_d, split = enc->cfg.layout == CLPE_LAYOUT_SPLIT;
-    cl_uint rows_per_item = enc->shared->shape.rows_per_item;
-    cl_uint source = positions ? (cl_uint)positions->source : CLPE_POSITIONS_START;
-    cl_long start = positions && positions->source == CLPE_POSITIONS_START ? positions->start : 0;
-    cl_ulong pos_off_arg = pos_off;
-    cl_float scale = (cl_float)enc->cfg.scale;
-    kernel_arg args[] = {ARG(r.buffer), ARG(r.buffer), ARG(off),     ARG(rp),
-                         ARG(bp),       ARG(off),      ARG(rp),      ARG(bp),
-                         ARG(scale),    ARG(half_d),   ARG(split),   ARG(seq_arg),
-                         ARG(zero),     ARG(zero),     ARG(zero),    ARG(rows_per_item),
-                         ARG(source),   ARG(start),    ARG(pos_buf), ARG(pos_off_arg),
-                         ARG(enc->tw_hi_buf), ARG(enc->tw_lo_buf)};
-    status = set_args(kernel, args, sizeof args / sizeof args[0]);
+    cl_ulong io = ids->offset / sizeof(cl_int), po = positions_offset / sizeof(cl_long);
+    cl_ulong seq_arg = seq;
+    cl_int pad = pad_id;
+    cl_long first = first_position, padpos = pad_position;
+    kernel_arg args[] = {ARG(ids->buffer), ARG(io),  ARG(positions_out), ARG(po),
+                         ARG(seq_arg),     ARG(pad), ARG(first),         ARG(padpos)};
+    status = set_args(kernel, args, ARG_COUNT(args));
     if (status == CLPE_SUCCESS) {
-        launch_plan plan = {CLPE_KERNEL_ADD_F32, 12, 13, 14, batch, seq};
-        status = run_launches(enc, queue, kernel, &plan, num_events, wait_list, event);
+        size_t global = batch;
+        status = clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, NULL, num_events,
+                                        wait_list, event);
     }
-    clpe__kernel_return(enc->shared, CLPE_KERNEL_ADD_F32, kernel);
+    clpe__kernel_return(enc->shared, CLPE_KERNEL_PAD_POSITIONS, kernel);
     return status;
 }

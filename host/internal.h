@@ -10,12 +10,24 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
-/* Kernels of the program, one pool of cl_kernel objects each. */
-typedef enum clpe_kernel_id {
-    CLPE_KERNEL_TABLE_F32 = 0,
-    CLPE_KERNEL_ADD_F32,
-    CLPE_KERNEL_COUNT
-} clpe_kernel_id;
+/* What a kernel does; with the dtype it names one kernel of the program. */
+typedef enum clpe_op {
+    CLPE_OP_TABLE = 0,
+    CLPE_OP_ADD = 1,
+    CLPE_OP_GATHER = 2,
+    CLPE_OP_COUNT = 3
+} clpe_op;
+
+/* Kernels of the program, one pool of cl_kernel objects each: the
+ * (op, dtype) kernels at op * 4 + dtype, then the position kernel. */
+typedef unsigned clpe_kernel_id;
+#define CLPE_DTYPE_COUNT 4
+#define CLPE_KERNEL_PAD_POSITIONS (CLPE_OP_COUNT * CLPE_DTYPE_COUNT)
+#define CLPE_KERNEL_COUNT (CLPE_KERNEL_PAD_POSITIONS + 1)
+static inline clpe_kernel_id clpe__kernel_for(clpe_op op, clpe_dtype dtype)
+{
+    return (clpe_kernel_id)op * CLPE_DTYPE_COUNT + (clpe_kernel_id)dtype;
+}
 
 /* Kernels not in use, ready to be taken by one enqueue call. Setting
  * arguments on a shared cl_kernel from two threads is a race, so each call
@@ -69,6 +81,9 @@ void clpe__program_release(clpe_program_shared *shared);
 clpe_status clpe__kernel_acquire(clpe_program_shared *shared, clpe_kernel_id id,
                                  cl_kernel *kernel);
 void clpe__kernel_return(clpe_program_shared *shared, clpe_kernel_id id, cl_kernel kernel);
+
+/* Does the device have what dtype needs? (config.c) */
+bool clpe__device_has_dtype(cl_device_id device, clpe_dtype dtype);
 
 /* Bytes of one element of dtype. */
 size_t clpe__dtype_size(clpe_dtype dtype);

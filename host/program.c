@@ -11,8 +11,10 @@
 extern const char clpe_kernel_source[];
 
 static const char *const kernel_names[CLPE_KERNEL_COUNT] = {
-    [CLPE_KERNEL_TABLE_F32] = "clpe_table_f32",
-    [CLPE_KERNEL_ADD_F32] = "clpe_add_f32",
+    "clpe_table_f32",  "clpe_table_f16",  "clpe_table_bf16",  "clpe_table_f64",
+    "clpe_add_f32",    "clpe_add_f16",    "clpe_add_bf16",    "clpe_add_f64",
+    "clpe_gather_f32", "clpe_gather_f16", "clpe_gather_bf16", "clpe_gather_f64",
+    "clpe_pad_positions",
 };
 
 /* No fast-math flags: the arithmetic must be exactly what is written.
@@ -125,6 +127,9 @@ static clpe_status choose_shape(cl_device_id device, cl_kernel sample, clpe_laun
     return CLPE_SUCCESS;
 }
 
+/* The kernel whose work-group limits shape the launches. */
+#define ADD_F32 (CLPE_OP_ADD * CLPE_DTYPE_COUNT + CLPE_DTYPE_F32)
+
 static void pool_destroy(clpe_kernel_pool *pool)
 {
     for (size_t k = 0; k < pool->count; ++k)
@@ -171,7 +176,7 @@ clpe_status clpe__program_build(cl_context context, cl_device_id device, clpe_bu
             goto fail;
         }
     }
-    sample = clCreateKernel(shared->program, kernel_names[CLPE_KERNEL_ADD_F32], &err);
+    sample = clCreateKernel(shared->program, kernel_names[ADD_F32], &err);
     if (err != CL_SUCCESS) {
         sample = NULL;
         status = err;
@@ -181,14 +186,14 @@ clpe_status clpe__program_build(cl_context context, cl_device_id device, clpe_bu
     if (status != CLPE_SUCCESS)
         goto fail;
     /* The sample becomes the first pooled kernel. */
-    shared->pools[CLPE_KERNEL_ADD_F32].free_kernels = malloc(sizeof(cl_kernel));
-    if (!shared->pools[CLPE_KERNEL_ADD_F32].free_kernels) {
+    shared->pools[ADD_F32].free_kernels = malloc(sizeof(cl_kernel));
+    if (!shared->pools[ADD_F32].free_kernels) {
         status = CLPE_ERROR_OUT_OF_HOST_MEMORY;
         goto fail;
     }
-    shared->pools[CLPE_KERNEL_ADD_F32].free_kernels[0] = sample;
-    shared->pools[CLPE_KERNEL_ADD_F32].count = 1;
-    shared->pools[CLPE_KERNEL_ADD_F32].capacity = 1;
+    shared->pools[ADD_F32].free_kernels[0] = sample;
+    shared->pools[ADD_F32].count = 1;
+    shared->pools[ADD_F32].capacity = 1;
     sample = NULL;
 
     err = clRetainContext(context);

@@ -267,8 +267,11 @@ CLPE_API clpe_status clpe_enqueue_table(clpe_encoder *enc, cl_command_queue queu
                                         const cl_event *event_wait_list, cl_event *event);
 
 /* Fused add, in place, over a [batch, seq, d] tensor:
- *     x[b][s][i] = fma(x[b][s][i], scale, PE(pos(b, s))[i])
- * (one rounding, as C's fmaf), with scale from the encoder's config.
+ *     x[b][s][i] = x[b][s][i] * scale + PE(pos(b, s))[i]
+ * with scale from the encoder's config. Arithmetic: the product is rounded,
+ * then the sum is rounded (two operations, not an fma), in float32 (float64
+ * for f64), then rounded once to the storage type: bit for bit what the
+ * unfused steps "x *= scale; x += table" give in that arithmetic. */
  * positions NULL means CLPE_POSITIONS_START at 0. batch == 0 or seq == 0
  * enqueues nothing (a marker if event is non-NULL). */
 CLPE_API clpe_status clpe_enqueue_add(clpe_encoder *enc, cl_command_queue queue,
@@ -277,7 +280,8 @@ CLPE_API clpe_status clpe_enqueue_add(clpe_encoder *enc, cl_command_queue queue,
                                       cl_uint num_events_in_wait_list,
                                       const cl_event *event_wait_list, cl_event *event);
 
-/* Fused add, out of place: out = fma(x, scale, PE) over [batch, seq, d].
+/* Fused add, out of place: out = x * scale + PE over [batch, seq, d], with
+ * the rounding of clpe_enqueue_add.
  * x and out may be the same buffer only with the same offset and pitches
  * (then it is the in-place add); otherwise CLPE_ERROR_ALIASING. */
 CLPE_API clpe_status clpe_enqueue_add_out(clpe_encoder *enc, cl_command_queue queue,
@@ -295,7 +299,8 @@ typedef struct clpe_token_ids {
 } clpe_token_ids;
 
 /* Fused input stage: embedding gather, scale and position encoding at once,
- *     out[b][s][:] = fma(embedding[ids[b][s]][:], scale, PE(pos(b, s)))
+ *     out[b][s][:] = embedding[ids[b][s]][:] * scale + PE(pos(b, s))
+ * with the rounding of clpe_enqueue_add.
  * embedding is a [vocab, d] table of embedding_dtype (which must equal the
  * encoder's dtype) with row_pitch; its batch_pitch is ignored. An id outside
  * [0, vocab) never reads the table: its row is written as PE alone (the

@@ -1,7 +1,7 @@
 /*
  * clpe_kernels.cl - position encoding kernels (OpenCL C 1.2).
  *
- * Launch shape, shared by every kernel here:
+ * Launch shape, shared by the table, add and gather kernels:
  *   dimension 0: pair index i (padded up to the work-group size; extra
  *                work-items return at once);
  *   dimension 1: a block of `rows_per_item` consecutive rows s of one
@@ -16,10 +16,18 @@
  * The host splits large problems into several launches (s0, b0), so every
  * index here is 64-bit.
  *
- * Contraction of a*b+c into fma is turned off: the host emulation must see
- * exactly the operations written in clpe_phase.h.
+ * Every storage type computes in float32 (float64 for f64) and rounds once
+ * to storage at the end; the host emulation (host/emulate.c) does the same.
+ * Add and gather compute x * scale, rounded, then + PE, rounded: exactly the
+ * separate multiply and add an unfused pipeline performs, so fusing changes
+ * no bit (an fma would be a hair more accurate but would not match).
+ * Contraction of a*b+c into fma is off: the host must see exactly the
+ * operations written in clpe_phase.h.
  */
 #pragma OPENCL FP_CONTRACT OFF
+#ifdef cl_khr_fp64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
 
 #include "clpe_phase.h"
 
@@ -27,106 +35,178 @@
 #define PE_POS_PER_SEQUENCE 1
 #define PE_POS_IDS 2
 
-/* Store one (sin, cos) pair of a row at its layout's slots. */
-inline void pe_store_pair(global float *row, uint i, uint half_d, uint split, float s, float c)
-{
-    if (split) {
-        row[i] = s;
-        row[half_d + i] = c;
-    } else {
-        vstore2((float2)(s, c), i, row);
+/* What each kernel does with a row. */
+#define PE_OP_TABLE 0
+#define PE_OP_ADD 1
+#define PE_OP_GATHER 2
+
+/* Flags, as CLPE_FLAG_* in clpe.h. */
+#define PE_FLAG_ODD_D_ZERO_COLUMN 1u
+#define PE_FLAG_PADDING_ROW 2u
+
+/* Storage types: load to the arithmetic type, store with one rounding. */
+#define LOAD_f32(p, k) ((p)[k])
+#define STORE_f32(p, k, v) ((p)[k] = (v))
+#define LOAD_f16(p, k) vload_half((k), (p))
+#define STORE_f16(p, k, v) vstore_half_rte((v), (k), (p))
+#define LOAD_bf16(p, k) pe_bf16_to_float((uint)(p)[k])
+#define STORE_bf16(p, k, v) ((p)[k] = (ushort)pe_float_to_bf16(v))
+#define LOAD_f64(p, k) ((p)[k])
+#define STORE_f64(p, k, v) ((p)[k] = (v))
+
+#define SINCOS_float(ph, s, c) pe_sincos((ph), (s), (c))
+#define SINCOS_double(ph, s, c) pe_sincos_f64((ph), (s), (c))
+
+/*
+ * PE_DEFINE_KERNELS(name, T, R): the table, add and gather kernels for
+ * storage type T (name f32, f16, bf16, f64) computing in R (float or double).
+ * The row body is one function with `op` a compile-time constant at each
+ * call, so each kernel is a specialised copy.
+ */
+#define PE_DEFINE_KERNELS(NAME, T, R)                                                          \
+    inline void pe_rows_##NAME(                                                                \
+        const int op, global const T *x, global T *out, global const int *ids, ulong ids_off,  \
+        ulong vocab, global uint *bad_ids, ulong x_off, ulong x_row_pitch,                     \
+        ulong x_batch_pitch, ulong out_off, ulong out_row_pitch, ulong out_batch_pitch,       \
+        R scale, uint d, uint half_d, uint split, uint flags, long padding_position,           \
+        ulong seq, ulong s0, ulong s_end, ulong b0, uint rows_per_item, uint pos_source,       \
+        long start, global const long *positions, ulong positions_off,                         \
+        global const ulong *tw_hi, global const uint *tw_lo)                                   \
+    {                                                                                          \
+        uint i = (uint)get_global_id(0);                                                       \
+        if (i >= half_d)                                                                       \
+            return;                                                                            \
+        ulong s_begin = s0 + (ulong)get_global_id(1) * rows_per_item;                          \
+        if (s_begin >= s_end)                                                                  \
+            return;                                                                            \
+        ulong s_stop = min(s_begin + (ulong)rows_per_item, s_end);                             \
+        ulong b = b0 + (ulong)get_global_id(2);                                                \
+        ulong f_hi = tw_hi[i];                                                                 \
+        uint f_lo = tw_lo[i];                                                                  \
+        /* the odd-d zero column is written by the last pair's work-item */                   \
+        int zero_col = (flags & PE_FLAG_ODD_D_ZERO_COLUMN) && (d & 1u) && i == half_d - 1;     \
+        uint slot_s = split ? i : 2 * i;                                                       \
+        uint slot_c = split ? half_d + i : 2 * i + 1;                                          \
+                                                                                               \
+        /* positions wrap modulo 2^64, so they are carried unsigned */                        \
+        ulong p;                                                                               \
+        if (pos_source == PE_POS_START)                                                        \
+            p = (ulong)start + s_begin;                                                        \
+        else if (pos_source == PE_POS_PER_SEQUENCE)                                            \
+            p = (ulong)positions[positions_off + b] + s_begin;                                 \
+        else                                                                                   \
+            p = (ulong)positions[positions_off + b * seq + s_begin];                           \
+        /* odometer state: the 96-bit p * F, top 64 bits in ph, low 32 in pl */               \
+        ulong ph = pe_phase((long)p, f_hi, f_lo);                                              \
+        uint pl = pe_phase_low((long)p, f_lo);                                                 \
+                                                                                               \
+        for (ulong s = s_begin; s < s_stop; ++s) {                                             \
+            if (pos_source == PE_POS_IDS && s != s_begin) {                                    \
+                p = (ulong)positions[positions_off + b * seq + s];                             \
+                ph = pe_phase((long)p, f_hi, f_lo);                                            \
+            }                                                                                  \
+            R sv, cv;                                                                          \
+            SINCOS_##R(ph, &sv, &cv);                                                          \
+            if ((flags & PE_FLAG_PADDING_ROW) && p == (ulong)padding_position) {               \
+                sv = 0;                                                                        \
+                cv = 0;                                                                        \
+            }                                                                                  \
+            global T *orow = out + out_off + b * out_batch_pitch + s * out_row_pitch;          \
+            if (op == PE_OP_TABLE) {                                                           \
+                STORE_##NAME(orow, slot_s, sv);                                                \
+                STORE_##NAME(orow, slot_c, cv);                                                \
+                if (zero_col)                                                                  \
+                    STORE_##NAME(orow, d - 1, (R)0);                                           \
+            } else {                                                                           \
+                global const T *xrow = 0;                                                      \
+                if (op == PE_OP_ADD) {                                                         \
+                    xrow = x + x_off + b * x_batch_pitch + s * x_row_pitch;                    \
+                } else {                                                                       \
+                    ulong flat = b * seq + s;                                                  \
+                    int id = ids[ids_off + flat];                                              \
+                    if (id >= 0 && (ulong)id < vocab) {                                        \
+                        xrow = x + x_off + (ulong)id * x_row_pitch;                            \
+                    } else if (i == 0) {                                                       \
+                        atomic_inc(&bad_ids[0]);                                               \
+                        atomic_min(&bad_ids[1], (uint)min(flat, (ulong)0xFFFFFFFEu));           \
+                    }                                                                          \
+                }                                                                              \
+                R xs = xrow ? (R)LOAD_##NAME(xrow, slot_s) : (R)0;                             \
+                R xc = xrow ? (R)LOAD_##NAME(xrow, slot_c) : (R)0;                             \
+                STORE_##NAME(orow, slot_s, xs * scale + sv);                                \
+                STORE_##NAME(orow, slot_c, xc * scale + cv);                                \
+                if (zero_col) {                                                                \
+                    R xz = xrow ? (R)LOAD_##NAME(xrow, d - 1) : (R)0;                          \
+                    STORE_##NAME(orow, d - 1, xz * scale + (R)0);                           \
+                }                                                                              \
+            }                                                                                  \
+            /* tick: (ph, pl) += (f_hi, f_lo) with carry */                                   \
+            uint nl = pl + f_lo;                                                               \
+            ph += f_hi + (ulong)(nl < pl);                                                     \
+            pl = nl;                                                                           \
+            ++p;                                                                               \
+        }                                                                                      \
+    }                                                                                          \
+                                                                                               \
+    kernel void clpe_table_##NAME(global T *out, ulong out_off, ulong out_row_pitch, uint d,   \
+                                  uint half_d, uint split, uint flags, long padding_position,  \
+                                  ulong s0, ulong s_end, uint rows_per_item, long start,       \
+                                  global const ulong *tw_hi, global const uint *tw_lo)         \
+    {                                                                                          \
+        pe_rows_##NAME(PE_OP_TABLE, 0, out, 0, 0, 0, 0, 0, 0, 0, out_off, out_row_pitch, 0,    \
+                       (R)1, d, half_d, split, flags, padding_position, s_end, s0, s_end, 0,   \
+                       rows_per_item, PE_POS_START, start, 0, 0, tw_hi, tw_lo);                \
+    }                                                                                          \
+                                                                                               \
+    kernel void clpe_add_##NAME(                                                               \
+        global const T *x, global T *out, ulong x_off, ulong x_row_pitch, ulong x_batch_pitch, \
+        ulong out_off, ulong out_row_pitch, ulong out_batch_pitch, R scale, uint d,           \
+        uint half_d, uint split, uint flags, long padding_position, ulong seq, ulong s0,       \
+        ulong s_end, ulong b0, uint rows_per_item, uint pos_source, long start,                \
+        global const long *positions, ulong positions_off, global const ulong *tw_hi,          \
+        global const uint *tw_lo)                                                              \
+    {                                                                                          \
+        pe_rows_##NAME(PE_OP_ADD, x, out, 0, 0, 0, 0, x_off, x_row_pitch, x_batch_pitch,       \
+                       out_off, out_row_pitch, out_batch_pitch, scale, d, half_d, split,       \
+                       flags, padding_position, seq, s0, s_end, b0, rows_per_item, pos_source, \
+                       start, positions, positions_off, tw_hi, tw_lo);                         \
+    }                                                                                          \
+                                                                                               \
+    kernel void clpe_gather_##NAME(                                                            \
+        global const T *emb, global T *out, ulong emb_off, ulong emb_row_pitch, ulong vocab,   \
+        global const int *ids, ulong ids_off, global uint *bad_ids, ulong out_off,             \
+        ulong out_row_pitch, ulong out_batch_pitch, R scale, uint d, uint half_d, uint split,  \
+        uint flags, long padding_position, ulong seq, ulong s0, ulong s_end, ulong b0,         \
+        uint rows_per_item, uint pos_source, long start, global const long *positions,         \
+        ulong positions_off, global const ulong *tw_hi, global const uint *tw_lo)              \
+    {                                                                                          \
+        pe_rows_##NAME(PE_OP_GATHER, emb, out, ids, ids_off, vocab, bad_ids, emb_off,          \
+                       emb_row_pitch, 0, out_off, out_row_pitch, out_batch_pitch, scale, d,    \
+                       half_d, split, flags, padding_position, seq, s0, s_end, b0,             \
+                       rows_per_item, pos_source, start, positions, positions_off, tw_hi,      \
+                       tw_lo);                                                                 \
     }
-}
 
-/* out = fma(x, scale, pe) for one pair; x and out may be the same row. */
-inline void pe_add_pair(global const float *xrow, global float *orow, uint i, uint half_d,
-                        uint split, float scale, float s, float c)
+PE_DEFINE_KERNELS(f32, float, float)
+PE_DEFINE_KERNELS(f16, half, float)
+PE_DEFINE_KERNELS(bf16, ushort, float)
+#ifdef cl_khr_fp64
+PE_DEFINE_KERNELS(f64, double, double)
+#endif
+
+/* Pad-aware positions: one work-item per sequence walks its row, counting
+ * the tokens that are not padding (fairseq's make_positions). */
+kernel void clpe_pad_positions(global const int *ids, ulong ids_off, global long *positions,
+                               ulong positions_off, ulong seq, int pad_id, long first_position,
+                               long pad_position)
 {
-    if (split) {
-        float xs = xrow[i];
-        float xc = xrow[half_d + i];
-        orow[i] = fma(xs, scale, s);
-        orow[half_d + i] = fma(xc, scale, c);
-    } else {
-        float2 xv = vload2(i, xrow);
-        vstore2((float2)(fma(xv.x, scale, s), fma(xv.y, scale, c)), i, orow);
+    ulong b = (ulong)get_global_id(0);
+    ulong next = (ulong)first_position;
+    for (ulong s = 0; s < seq; ++s) {
+        int id = ids[ids_off + b * seq + s];
+        ulong value = (ulong)pad_position;
+        if (id != pad_id)
+            value = next++;
+        positions[positions_off + b * seq + s] = (long)value;
     }
-}
-
-/* The body shared by table and add. has_x is a compile-time constant at
- * each call, so the compiler keeps two specialised copies. */
-inline void pe_rows_f32(const int has_x, global const float *x, global float *out,
-                        ulong x_off, ulong x_row_pitch, ulong x_batch_pitch,
-                        ulong out_off, ulong out_row_pitch, ulong out_batch_pitch,
-                        float scale, uint half_d, uint split,
-                        ulong seq, ulong s0, ulong s_end, ulong b0, uint rows_per_item,
-                        uint pos_source, long start, global const long *positions,
-                        ulong positions_off, global const ulong *tw_hi,
-                        global const uint *tw_lo)
-{
-    uint i = (uint)get_global_id(0);
-    if (i >= half_d)
-        return;
-    ulong s_begin = s0 + (ulong)get_global_id(1) * rows_per_item;
-    if (s_begin >= s_end)
-        return;
-    ulong s_stop = min(s_begin + (ulong)rows_per_item, s_end);
-    ulong b = b0 + (ulong)get_global_id(2);
-
-    ulong f_hi = tw_hi[i];
-    uint f_lo = tw_lo[i];
-
-    long p0;
-    if (pos_source == PE_POS_START)
-        p0 = start + (long)s_begin;
-    else if (pos_source == PE_POS_PER_SEQUENCE)
-        p0 = positions[positions_off + b] + (long)s_begin;
-    else
-        p0 = positions[positions_off + b * seq + s_begin];
-
-    /* odometer state: the 96-bit value p * F, top 64 bits in ph, low 32 in pl */
-    ulong ph = pe_phase(p0, f_hi, f_lo);
-    uint pl = pe_phase_low(p0, f_lo);
-
-    for (ulong s = s_begin; s < s_stop; ++s) {
-        if (pos_source == PE_POS_IDS && s != s_begin) {
-            long p = positions[positions_off + b * seq + s];
-            ph = pe_phase(p, f_hi, f_lo);
-        }
-        float sv, cv;
-        pe_sincos(ph, &sv, &cv);
-        global float *orow = out + out_off + b * out_batch_pitch + s * out_row_pitch;
-        if (has_x) {
-            global const float *xrow = x + x_off + b * x_batch_pitch + s * x_row_pitch;
-            pe_add_pair(xrow, orow, i, half_d, split, scale, sv, cv);
-        } else {
-            pe_store_pair(orow, i, half_d, split, sv, cv);
-        }
-        /* tick: (ph, pl) += (f_hi, f_lo) with carry */
-        uint nl = pl + f_lo;
-        ph += f_hi + (ulong)(nl < pl);
-        pl = nl;
-    }
-}
-
-kernel void clpe_table_f32(global float *out, ulong out_off, ulong out_row_pitch,
-                           uint half_d, uint split, ulong s0, ulong s_end,
-                           uint rows_per_item, long start, global const ulong *tw_hi,
-                           global const uint *tw_lo)
-{
-    pe_rows_f32(0, 0, out, 0, 0, 0, out_off, out_row_pitch, 0, 1.0f, half_d, split,
-                s_end, s0, s_end, 0, rows_per_item, PE_POS_START, start, 0, 0, tw_hi, tw_lo);
-}
-
-kernel void clpe_add_f32(global const float *x, global float *out, ulong x_off,
-                         ulong x_row_pitch, ulong x_batch_pitch, ulong out_off,
-                         ulong out_row_pitch, ulong out_batch_pitch, float scale,
-                         uint half_d, uint split, ulong seq, ulong s0, ulong s_end, ulong b0,
-                         uint rows_per_item, uint pos_source, long start,
-                         global const long *positions, ulong positions_off,
-                         global const ulong *tw_hi, global const uint *tw_lo)
-{
-    pe_rows_f32(1, x, out, x_off, x_row_pitch, x_batch_pitch, out_off, out_row_pitch,
-                out_batch_pitch, scale, half_d, split, seq, s0, s_end, b0, rows_per_item,
-                pos_source, start, positions, positions_off, tw_hi, tw_lo);
 }

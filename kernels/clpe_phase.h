@@ -23,6 +23,7 @@ typedef uint pe_u32;
 typedef long pe_i64;
 typedef int pe_i32;
 #define PE_FMAF(a, b, c) fma((a), (b), (c))
+#define PE_FMA64(a, b, c) fma((a), (b), (c))
 #define PE_INLINE inline
 #define PE_AS_UINT(x) as_uint(x)
 #define PE_AS_FLOAT(x) as_float(x)
@@ -35,6 +36,7 @@ typedef uint32_t pe_u32;
 typedef int64_t pe_i64;
 typedef int32_t pe_i32;
 #define PE_FMAF(a, b, c) fmaf((a), (b), (c))
+#define PE_FMA64(a, b, c) fma((a), (b), (c))
 #define PE_INLINE static inline
 static inline pe_u32 pe_as_uint_host(float f) { pe_u32 u; memcpy(&u, &f, 4); return u; }
 static inline float pe_as_float_host(pe_u32 u) { float f; memcpy(&f, &u, 4); return f; }
@@ -119,5 +121,65 @@ PE_INLINE void pe_sincos(pe_u64 phase, float *sin_out, float *cos_out)
     *sin_out = PE_AS_FLOAT(PE_AS_UINT(sv) ^ sin_sign);
     *cos_out = PE_AS_FLOAT(PE_AS_UINT(cv) ^ cos_sign);
 }
+
+/* Rounding a float to the 16-bit storage types, round to nearest even.
+ * bfloat16 is the top half of a float32; NaN stays NaN (quietened). */
+PE_INLINE pe_u32 pe_float_to_bf16(float f)
+{
+    pe_u32 u = PE_AS_UINT(f);
+    if ((u & 0x7FFFFFFFu) > 0x7F800000u)
+        return (u >> 16) | 0x40u;
+    return (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+}
+
+PE_INLINE float pe_bf16_to_float(pe_u32 h)
+{
+    return PE_AS_FLOAT(h << 16);
+}
+
+#if defined(cl_khr_fp64) || !defined(__OPENCL_VERSION__)
+/* The float64 path: the same reduction with a 53 + 9 bit split of the
+ * remainder, 2pi/2^55 as a double pair, and the fdlibm kernel polynomials
+ * (degree 13 for sin, 14 for cos, |err| < 2^-58 on [-pi/4, pi/4]). */
+#define PE_K64_HI (0x1.921fb54442d18p-53)
+#define PE_K64_LO (0x1.1a62633145c07p-107)
+#define PE_K64_HI_SMALL (0x1.921fb54442d18p-62)
+
+PE_INLINE void pe_sincos_f64(pe_u64 phase, double *sin_out, double *cos_out)
+{
+    pe_u64 t = phase + ((pe_u64)1 << 61);
+    pe_u32 q = (pe_u32)(t >> 62);
+    pe_u64 m = t & (((pe_u64)1 << 62) - 1);
+    pe_i64 a = (pe_i64)(m >> 9) - ((pe_i64)1 << 52);  /* [-2^52, 2^52): exact in double */
+    pe_i64 b = (pe_i64)(m & 0x1FFu);
+    double da = (double)a;
+    double db = (double)b;
+
+    double xh = da * PE_K64_HI;
+    double e1 = PE_FMA64(da, PE_K64_HI, -xh);
+    double xl = PE_FMA64(da, PE_K64_LO, PE_FMA64(db, PE_K64_HI_SMALL, e1));
+
+    double x2 = xh * xh;
+    double x2lo = PE_FMA64(xh, xh, -x2);
+    double x3 = xh * x2;
+    double ps = PE_FMA64(x2, PE_FMA64(x2, PE_FMA64(x2, PE_FMA64(x2, PE_FMA64(x2,
+                1.58969099521155010221e-10, -2.50507602534068634195e-08),
+                2.75573137070700676789e-06), -1.98412698298579493134e-04),
+                8.33333333332248946124e-03), -1.66666666666666324348e-01);
+    double pc = PE_FMA64(x2, PE_FMA64(x2, PE_FMA64(x2, PE_FMA64(x2, PE_FMA64(x2, PE_FMA64(x2,
+                -1.13596475577881948265e-11, 2.08757232129817482790e-09),
+                -2.75573143513906633035e-07), 2.48015872894767294178e-05),
+                -1.38888888888741095749e-03), 4.16666666666666019037e-02), -0.5);
+    double cos_rough = PE_FMA64(-0.5, x2, 1.0);
+    double s = xh + PE_FMA64(x3, ps, xl * cos_rough);
+    double c = 1.0 + PE_FMA64(x2, pc, PE_FMA64(-0.5, x2lo, -(xl * s)));
+
+    pe_u32 swap = q & 1u;
+    double sign_s = (q >> 1) ? -1.0 : 1.0;
+    double sign_c = ((q ^ (q >> 1)) & 1u) ? -1.0 : 1.0;
+    *sin_out = (swap ? c : s) * sign_s;
+    *cos_out = (swap ? s : c) * sign_c;
+}
+#endif
 
 #endif /* CLPE_PHASE_H */

@@ -1,0 +1,106 @@
+/*
+ * args.h - command-line parsing for the clpe tool.
+ *
+ * Pure functions: no OpenCL, no global state, no printing and never exit().
+ * Every function reports through its return value and an error buffer, so
+ * the tool, its tests and the fuzz targets can all call them directly.
+ */
+#ifndef CLPE_CLI_ARGS_H
+#define CLPE_CLI_ARGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* What cli_parse concluded. */
+typedef enum cli_parse_result {
+    CLI_PARSE_OK = 0,      /* run args->command */
+    CLI_PARSE_HELP = 1,    /* print help for args->command (CLI_CMD_NONE: general help) */
+    CLI_PARSE_VERSION = 3, /* print the version */
+    CLI_PARSE_USAGE = 2    /* bad command line; the error buffer says why */
+} cli_parse_result;
+
+typedef enum cli_command {
+    CLI_CMD_NONE = 0,
+    CLI_CMD_DEVICES,
+    CLI_CMD_TABLE,
+    CLI_CMD_ENCODE,
+    CLI_CMD_CHECK,
+    CLI_CMD_PLOT
+} cli_command;
+
+/* Unset enumerations (freq, layout, dtype) hold -1. */
+#define CLI_UNSET (-1)
+
+/* Most positions one --pos list may expand to. */
+#define CLI_MAX_POSITIONS 1000000u
+/* Largest --seq and --d accepted by plot (the picture has finite pixels). */
+#define CLI_PLOT_MAX 4096u
+
+typedef struct cli_args {
+    cli_command command;
+    int have_d;
+    uint32_t d;
+    int have_seq;
+    uint64_t seq;
+    int have_start;
+    int64_t start;
+    int have_base;
+    double base;
+    int freq;               /* clpe_freq or CLI_UNSET */
+    int layout;             /* clpe_layout or CLI_UNSET */
+    int dtype;              /* clpe_dtype or CLI_UNSET */
+    const char *preset;     /* points into argv; NULL if not given */
+    int digits;             /* table: decimals printed (default 4) */
+    const char *device;     /* --device selector; NULL if not given */
+    int all_devices;
+    int quick;
+    const char *json;       /* check --json FILE */
+    const char *output;     /* -o FILE */
+    uint64_t chunk_rows;    /* encode: rows per chunk; 0 = automatic */
+    int quiet;
+    int have_query;
+    int64_t query;          /* plot: the position compared with every other */
+    int64_t *positions;     /* table --pos, malloc'd; free with cli_args_free */
+    size_t n_positions;
+} cli_args;
+
+/* Parse argv[1..argc). On CLI_PARSE_USAGE, err receives one line (no
+ * "clpe: " prefix, no newline) naming the flag or value and why. *args must
+ * be released with cli_args_free whatever the result. */
+cli_parse_result cli_parse(int argc, char *const argv[], cli_args *args, char *err,
+                           size_t errlen);
+void cli_args_free(cli_args *args);
+
+/* The spelling of a command on the command line ("table"), or "" for none. */
+const char *cli_command_name(cli_command cmd);
+
+/* Number parsers: 0 on success, CLI_NUM_SYNTAX if s is not a number of
+ * that kind (empty, trailing junk, spaces), CLI_NUM_RANGE if it does not
+ * fit. Integers are decimal, or hexadecimal with 0x. */
+enum { CLI_NUM_OK = 0, CLI_NUM_SYNTAX = 1, CLI_NUM_RANGE = 2 };
+int cli_parse_i64(const char *s, int64_t *out);
+int cli_parse_u64(const char *s, uint64_t *out);
+int cli_parse_double(const char *s, double *out);
+
+/* Parse a --pos list: comma-separated integers and ranges START:STOP or
+ * START:STOP:STEP (STOP excluded, as in Python). On success *out is a
+ * malloc'd array of *count positions (at least one). Returns 0 or writes a
+ * reason to err and returns CLI_PARSE_USAGE. */
+int cli_parse_positions(const char *s, int64_t **out, size_t *count, char *err,
+                        size_t errlen);
+
+/* Names of the enumerations, both ways. Parsers return CLI_UNSET for an
+ * unknown name; the name functions return "?" for an unknown value. */
+int cli_dtype_from_name(const char *s);
+int cli_freq_from_name(const char *s);
+int cli_layout_from_name(const char *s);
+const char *cli_dtype_name(int dtype);
+const char *cli_freq_name(int freq);
+const char *cli_layout_name(int layout);
+/* Bytes per element of a dtype (0 for an unknown one). */
+size_t cli_dtype_size(int dtype);
+
+/* Rows start .. start + n - 1 must all be valid int64 positions (n >= 1). */
+int cli_positions_fit(int64_t start, uint64_t n);
+
+#endif
