@@ -271,7 +271,7 @@ CLPE_API clpe_status clpe_enqueue_table(clpe_encoder *enc, cl_command_queue queu
  * with scale from the encoder's config. Arithmetic: the product is rounded,
  * then the sum is rounded (two operations, not an fma), in float32 (float64
  * for f64), then rounded once to the storage type: bit for bit what the
- * unfused steps "x *= scale; x += table" give in that arithmetic. */
+ * unfused steps "x *= scale; x += table" give in that arithmetic.
  * positions NULL means CLPE_POSITIONS_START at 0. batch == 0 or seq == 0
  * enqueues nothing (a marker if event is non-NULL). */
 CLPE_API clpe_status clpe_enqueue_add(clpe_encoder *enc, cl_command_queue queue,
