@@ -1,0 +1,396 @@
+/*
+ * test_formats.c - storage dtypes (f32, f16, bf16, f64), out-of-place add,
+ * fused gather and its bad-id report: device output equals the host
+ * emulation bit for bit, and each dtype is as accurate as it promises
+ * against an independent 200-bit MPFR reference.
+ */
+#include "support.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <mpfr.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static test_cl cl;
+static void setup(void) { test_cl_open(&cl); }
+static void teardown(void) { test_cl_close(&cl); }
+TestSuite(formats, .init = setup, .fini = teardown, .timeout = 240);
+
+static const clpe_dtype all_dtypes[] = {CLPE_DTYPE_F32, CLPE_DTYPE_F16, CLPE_DTYPE_BF16,
+                                        CLPE_DTYPE_F64};
+static const char *const dtype_names[] = {"f32", "f16", "bf16", "f64"};
+static size_t esize(clpe_dtype t) { return t == CLPE_DTYPE_F64 ? 8 : t == CLPE_DTYPE_F32 ? 4 : 2; }
+
+/* Random storage values in [-4, 4) of dtype t (written as that type). */
+static void fill_random(clpe_dtype t, void *buf, size_t count, uint64_t *rng)
+{
+    for (size_t k = 0; k < count; ++k) {
+        double v = ((double)(test_rand_u64(rng) >> 11) * 0x1p-53 - 0.5) * 8.0;
+        switch (t) {
+        case CLPE_DTYPE_F32: ((float *)buf)[k] = (float)v; break;
+        case CLPE_DTYPE_F64: ((double *)buf)[k] = v; break;
+        default: {
+            /* a random sign and mantissa with a modest exponent: |x| in [2^-5, 8) */
+            uint64_t r = test_rand_u64(rng);
+            uint16_t sign = (uint16_t)((r & 1) << 15);
+            uint16_t h = t == CLPE_DTYPE_F16
+                             ? (uint16_t)(sign | ((10 + (r >> 1) % 8) << 10) | ((r >> 8) & 0x3FF))
+                             : (uint16_t)(sign | ((122 + (r >> 1) % 8) << 7) | ((r >> 8) & 0x7F));
+            ((uint16_t *)buf)[k] = h;
+        }
+        }
+    }
+}
+
+static void expect_same(const void *dev, const void *host, size_t bytes, const char *what,
+                        const char *dt)
+{
+    if (memcmp(dev, host, bytes) == 0)
+        return;
+    const unsigned char *a = dev, *b = host;
+    size_t k = 0;
+    while (a[k] == b[k])
+        ++k;
+    cr_assert_fail("%s (%s): device and host emulation differ first at byte %zu of %zu", what, dt,
+                   k, bytes);
+}
+
+/* Table, in-place add, out-of-place add and gather for one configuration,
+ * each compared bit for bit with the host emulation. */
+static void check_all_ops(const clpe_config *cfg, int64_t start, uint64_t seed)
+{
+    clpe_dtype t = cfg->dtype;
+    const char *dt = dtype_names[t];
+    clpe_encoder *enc = test_encoder(&cl, cfg);
+    uint64_t rng = seed;
+    size_t d = cfg->d, es = esize(t), batch = 3, seq = 37, rows = batch * seq;
+    size_t bytes = rows * d * es;
+
+    /* table */
+    cl_mem tbuf = test_buffer_poisoned(&cl, bytes, 0xA5);
+    clpe_tensor tt = {tbuf, 0, 0, 0};
+    cr_assert_eq(clpe_enqueue_table(enc, cl.queue, start, rows, &tt, 0, NULL, NULL), CLPE_SUCCESS);
+    void *dev = test_buffer_read(&cl, tbuf, bytes);
+    void *host = malloc(bytes);
+    cr_assert_eq(clpe_host_table(enc, start, rows, host, 0), CLPE_SUCCESS);
+    expect_same(dev, host, bytes, "table", dt);
+    free(dev);
+
+    /* add in place and out of place, per-sequence starts */
+    void *x = malloc(bytes);
+    fill_random(t, x, rows * d, &rng);
+    int64_t starts[3] = {start, start + 1000, -start};
+    cl_mem pbuf = test_buffer_from(&cl, starts, sizeof starts);
+    clpe_positions pos = {CLPE_POSITIONS_PER_SEQUENCE, 0, pbuf, 0};
+    cl_mem xin = test_buffer_from(&cl, x, bytes);
+    cl_mem xout = test_buffer_poisoned(&cl, bytes, 0x5A);
+    clpe_tensor tin = {xin, 0, 0, 0}, tout = {xout, 0, 0, 0};
+    cr_assert_eq(clpe_enqueue_add_out(enc, cl.queue, batch, seq, &tin, &tout, &pos, 0, NULL, NULL),
+                 CLPE_SUCCESS);
+    cr_assert_eq(clpe_enqueue_add(enc, cl.queue, batch, seq, &tin, &pos, 0, NULL, NULL),
+                 CLPE_SUCCESS);
+    memcpy(host, x, bytes);
+    cr_assert_eq(clpe_host_add(enc, batch, seq, host, 0, 0, CLPE_POSITIONS_PER_SEQUENCE, 0, starts),
+                 CLPE_SUCCESS);
+    dev = test_buffer_read(&cl, xout, bytes);
+    expect_same(dev, host, bytes, "add out of place", dt);
+    free(dev);
+    dev = test_buffer_read(&cl, xin, bytes);
+    expect_same(dev, host, bytes, "add in place", dt);
+    free(dev);
+
+    /* gather from a [vocab, d] table with row padding; some ids are bad */
+    size_t vocab = 29, epitch = d + 3;
+    void *emb = malloc(vocab * epitch * es);
+    fill_random(t, emb, vocab * epitch, &rng);
+    int32_t ids[3 * 37];
+    size_t bad_expected = 0, first_bad = (size_t)-1;
+    for (size_t k = 0; k < rows; ++k) {
+        ids[k] = (int32_t)(test_rand_u64(&rng) % vocab);
+        if (k % 17 == 5)
+            ids[k] = k % 2 ? -1 : (int32_t)(vocab + k);
+        if (ids[k] < 0 || (size_t)ids[k] >= vocab) {
+            ++bad_expected;
+            if (first_bad == (size_t)-1)
+                first_bad = k;
+        }
+    }
+    cl_mem ebuf = test_buffer_from(&cl, emb, vocab * epitch * es);
+    cl_mem ibuf = test_buffer_from(&cl, ids, sizeof ids);
+    cl_mem gbuf = test_buffer_poisoned(&cl, bytes, 0x3C);
+    uint32_t report_init[2] = {77, 77};
+    cl_mem rbuf = test_buffer_from(&cl, report_init, sizeof report_init);
+    clpe_token_ids tid = {ibuf, 0};
+    clpe_tensor temb = {ebuf, 0, epitch, 0}, tg = {gbuf, 0, 0, 0};
+    cr_assert_eq(clpe_enqueue_gather(enc, cl.queue, batch, seq, &tid, &temb, t, vocab, &tg, &pos,
+                                     rbuf, 0, NULL, NULL),
+                 CLPE_SUCCESS);
+    size_t bad_host = 0;
+    cr_assert_eq(clpe_host_gather(enc, batch, seq, ids, emb, vocab, epitch, host, 0,
+                                  CLPE_POSITIONS_PER_SEQUENCE, 0, starts, &bad_host),
+                 CLPE_SUCCESS);
+    dev = test_buffer_read(&cl, gbuf, bytes);
+    expect_same(dev, host, bytes, "gather", dt);
+    free(dev);
+    uint32_t *report = test_buffer_read(&cl, rbuf, sizeof report_init);
+    cr_assert_eq(bad_host, bad_expected);
+    cr_assert_eq(report[0], bad_expected, "bad id count %u, expected %zu", report[0], bad_expected);
+    cr_assert_eq(report[1], first_bad, "first bad index %u, expected %zu", report[1], first_bad);
+    free(report);
+
+    clReleaseMemObject(rbuf);
+    clReleaseMemObject(gbuf);
+    clReleaseMemObject(ibuf);
+    clReleaseMemObject(ebuf);
+    free(emb);
+    clReleaseMemObject(xout);
+    clReleaseMemObject(xin);
+    clReleaseMemObject(pbuf);
+    clReleaseMemObject(tbuf);
+    free(x);
+    free(host);
+    clpe_encoder_release(enc);
+}
+
+Test(formats, every_dtype_matches_emulation_bit_for_bit)
+{
+    for (size_t k = 0; k < 4; ++k) {
+        clpe_dtype t = all_dtypes[k];
+        if (!clpe_device_supports_dtype(cl.device, t))
+            continue;
+        clpe_config cfg = clpe_config_default(64);
+        cfg.dtype = t;
+        cfg.scale = 8.0;
+        check_all_ops(&cfg, 0, 1 + k);
+        cfg.freq = CLPE_FREQ_TENSOR2TENSOR;
+        cfg.layout = CLPE_LAYOUT_SPLIT;
+        cfg.scale = 0.3;
+        cfg.d = 62;
+        check_all_ops(&cfg, -20, 11 + k);
+        check_all_ops(&cfg, INT64_MAX - 100000, 21 + k);
+        /* fairseq: odd d with a zero column, padding row at position 1 */
+        int64_t first;
+        cr_assert_eq(clpe_config_preset("fairseq", 63, &cfg, &first), CLPE_SUCCESS);
+        cfg.dtype = t;
+        check_all_ops(&cfg, -30, 31 + k);
+    }
+}
+
+/* ---- accuracy against MPFR ---------------------------------------------- */
+
+/* sin or cos of p * base^(-e_num/e_den) at 200 bits, as a double. */
+static double reference(int64_t p, double base, long e_num, long e_den, int want_cos)
+{
+    mpfr_t w, a;
+    mpfr_inits2(200, w, a, (mpfr_ptr)0);
+    mpfr_set_d(w, base, MPFR_RNDN);
+    mpfr_set_si(a, -e_num, MPFR_RNDN);
+    mpfr_div_si(a, a, e_den, MPFR_RNDN);
+    mpfr_pow(w, w, a, MPFR_RNDN);
+    mpfr_set_si(a, p, MPFR_RNDN);
+    mpfr_mul(a, a, w, MPFR_RNDN);
+    if (want_cos)
+        mpfr_cos(a, a, MPFR_RNDN);
+    else
+        mpfr_sin(a, a, MPFR_RNDN);
+    double v = mpfr_get_d(a, MPFR_RNDN);
+    mpfr_clears(w, a, (mpfr_ptr)0);
+    return v;
+}
+
+/* Round a double to `bits` significant bits, nearest even, with the
+ * smallest spacing `min_ulp` (the format's subnormal step) - or, with
+ * truncate set, toward zero. */
+static double round_to(double v, int bits, double min_ulp, int truncate)
+{
+    if (v == 0)
+        return 0;
+    int ex;
+    frexp(v, &ex);
+    double ulp = ldexp(1.0, ex - bits);
+    if (ulp < min_ulp)
+        ulp = min_ulp;
+    double q = v / ulp;
+    return (truncate ? trunc(q) : nearbyint(q)) * ulp;
+}
+
+static double stored_value(clpe_dtype t, const void *row, size_t k)
+{
+    switch (t) {
+    case CLPE_DTYPE_F32: return ((const float *)row)[k];
+    case CLPE_DTYPE_F64: return ((const double *)row)[k];
+    case CLPE_DTYPE_BF16: {
+        uint32_t u = (uint32_t)((const uint16_t *)row)[k] << 16;
+        float f;
+        memcpy(&f, &u, 4);
+        return f;
+    }
+    case CLPE_DTYPE_F16: {
+        uint16_t h = ((const uint16_t *)row)[k];
+        int e = (h >> 10) & 31, m = h & 1023;
+        double mag = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
+        return (h & 0x8000) ? -mag : mag;
+    }
+    }
+    return 0;
+}
+
+typedef struct accuracy {
+    double max_err;
+    size_t samples, rne_exact, trunc_exact;
+} accuracy;
+
+/* Encode `npos` positions with cfg on the device and compare `pairs_per_row`
+ * sampled pairs of each row with MPFR. */
+static void measure(const clpe_config *cfg, const int64_t *positions, size_t npos,
+                    size_t pairs_per_row, uint64_t *rng, accuracy *acc)
+{
+    clpe_dtype t = cfg->dtype;
+    clpe_encoder *enc = test_encoder(&cl, cfg);
+    size_t d = cfg->d, half = d / 2, es = esize(t);
+    int bits = t == CLPE_DTYPE_F16 ? 11 : t == CLPE_DTYPE_BF16 ? 8 : t == CLPE_DTYPE_F32 ? 24 : 53;
+    double min_ulp = t == CLPE_DTYPE_F16 ? 0x1p-24 : 0x1p-1074;
+    cl_mem buf = test_buffer_poisoned(&cl, d * es, 0);
+    clpe_tensor out = {buf, 0, 0, 0};
+    void *row = malloc(d * es);
+    long e_num = cfg->freq == CLPE_FREQ_PAPER ? 2 : 1;
+    long e_den = cfg->freq == CLPE_FREQ_PAPER ? (long)d : (half > 1 ? (long)half - 1 : 1);
+    for (size_t k = 0; k < npos; ++k) {
+        cr_assert_eq(clpe_enqueue_table(enc, cl.queue, positions[k], 1, &out, 0, NULL, NULL),
+                     CLPE_SUCCESS);
+        cr_assert_eq(clEnqueueReadBuffer(cl.queue, buf, CL_TRUE, 0, d * es, row, 0, NULL, NULL),
+                     CL_SUCCESS);
+        for (size_t j = 0; j < pairs_per_row; ++j) {
+            size_t i = pairs_per_row >= half ? j : test_rand_u64(rng) % half;
+            if (i >= half)
+                break;
+            for (int c = 0; c < 2; ++c) {
+                size_t slot = cfg->layout == CLPE_LAYOUT_SPLIT ? i + c * half : 2 * i + c;
+                double exact = reference(positions[k], cfg->base, e_num * (long)i, e_den, c);
+                double got = stored_value(t, row, slot);
+                double err = fabs(got - exact);
+                if (err > acc->max_err)
+                    acc->max_err = err;
+                acc->samples++;
+                acc->rne_exact += got == round_to(exact, bits, min_ulp, 0);
+                acc->trunc_exact += round_to(exact, bits, min_ulp, 1) == round_to(exact, bits, min_ulp, 0);
+            }
+        }
+    }
+    free(row);
+    clReleaseMemObject(buf);
+    clpe_encoder_release(enc);
+}
+
+static void sweep(clpe_dtype t, int64_t max_position, accuracy *acc)
+{
+    static const uint32_t ds[] = {2, 4, 8, 64, 512, 1024, 4096, 65536};
+    static const double bases[] = {10000.0, 500000.0, 2.0};
+    const int64_t edges[] = {0, 1, -1, 5, 6, 305, (1 << 24) - 1, (1 << 24) + 1, INT32_MAX,
+                             (int64_t)UINT32_MAX, (1LL << 40) + 7, (1LL << 53) + 1,
+                             (1LL << 62) + 3, INT64_MAX, INT64_MIN + 1};
+    uint64_t rng = 0xC0FFEE + t;
+    int64_t positions[24];
+    size_t n = 0;
+    for (size_t k = 0; k < sizeof edges / sizeof edges[0]; ++k)
+        if (edges[k] <= max_position && edges[k] >= -max_position)
+            positions[n++] = edges[k];
+    size_t nedge = n;
+    for (size_t di = 0; di < sizeof ds / sizeof ds[0]; ++di) {
+        for (size_t bi = 0; bi < 3; ++bi) {
+            for (int freq = 0; freq < 2; ++freq) {
+                clpe_config cfg = clpe_config_default(ds[di]);
+                cfg.dtype = t;
+                cfg.base = bases[bi];
+                cfg.freq = (clpe_freq)freq;
+                cfg.layout = (clpe_layout)((di + bi + freq) & 1);
+                n = nedge;
+                while (n < nedge + 6) { /* random positions, from small to huge */
+                    int64_t p = (int64_t)test_rand_u64(&rng);
+                    p >>= test_rand_u64(&rng) % 63;
+                    if (p <= max_position && p >= -max_position)
+                        positions[n++] = p;
+                }
+                measure(&cfg, positions, n, 48, &rng, acc);
+            }
+        }
+    }
+}
+
+Test(formats, f16_accuracy)
+{
+    accuracy acc = {0};
+    sweep(CLPE_DTYPE_F16, INT64_MAX, &acc);
+    double frac = (double)acc.rne_exact / (double)acc.samples;
+    printf("f16: %zu samples, max |err| %.3g, RNE-exact %.5f\n", acc.samples, acc.max_err, frac);
+    cr_expect_leq(acc.max_err, 0x1p-12 + 1e-7);
+    cr_expect_geq(frac, 0.999);
+}
+
+Test(formats, bf16_accuracy_and_truncation_would_fail)
+{
+    accuracy acc = {0};
+    sweep(CLPE_DTYPE_BF16, INT64_MAX, &acc);
+    double frac = (double)acc.rne_exact / (double)acc.samples;
+    double trunc_frac = (double)acc.trunc_exact / (double)acc.samples;
+    printf("bf16: %zu samples, max |err| %.3g, RNE-exact %.5f (truncation would be %.3f)\n",
+           acc.samples, acc.max_err, frac, trunc_frac);
+    cr_expect_leq(acc.max_err, 0x1p-9 + 1e-7);
+    cr_expect_geq(frac, 0.999);
+    /* the 99.9% bar separates rounding from truncation */
+    cr_expect_lt(trunc_frac, 0.999);
+}
+
+Test(formats, f64_accuracy_below_2_pow_32)
+{
+    if (!clpe_device_supports_dtype(cl.device, CLPE_DTYPE_F64))
+        cr_skip_test("device has no cl_khr_fp64");
+    accuracy acc = {0};
+    sweep(CLPE_DTYPE_F64, (int64_t)UINT32_MAX, &acc);
+    printf("f64: %zu samples, max |err| %.3g\n", acc.samples, acc.max_err);
+    cr_expect_leq(acc.max_err, 1e-15);
+}
+
+/* ---- statuses ------------------------------------------------------------- */
+
+Test(formats, gather_rejects_mismatched_table_and_short_id_buffer)
+{
+    clpe_config cfg = clpe_config_default(8);
+    clpe_encoder *enc = test_encoder(&cl, &cfg);
+    size_t bytes = 2 * 4 * 8 * 4;
+    cl_mem out = test_buffer_poisoned(&cl, bytes, 0xEE);
+    cl_mem emb = test_buffer_poisoned(&cl, 10 * 8 * 4, 0);
+    cl_mem ids = test_buffer_poisoned(&cl, 2 * 4 * 4 - 4, 0); /* one id short */
+    clpe_token_ids tid = {ids, 0};
+    clpe_tensor te = {emb, 0, 0, 0}, to = {out, 0, 0, 0};
+    cr_expect_eq(clpe_enqueue_gather(enc, cl.queue, 2, 4, &tid, &te, CLPE_DTYPE_F16, 10, &to, NULL,
+                                     NULL, 0, NULL, NULL),
+                 CLPE_ERROR_DTYPE_MISMATCH);
+    cr_expect_eq(clpe_enqueue_gather(enc, cl.queue, 2, 4, &tid, &te, CLPE_DTYPE_F32, 10, &to, NULL,
+                                     NULL, 0, NULL, NULL),
+                 CLPE_ERROR_INVALID_IDS);
+    cr_expect_eq(clpe_enqueue_gather(enc, cl.queue, 2, 4, &tid, &te, CLPE_DTYPE_F32, 10, &te, NULL,
+                                     NULL, 0, NULL, NULL),
+                 CLPE_ERROR_ALIASING);
+    unsigned char *back = test_buffer_read(&cl, out, bytes);
+    for (size_t k = 0; k < bytes; ++k)
+        cr_assert_eq(back[k], 0xEE, "byte %zu changed", k);
+    free(back);
+    clReleaseMemObject(ids);
+    clReleaseMemObject(emb);
+    clReleaseMemObject(out);
+    clpe_encoder_release(enc);
+}
+
+Test(formats, unsupported_dtype_value_is_rejected)
+{
+    clpe_config cfg = clpe_config_default(8);
+    cfg.dtype = (clpe_dtype)9;
+    clpe_status st;
+    cr_expect_null(clpe_encoder_create(cl.context, cl.device, &cfg, NULL, &st));
+    cr_expect_eq(st, CLPE_ERROR_INVALID_CONFIG);
+    cr_expect_eq(clpe_device_supports_dtype(cl.device, (clpe_dtype)9), 0);
+    cr_expect_eq(clpe_device_supports_dtype(cl.device, CLPE_DTYPE_F16), 1);
+}
