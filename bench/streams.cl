@@ -1,0 +1,55 @@
+/*
+ * streams.cl - the reference kernels clpe-bench measures clpe against: the
+ * fastest a kernel can move the same bytes over the same buffers on the same
+ * device, with no position-encoding arithmetic.
+ *
+ *   stream_T   x[i] = x[i] * a + b      reads and writes each element once:
+ *                                       the limit for the fused add
+ *   fill_T     x[i] = v                 writes each element once: the limit
+ *                                       for the table
+ *   gather_T   out[r][c] = emb[ids[r]][c] * a + b
+ *                                       reads an int32 id per row and that
+ *                                       embedding row, writes the output row:
+ *                                       the limit for the fused gather
+ *
+ * a, b and v are kernel arguments (1, 0 and 0 in practice), so the compiler
+ * cannot prove the loads useless and drop them. Element types go by width,
+ * not by meaning: float32 uses fma like clpe; the 16-bit dtypes stream
+ * ushort and float64 streams ulong, which move the same bytes without
+ * needing cl_khr_fp16 or cl_khr_fp64. One work-item per element; the
+ * runtime picks the work-group size, as a plain user kernel would get.
+ */
+
+#define MAD_FLOAT(x, a, b) fma((x), (a), (b))
+#define MAD_INT(x, a, b) ((x) * (a) + (b))
+
+/* One kernel trio per element type T, named by suffix S, with arithmetic MAD. */
+#define BENCH_STREAMS(T, S, MAD)                                                        \
+    __kernel void stream_##S(__global T *x, T a, T b)                                   \
+    {                                                                                   \
+        size_t i = get_global_id(0);                                                    \
+        x[i] = (T)MAD(x[i], a, b);                                                      \
+    }                                                                                   \
+                                                                                        \
+    __kernel void fill_##S(__global T *x, T v)                                          \
+    {                                                                                   \
+        x[get_global_id(0)] = v;                                                        \
+    }                                                                                   \
+                                                                                        \
+    /* 2-D range: dimension 0 runs along the row (d), dimension 1 over rows. An id      \
+     * outside [0, vocab) reads nothing, as in clpe_enqueue_gather. */                  \
+    __kernel void gather_##S(__global const int *ids, __global const T *emb,            \
+                             __global T *out, uint d, uint vocab, T a, T b)             \
+    {                                                                                   \
+        size_t c = get_global_id(0);                                                    \
+        size_t r = get_global_id(1);                                                    \
+        int id = ids[r];                                                                \
+        T e = (T)0;                                                                     \
+        if ((uint)id < vocab)                                                           \
+            e = emb[(size_t)id * d + c];                                                \
+        out[r * d + c] = (T)MAD(e, a, b);                                               \
+    }
+
+BENCH_STREAMS(float, f32, MAD_FLOAT)
+BENCH_STREAMS(ushort, u16, MAD_INT)
+BENCH_STREAMS(ulong, u64, MAD_INT)
