@@ -1,0 +1,476 @@
+/*
+ * test_bad_input.c - every bad input of the core API gets its own status,
+ * and a rejected call changes nothing: the buffer reads back byte-identical
+ * to its poison, and the out event is left alone.
+ *
+ * Not here: a queue of another device (needs two devices; one is all CI
+ * has) and a device without 64-bit integers (covered by the fault-injection
+ * shim under tests/fault/).
+ */
+#include "support.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define POISON 0x7E
+#define D 8
+#define N 4
+#define REGION_BYTES (N * D * sizeof(float)) /* table of N rows, default pitch */
+
+/* ---- configuration errors ------------------------------------------------ */
+
+/* cfg must be rejected with `want` by every function that takes a config. */
+static void expect_config_rejected(test_cl *t, clpe_encoder *like, const clpe_config *cfg,
+                                   clpe_status want, const char *what)
+{
+    clpe_status st = CLPE_SUCCESS;
+    cr_expect_eq(clpe_config_check(cfg), want, "config_check(%s)", what);
+    clpe_encoder *e = clpe_encoder_create(t->context, t->device, cfg, NULL, &st);
+    cr_expect_null(e, "encoder_create(%s) succeeded", what);
+    cr_expect_eq(st, want, "encoder_create(%s): %d (%s), want %d", what, st,
+                 clpe_status_string(st), want);
+    clpe_encoder_release(e);
+    st = CLPE_SUCCESS;
+    e = clpe_encoder_create_host(cfg, &st);
+    cr_expect_null(e, "encoder_create_host(%s) succeeded", what);
+    cr_expect_eq(st, want, "encoder_create_host(%s): %d, want %d", what, st, want);
+    clpe_encoder_release(e);
+    st = CLPE_SUCCESS;
+    e = clpe_encoder_create_like(like, cfg, &st);
+    cr_expect_null(e, "encoder_create_like(%s) succeeded", what);
+    cr_expect_eq(st, want, "encoder_create_like(%s): %d, want %d", what, st, want);
+    clpe_encoder_release(e);
+}
+
+Test(bad_input, config_values)
+{
+    test_cl t;
+    test_cl_open(&t);
+    clpe_config good = test_config(D, 10000.0, CLPE_FREQ_PAPER, CLPE_LAYOUT_INTERLEAVED);
+    clpe_encoder *like = test_encoder(&t, &good);
+    cr_expect_eq(clpe_config_check(&good), CLPE_SUCCESS);
+
+    struct {
+        const char *what;
+        uint32_t d;
+        double base, scale;
+        clpe_status want;
+    } cases[] = {
+        {"d=0", 0, 10000.0, 1.0, CLPE_ERROR_INVALID_D},
+        {"d=7", 7, 10000.0, 1.0, CLPE_ERROR_INVALID_D},
+        {"d=1", 1, 10000.0, 1.0, CLPE_ERROR_INVALID_D},
+        {"d=MAX+2", CLPE_MAX_D + 2, 10000.0, 1.0, CLPE_ERROR_INVALID_D},
+        {"d=UINT32_MAX-1", UINT32_MAX - 1, 10000.0, 1.0, CLPE_ERROR_INVALID_D},
+        {"base=1", D, 1.0, 1.0, CLPE_ERROR_INVALID_BASE},
+        {"base=0.5", D, 0.5, 1.0, CLPE_ERROR_INVALID_BASE},
+        {"base=0", D, 0.0, 1.0, CLPE_ERROR_INVALID_BASE},
+        {"base=-10000", D, -10000.0, 1.0, CLPE_ERROR_INVALID_BASE},
+        {"base=NaN", D, NAN, 1.0, CLPE_ERROR_INVALID_BASE},
+        {"base=inf", D, INFINITY, 1.0, CLPE_ERROR_INVALID_BASE},
+        {"base=-inf", D, -INFINITY, 1.0, CLPE_ERROR_INVALID_BASE},
+        {"scale=NaN", D, 10000.0, NAN, CLPE_ERROR_INVALID_SCALE},
+        {"scale=inf", D, 10000.0, INFINITY, CLPE_ERROR_INVALID_SCALE},
+        {"scale=-inf", D, 10000.0, -INFINITY, CLPE_ERROR_INVALID_SCALE},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+        clpe_config cfg = good;
+        cfg.d = cases[k].d;
+        cfg.base = cases[k].base;
+        cfg.scale = cases[k].scale;
+        expect_config_rejected(&t, like, &cfg, cases[k].want, cases[k].what);
+    }
+    clpe_config cfg = good;
+    cfg.freq = (clpe_freq)7;
+    expect_config_rejected(&t, like, &cfg, CLPE_ERROR_INVALID_CONFIG, "freq=7");
+    cfg = good;
+    cfg.layout = (clpe_layout)2;
+    expect_config_rejected(&t, like, &cfg, CLPE_ERROR_INVALID_CONFIG, "layout=2");
+    cfg = good;
+    cfg.dtype = (clpe_dtype)99;
+    expect_config_rejected(&t, like, &cfg, CLPE_ERROR_INVALID_CONFIG, "dtype=99");
+
+    /* The limits themselves are accepted: d = 2 and base just above 1. */
+    cfg = good;
+    cfg.d = 2;
+    cfg.base = nextafter(1.0, 2.0);
+    cr_expect_eq(clpe_config_check(&cfg), CLPE_SUCCESS);
+
+    /* NULL arguments. */
+    clpe_status st = CLPE_SUCCESS;
+    cr_expect_null(clpe_encoder_create(t.context, t.device, NULL, NULL, &st));
+    cr_expect_eq(st, CLPE_ERROR_NULL_POINTER);
+    cr_expect_null(clpe_encoder_create(NULL, t.device, &good, NULL, &st));
+    cr_expect_eq(st, CLPE_ERROR_NULL_POINTER);
+    cr_expect_null(clpe_encoder_create(t.context, NULL, &good, NULL, &st));
+    cr_expect_eq(st, CLPE_ERROR_NULL_POINTER);
+    cr_expect_null(clpe_encoder_create_like(NULL, &good, &st));
+    cr_expect_eq(st, CLPE_ERROR_NULL_ENCODER);
+    cr_expect_null(clpe_encoder_create_host(NULL, &st));
+    cr_expect_eq(st, CLPE_ERROR_NULL_POINTER);
+    cr_expect_eq(clpe_config_check(NULL), CLPE_ERROR_NULL_POINTER);
+    /* A NULL status pointer is allowed. */
+    cr_expect_null(clpe_encoder_create_host(NULL, NULL));
+    clpe_encoder_release(NULL); /* a no-op */
+
+    clpe_encoder_release(like);
+    test_cl_close(&t);
+}
+
+/* ---- enqueue errors --------------------------------------------------------- */
+
+typedef struct fixture {
+    test_cl t;
+    clpe_encoder *enc;
+    cl_mem buf;        /* exactly REGION_BYTES, poisoned */
+    cl_mem small;      /* REGION_BYTES - 1, poisoned */
+    cl_context other_ctx;
+    cl_command_queue other_queue;
+    cl_mem other_buf;  /* REGION_BYTES on other_ctx, poisoned */
+} fixture;
+
+static void fixture_open(fixture *f)
+{
+    test_cl_open(&f->t);
+    clpe_config cfg = test_config(D, 10000.0, CLPE_FREQ_PAPER, CLPE_LAYOUT_INTERLEAVED);
+    f->enc = test_encoder(&f->t, &cfg);
+    f->buf = test_buffer_poisoned(&f->t, REGION_BYTES, POISON);
+    f->small = test_buffer_poisoned(&f->t, REGION_BYTES - 1, POISON);
+    /* A second context on the same device: its queue and buffers belong
+     * to another context. */
+    cl_int err;
+    f->other_ctx = clCreateContext(NULL, 1, &f->t.device, NULL, NULL, &err);
+    cr_assert_eq(err, CL_SUCCESS);
+    f->other_queue = clCreateCommandQueue(f->other_ctx, f->t.device, 0, &err);
+    cr_assert_eq(err, CL_SUCCESS);
+    unsigned char poison[REGION_BYTES];
+    memset(poison, POISON, sizeof poison);
+    f->other_buf = clCreateBuffer(f->other_ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                                  REGION_BYTES, poison, &err);
+    cr_assert_eq(err, CL_SUCCESS);
+}
+
+static void fixture_close(fixture *f)
+{
+    clReleaseMemObject(f->other_buf);
+    clReleaseCommandQueue(f->other_queue);
+    clReleaseContext(f->other_ctx);
+    clReleaseMemObject(f->small);
+    clReleaseMemObject(f->buf);
+    clpe_encoder_release(f->enc);
+    test_cl_close(&f->t);
+}
+
+/* The buffer still holds `bytes` bytes of poison (after everything queued
+ * on our queue has run). */
+static void expect_untouched(test_cl *t, cl_command_queue q, cl_mem buf, size_t bytes,
+                             const char *what)
+{
+    cr_assert_eq(clFinish(t->queue), CL_SUCCESS);
+    unsigned char *got = malloc(bytes);
+    cr_assert(got);
+    cl_int err = clEnqueueReadBuffer(q, buf, CL_TRUE, 0, bytes, got, 0, NULL, NULL);
+    cr_assert_eq(err, CL_SUCCESS, "read back: %d", err);
+    size_t k = 0;
+    while (k < bytes && got[k] == POISON)
+        ++k;
+    cr_expect_eq(k, bytes, "%s: byte %zu of the buffer changed to 0x%02x", what, k,
+                 k < bytes ? got[k] : 0);
+    free(got);
+}
+
+/* One rejected call: status, event untouched, buffer untouched. */
+#define EXPECT_REJECTED(f, call, want, buffer, bytes, queue_for_read)                           \
+    do {                                                                                         \
+        cl_event ev_ = NULL;                                                                     \
+        cl_event *event = &ev_;                                                                  \
+        clpe_status st_ = (call);                                                                \
+        cr_expect_eq(st_, (want), "%s: got %d (%s), want %d (%s)", #call, st_,                   \
+                     clpe_status_string(st_), (want), clpe_status_string(want));                 \
+        cr_expect_null(ev_, "%s: out event set on failure", #call);                              \
+        if (ev_)                                                                                 \
+            clReleaseEvent(ev_);                                                                 \
+        (void)event;                                                                             \
+        expect_untouched(&(f)->t, (queue_for_read), (buffer), (bytes), #call);                   \
+    } while (0)
+
+Test(bad_input, table_arguments)
+{
+    fixture f;
+    fixture_open(&f);
+    cl_command_queue q = f.t.queue;
+    clpe_tensor out = {f.buf, 0, 0, 0};
+    clpe_tensor small = {f.small, 0, 0, 0};
+    clpe_tensor null_buf = {NULL, 0, 0, 0};
+    clpe_tensor pitch_short = {f.buf, 0, D - 1, 0};
+    clpe_tensor pitch_one = {f.buf, 0, 1, 0};
+    clpe_tensor misaligned = {f.buf, 2, 0, 0};
+    clpe_tensor offset_over = {f.buf, sizeof(float), 0, 0}; /* one float past the end */
+    clpe_tensor pitch_huge = {f.buf, 0, SIZE_MAX / 2, 0};
+    clpe_tensor foreign = {f.other_buf, 0, 0, 0};
+    cl_event dummy = clCreateUserEvent(f.t.context, NULL);
+    cr_assert_not_null(dummy);
+
+    EXPECT_REJECTED(&f, clpe_enqueue_table(NULL, q, 0, N, &out, 0, NULL, event),
+                    CLPE_ERROR_NULL_ENCODER, f.buf, REGION_BYTES, q);
+    EXPECT_REJECTED(&f, clpe_enqueue_table(f.enc, NULL, 0, N, &out, 0, NULL, event),
+                    CLPE_ERROR_NULL_QUEUE, f.buf, REGION_BYTES, q);
+    EXPECT_REJECTED(&f, clpe_enqueue_table(f.enc, q, 0, N, NULL, 0, NULL, event),
+                    CLPE_ERROR_NULL_POINTER, f.buf, REGION_BYTES, q);
+    EXPECT_REJECTED(&f, clpe_enqueue_table(f.enc, q, 0, N, &null_buf, 0, NULL, event),
+                    CLPE_ERROR_NULL_BUFFER, f.buf, REGION_BYTES, q);
+    /* one byte short */
+    EXPECT_REJECTED(&f, clpe_enqueue_table(f.enc, q, 0, N, &small, 0, NULL, event),
+                    CLPE_ERROR_BUFFER_TOO_SMALL, f.small, REGION_BYTES - 1, q);
+    /* one row too many */
+    EXPECT_REJECTED(&f, clpe_enqueue_table(f.enc, q, 0, N + 1, &out, 0, NULL, event),
+                    CLPE_ERROR_BUFFER_TOO_SMALL, f.buf, REGION_BYTES, q);
+    /* an offset that pushes the last element past the end */
+    EXPECT_REJECTED(&f, clpe_enqueue_table(f.enc, q, 0, N, &offset_over, 0, NULL, event),
+                    CLPE_ERROR_BUFFER_TOO_SMALL, f.buf, REGION_BYTES, q);
+    /* a pitch whose byte count overflows size_t */
+    EXPECT_REJECTED(&f, clpe_enqueue_table(f.enc, q, 0, N, &pitch_huge, 0, NULL, event),
+                    CLPE_ERROR_TOO_LARGE, f.buf, REGION_BYTES, q);
+    EXPECT_REJECTED(&f, clpe_enqueue_table(f.enc, q, 0, 2, &pitch_short, 0, NULL, event),
+                    CLPE_ERROR_INVALID_PITCH, f.buf, REGION_BYTES, q);
+    EXPECT_REJECTED(&f, clpe_enqueue_table(f.enc, q, 0, 1, &pitch_one, 0, NULL, event),
+                    CLPE_ERROR_INVALID_PITCH, f.buf, REGION_BYTES, q);
+    EXPECT_REJECTED(&f, clpe_enqueue_table(f.enc, q, 0, 1, &misaligned, 0, NULL, event),
+                    CLPE_ERROR_MISALIGNED_OFFSET, f.buf, REGION_BYTES, q);
+    /* start + n - 1 leaves int64 */
+    EXPECT_REJECTED(&f, clpe_enqueue_table(f.enc, q, INT64_MAX, 2, &out, 0, NULL, event),
+                    CLPE_ERROR_POSITION_OVERFLOW, f.buf, REGION_BYTES, q);
+    EXPECT_REJECTED(&f, clpe_enqueue_table(f.enc, q, INT64_MAX - 2, N, &out, 0, NULL, event),
+                    CLPE_ERROR_POSITION_OVERFLOW, f.buf, REGION_BYTES, q);
+    /* queue of another context */
+    EXPECT_REJECTED(&f, clpe_enqueue_table(f.enc, f.other_queue, 0, N, &out, 0, NULL, event),
+                    CLPE_ERROR_CONTEXT_MISMATCH, f.buf, REGION_BYTES, q);
+    /* buffer of another context */
+    EXPECT_REJECTED(&f, clpe_enqueue_table(f.enc, q, 0, N, &foreign, 0, NULL, event),
+                    CLPE_ERROR_CONTEXT_MISMATCH, f.other_buf, REGION_BYTES, f.other_queue);
+    /* wait list: a count without a list, a list without a count */
+    EXPECT_REJECTED(&f, clpe_enqueue_table(f.enc, q, 0, N, &out, 1, NULL, event),
+                    CLPE_ERROR_INVALID_WAIT_LIST, f.buf, REGION_BYTES, q);
+    EXPECT_REJECTED(&f, clpe_enqueue_table(f.enc, q, 0, N, &out, 0, &dummy, event),
+                    CLPE_ERROR_INVALID_WAIT_LIST, f.buf, REGION_BYTES, q);
+
+    /* The boundaries are accepted: exactly the right size, and a range
+     * ending at INT64_MAX. */
+    cr_expect_eq(clpe_enqueue_table(f.enc, q, INT64_MAX - (N - 1), N, &out, 0, NULL, NULL),
+                 CLPE_SUCCESS);
+    cr_expect_eq(clpe_enqueue_table(f.enc, q, INT64_MAX, 1, &out, 0, NULL, NULL), CLPE_SUCCESS);
+    cr_expect_eq(clFinish(q), CL_SUCCESS);
+
+    clSetUserEventStatus(dummy, CL_COMPLETE);
+    clReleaseEvent(dummy);
+    fixture_close(&f);
+}
+
+Test(bad_input, add_arguments)
+{
+    fixture f;
+    fixture_open(&f);
+    cl_command_queue q = f.t.queue;
+    /* [2, 2, D] fills the buffer exactly */
+    const size_t B = 2, S = N / 2;
+    clpe_tensor x = {f.buf, 0, 0, 0};
+    clpe_tensor small = {f.small, 0, 0, 0};
+    clpe_tensor null_buf = {NULL, 0, 0, 0};
+    clpe_tensor pitch_short = {f.buf, 0, D - 1, 0};
+    clpe_tensor overlap = {f.buf, 0, D, D}; /* sequences of 2 rows, 1 row apart */
+    clpe_tensor misaligned = {f.buf, 1, 0, 0};
+    clpe_tensor foreign = {f.other_buf, 0, 0, 0};
+
+    int64_t host_pos[N] = {0, 1, 2, 3};
+    cl_mem pos_exact = test_buffer_from(&f.t, host_pos, B * S * sizeof(int64_t));
+    cl_mem pos_short = test_buffer_from(&f.t, host_pos, B * S * sizeof(int64_t) - 1);
+    cl_mem per_seq_short = test_buffer_from(&f.t, host_pos, (B - 1) * sizeof(int64_t));
+    cl_int err;
+    cl_mem pos_foreign = clCreateBuffer(f.other_ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                                        sizeof host_pos, host_pos, &err);
+    cr_assert_eq(err, CL_SUCCESS);
+
+    clpe_positions start_max = {CLPE_POSITIONS_START, INT64_MAX, NULL, 0};
+    clpe_positions ids_short = {CLPE_POSITIONS_IDS, 0, pos_short, 0};
+    clpe_positions ids_offset_over = {CLPE_POSITIONS_IDS, 0, pos_exact, 8};
+    clpe_positions ids_misaligned = {CLPE_POSITIONS_IDS, 0, pos_exact, 4};
+    clpe_positions per_seq_small = {CLPE_POSITIONS_PER_SEQUENCE, 0, per_seq_short, 0};
+    clpe_positions ids_foreign = {CLPE_POSITIONS_IDS, 0, pos_foreign, 0};
+    clpe_positions unknown = {(clpe_position_source)3, 0, pos_exact, 0};
+    clpe_positions unknown_big = {(clpe_position_source)0x7fffffff, 0, pos_exact, 0};
+    cl_event dummy = clCreateUserEvent(f.t.context, NULL);
+    cr_assert_not_null(dummy);
+
+    EXPECT_REJECTED(&f, clpe_enqueue_add(NULL, q, B, S, &x, NULL, 0, NULL, event),
+                    CLPE_ERROR_NULL_ENCODER, f.buf, REGION_BYTES, q);
+    EXPECT_REJECTED(&f, clpe_enqueue_add(f.enc, NULL, B, S, &x, NULL, 0, NULL, event),
+                    CLPE_ERROR_NULL_QUEUE, f.buf, REGION_BYTES, q);
+    EXPECT_REJECTED(&f, clpe_enqueue_add(f.enc, q, B, S, NULL, NULL, 0, NULL, event),
+                    CLPE_ERROR_NULL_POINTER, f.buf, REGION_BYTES, q);
+    EXPECT_REJECTED(&f, clpe_enqueue_add(f.enc, q, B, S, &null_buf, NULL, 0, NULL, event),
+                    CLPE_ERROR_NULL_BUFFER, f.buf, REGION_BYTES, q);
+    EXPECT_REJECTED(&f, clpe_enqueue_add(f.enc, q, B, S, &small, NULL, 0, NULL, event),
+                    CLPE_ERROR_BUFFER_TOO_SMALL, f.small, REGION_BYTES - 1, q);
+    EXPECT_REJECTED(&f, clpe_enqueue_add(f.enc, q, B + 1, S, &x, NULL, 0, NULL, event),
+                    CLPE_ERROR_BUFFER_TOO_SMALL, f.buf, REGION_BYTES, q);
+    EXPECT_REJECTED(&f, clpe_enqueue_add(f.enc, q, B, S, &pitch_short, NULL, 0, NULL, event),
+                    CLPE_ERROR_INVALID_PITCH, f.buf, REGION_BYTES, q);
+    EXPECT_REJECTED(&f, clpe_enqueue_add(f.enc, q, B, S, &overlap, NULL, 0, NULL, event),
+                    CLPE_ERROR_INVALID_PITCH, f.buf, REGION_BYTES, q);
+    EXPECT_REJECTED(&f, clpe_enqueue_add(f.enc, q, B, S, &misaligned, NULL, 0, NULL, event),
+                    CLPE_ERROR_MISALIGNED_OFFSET, f.buf, REGION_BYTES, q);
+    EXPECT_REJECTED(&f, clpe_enqueue_add(f.enc, q, B, S, &x, &start_max, 0, NULL, event),
+                    CLPE_ERROR_POSITION_OVERFLOW, f.buf, REGION_BYTES, q);
+    EXPECT_REJECTED(&f, clpe_enqueue_add(f.enc, f.other_queue, B, S, &x, NULL, 0, NULL, event),
+                    CLPE_ERROR_CONTEXT_MISMATCH, f.buf, REGION_BYTES, q);
+    EXPECT_REJECTED(&f, clpe_enqueue_add(f.enc, q, B, S, &foreign, NULL, 0, NULL, event),
+                    CLPE_ERROR_CONTEXT_MISMATCH, f.other_buf, REGION_BYTES, f.other_queue);
+    EXPECT_REJECTED(&f, clpe_enqueue_add(f.enc, q, B, S, &x, &ids_foreign, 0, NULL, event),
+                    CLPE_ERROR_CONTEXT_MISMATCH, f.buf, REGION_BYTES, q);
+    EXPECT_REJECTED(&f, clpe_enqueue_add(f.enc, q, B, S, &x, NULL, 2, NULL, event),
+                    CLPE_ERROR_INVALID_WAIT_LIST, f.buf, REGION_BYTES, q);
+    EXPECT_REJECTED(&f, clpe_enqueue_add(f.enc, q, B, S, &x, NULL, 0, &dummy, event),
+                    CLPE_ERROR_INVALID_WAIT_LIST, f.buf, REGION_BYTES, q);
+    /* positions buffers too small: one byte short, an offset past the end,
+     * per-sequence starts for one sequence fewer */
+    EXPECT_REJECTED(&f, clpe_enqueue_add(f.enc, q, B, S, &x, &ids_short, 0, NULL, event),
+                    CLPE_ERROR_INDEX_BUFFER_TOO_SMALL, f.buf, REGION_BYTES, q);
+    EXPECT_REJECTED(&f, clpe_enqueue_add(f.enc, q, B, S, &x, &ids_offset_over, 0, NULL, event),
+                    CLPE_ERROR_INDEX_BUFFER_TOO_SMALL, f.buf, REGION_BYTES, q);
+    EXPECT_REJECTED(&f, clpe_enqueue_add(f.enc, q, B, S, &x, &per_seq_small, 0, NULL, event),
+                    CLPE_ERROR_INDEX_BUFFER_TOO_SMALL, f.buf, REGION_BYTES, q);
+    EXPECT_REJECTED(&f, clpe_enqueue_add(f.enc, q, B, S, &x, &ids_misaligned, 0, NULL, event),
+                    CLPE_ERROR_MISALIGNED_OFFSET, f.buf, REGION_BYTES, q);
+    EXPECT_REJECTED(&f, clpe_enqueue_add(f.enc, q, B, S, &x, &unknown, 0, NULL, event),
+                    CLPE_ERROR_INVALID_POSITIONS, f.buf, REGION_BYTES, q);
+    EXPECT_REJECTED(&f, clpe_enqueue_add(f.enc, q, B, S, &x, &unknown_big, 0, NULL, event),
+                    CLPE_ERROR_INVALID_POSITIONS, f.buf, REGION_BYTES, q);
+
+    /* The boundaries are accepted. */
+    clpe_positions ids_exact = {CLPE_POSITIONS_IDS, 0, pos_exact, 0};
+    clpe_positions start_edge = {CLPE_POSITIONS_START, INT64_MAX - (int64_t)(S - 1), NULL, 0};
+    cr_expect_eq(clpe_enqueue_add(f.enc, q, B, S, &x, &ids_exact, 0, NULL, NULL), CLPE_SUCCESS);
+    cr_expect_eq(clpe_enqueue_add(f.enc, q, B, S, &x, &start_edge, 0, NULL, NULL), CLPE_SUCCESS);
+    cr_expect_eq(clFinish(q), CL_SUCCESS);
+
+    clSetUserEventStatus(dummy, CL_COMPLETE);
+    clReleaseEvent(dummy);
+    clReleaseMemObject(pos_exact);
+    clReleaseMemObject(pos_short);
+    clReleaseMemObject(per_seq_short);
+    clReleaseMemObject(pos_foreign);
+    fixture_close(&f);
+}
+
+/* clpe.h documents CLPE_ERROR_INVALID_POSITIONS as "unknown position source,
+ * or its buffer missing": a per-sequence or ids source without its buffer
+ * must say so. */
+Test(bad_input, add_positions_buffer_missing)
+{
+    fixture f;
+    fixture_open(&f);
+    cl_command_queue q = f.t.queue;
+    clpe_tensor x = {f.buf, 0, 0, 0};
+    clpe_positions ids_missing = {CLPE_POSITIONS_IDS, 0, NULL, 0};
+    clpe_positions per_seq_missing = {CLPE_POSITIONS_PER_SEQUENCE, 0, NULL, 0};
+    EXPECT_REJECTED(&f, clpe_enqueue_add(f.enc, q, 2, 2, &x, &ids_missing, 0, NULL, event),
+                    CLPE_ERROR_INVALID_POSITIONS, f.buf, REGION_BYTES, q);
+    EXPECT_REJECTED(&f, clpe_enqueue_add(f.enc, q, 2, 2, &x, &per_seq_missing, 0, NULL, event),
+                    CLPE_ERROR_INVALID_POSITIONS, f.buf, REGION_BYTES, q);
+    fixture_close(&f);
+}
+
+Test(bad_input, host_only_encoder)
+{
+    fixture f;
+    fixture_open(&f);
+    cl_command_queue q = f.t.queue;
+    clpe_config cfg = test_config(D, 10000.0, CLPE_FREQ_PAPER, CLPE_LAYOUT_INTERLEAVED);
+    clpe_status st;
+    clpe_encoder *host = clpe_encoder_create_host(&cfg, &st);
+    cr_assert_not_null(host, "%s", clpe_status_string(st));
+    clpe_tensor out = {f.buf, 0, 0, 0};
+    EXPECT_REJECTED(&f, clpe_enqueue_table(host, q, 0, N, &out, 0, NULL, event),
+                    CLPE_ERROR_HOST_ONLY, f.buf, REGION_BYTES, q);
+    EXPECT_REJECTED(&f, clpe_enqueue_add(host, q, 2, 2, &out, NULL, 0, NULL, event),
+                    CLPE_ERROR_HOST_ONLY, f.buf, REGION_BYTES, q);
+    /* and it cannot seed a device encoder */
+    st = CLPE_SUCCESS;
+    cr_expect_null(clpe_encoder_create_like(host, &cfg, &st));
+    cr_expect_eq(st, CLPE_ERROR_HOST_ONLY);
+    clpe_encoder_release(host);
+    fixture_close(&f);
+}
+
+/* n = 0, batch = 0 and seq = 0 succeed, write nothing, and give an out event
+ * that completes; it also honours the wait list (a marker after it). */
+Test(bad_input, empty_work_succeeds)
+{
+    fixture f;
+    fixture_open(&f);
+    cl_command_queue q = f.t.queue;
+    clpe_tensor out = {f.buf, 0, 0, 0};
+    cl_event ev = NULL;
+
+    cr_expect_eq(clpe_enqueue_table(f.enc, q, 0, 0, &out, 0, NULL, NULL), CLPE_SUCCESS);
+    cr_expect_eq(clpe_enqueue_table(f.enc, q, 0, 0, &out, 0, NULL, &ev), CLPE_SUCCESS);
+    test_event_finish(ev);
+    /* n = 0 at INT64_MAX: no row, no overflow */
+    ev = NULL;
+    cr_expect_eq(clpe_enqueue_table(f.enc, q, INT64_MAX, 0, &out, 0, NULL, &ev), CLPE_SUCCESS);
+    test_event_finish(ev);
+    ev = NULL;
+    cr_expect_eq(clpe_enqueue_add(f.enc, q, 0, N, &out, NULL, 0, NULL, &ev), CLPE_SUCCESS);
+    test_event_finish(ev);
+    ev = NULL;
+    cr_expect_eq(clpe_enqueue_add(f.enc, q, 2, 0, &out, NULL, 0, NULL, &ev), CLPE_SUCCESS);
+    test_event_finish(ev);
+    cr_expect_eq(clpe_enqueue_add(f.enc, q, 0, 0, &out, NULL, 0, NULL, NULL), CLPE_SUCCESS);
+
+    /* With a wait list: the event completes only after the list has. */
+    cl_int err;
+    cl_event gate = clCreateUserEvent(f.t.context, &err);
+    cr_assert_eq(err, CL_SUCCESS);
+    ev = NULL;
+    cr_expect_eq(clpe_enqueue_table(f.enc, q, 0, 0, &out, 1, &gate, &ev), CLPE_SUCCESS);
+    cr_assert_not_null(ev);
+    clFlush(q);
+    cl_int exec = CL_COMPLETE;
+    clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof exec, &exec, NULL);
+    cr_expect_neq(exec, CL_COMPLETE, "empty table's event completed before its wait list");
+    clSetUserEventStatus(gate, CL_COMPLETE);
+    test_event_finish(ev);
+    clReleaseEvent(gate);
+
+    expect_untouched(&f.t, q, f.buf, REGION_BYTES, "empty work");
+    fixture_close(&f);
+}
+
+/* The statuses of the error cases above are distinct, and each has its own
+ * description. */
+Test(bad_input, statuses_are_distinct)
+{
+    const clpe_status all[] = {
+        CLPE_ERROR_NULL_ENCODER,      CLPE_ERROR_NULL_QUEUE,       CLPE_ERROR_NULL_BUFFER,
+        CLPE_ERROR_NULL_POINTER,      CLPE_ERROR_INVALID_D,        CLPE_ERROR_INVALID_BASE,
+        CLPE_ERROR_INVALID_SCALE,     CLPE_ERROR_INVALID_CONFIG,   CLPE_ERROR_UNSUPPORTED_DTYPE,
+        CLPE_ERROR_INVALID_PITCH,     CLPE_ERROR_BUFFER_TOO_SMALL, CLPE_ERROR_POSITION_OVERFLOW,
+        CLPE_ERROR_CONTEXT_MISMATCH,  CLPE_ERROR_DEVICE_MISMATCH,  CLPE_ERROR_DEVICE_UNSUPPORTED,
+        CLPE_ERROR_INVALID_WAIT_LIST, CLPE_ERROR_MISALIGNED_OFFSET, CLPE_ERROR_INVALID_POSITIONS,
+        CLPE_ERROR_INDEX_BUFFER_TOO_SMALL, CLPE_ERROR_HOST_ONLY,  CLPE_ERROR_TOO_LARGE,
+    };
+    size_t n = sizeof all / sizeof all[0];
+    const char *unknown = clpe_status_string(-2999);
+    for (size_t a = 0; a < n; ++a) {
+        cr_expect(all[a] <= -2000 && all[a] >= -2999, "%d outside clpe's range", all[a]);
+        cr_expect(!clpe_status_is_opencl(all[a]));
+        const char *sa = clpe_status_string(all[a]);
+        cr_expect(sa && *sa && strcmp(sa, unknown) != 0, "status %d has no description", all[a]);
+        for (size_t b = a + 1; b < n; ++b) {
+            cr_expect_neq(all[a], all[b]);
+            cr_expect(strcmp(sa, clpe_status_string(all[b])) != 0,
+                      "statuses %d and %d share the description \"%s\"", all[a], all[b], sa);
+        }
+    }
+}
