@@ -1,12 +1,15 @@
 /*
- * test_add.c - the fused add is exactly fmaf(x, scale, table): one rounding,
- * as clpe.h documents, with the table taken from the device's own
- * clpe_enqueue_table output (not from the host emulation), and every
- * position source picks the rows the table has at those positions.
+ * test_add.c - the fused add is exactly the unfused steps "x *= scale;
+ * x += table" in float32, as clpe.h documents (the product rounded, then
+ * the sum rounded: two operations, not an fma), with the table taken from
+ * the device's own clpe_enqueue_table output (not from the host emulation),
+ * and every position source picks the rows the table has at those
+ * positions.
  *
  * The expected buffer is the initial x with each region element replaced by
- * fmaf(x, (float)scale, table[pos(b, s)][i]) computed here with C's fmaf
- * (correctly rounded by definition); the whole buffer is memcmp'd, so row
+ * round(round(x * (float)scale) + table[pos(b, s)][i]) computed here in
+ * float32 (the product goes through a volatile so the compiler cannot
+ * contract the two into an fma); the whole buffer is memcmp'd, so row
  * padding, sequence padding and the bytes around the region must keep
  * their values.
  */
@@ -82,7 +85,15 @@ static void fill_random(float *x, size_t count, uint64_t *rng)
     }
 }
 
-/* Run one add on the device and compare with fmaf over the device table.
+/* The documented arithmetic of the add, in float32: two roundings. */
+static float mul_then_add(float x, float scale, float pe)
+{
+    volatile float prod = x * scale; /* rounded here, never fused */
+    return prod + pe;
+}
+
+/* Run one add on the device and compare with mul_then_add over the device
+ * table.
  * x0 NULL means random activations; otherwise every element starts as *x0. */
 static void run_case(test_cl *t, clpe_encoder *enc, const add_case *c, const float *x0,
                      uint64_t seed)
@@ -113,7 +124,7 @@ static void run_case(test_cl *t, clpe_encoder *enc, const add_case *c, const flo
         for (size_t s = 0; s < c->seq; ++s)
             for (uint32_t i = 0; i < d; ++i) {
                 float *e = &expect[c->offset + b * bp + s * rp + i];
-                *e = fmaf(*e, scale, table[(b * c->seq + s) * d + i]);
+                *e = mul_then_add(*e, scale, table[(b * c->seq + s) * d + i]);
             }
 
     cl_mem xbuf = test_buffer_from(t, init, bytes);
@@ -144,7 +155,7 @@ static void run_case(test_cl *t, clpe_encoder *enc, const add_case *c, const flo
             ++k;
         cr_expect(0,
                   "d=%u scale=%g source=%d batch=%zu seq=%zu rp=%zu bp=%zu: first difference "
-                  "at element %zu: got %a, fmaf(%a, %a, table) = %a",
+                  "at element %zu: got %a, %a * %a + table = %a",
                   d, cfg.scale, (int)c->source, c->batch, c->seq, rp, bp, k, got[k], init[k],
                   scale, expect[k]);
     }
@@ -207,7 +218,7 @@ Test(add, fma_of_table_d64_split)
 Test(add, fma_of_table_d130) { scales_for(130, CLPE_FREQ_PAPER, CLPE_LAYOUT_SPLIT, 500000.0); }
 Test(add, fma_of_table_d2) { scales_for(2, CLPE_FREQ_TENSOR2TENSOR, CLPE_LAYOUT_INTERLEAVED, 2.0); }
 
-/* With x = -0 and scale 1, fma(-0, 1, pe) = pe for every pe (-0 + pe is pe,
+/* With x = -0 and scale 1, -0 * 1 + pe = pe for every pe (-0 + pe is pe,
  * and -0 + -0 is -0), so the add must write exactly the table's rows: each
  * position source picks the same rows as the table at those positions. */
 Test(add, sources_give_table_rows)
@@ -225,11 +236,11 @@ Test(add, sources_give_table_rows)
     test_cl_close(&t);
 }
 
-/* Rounding is fma's single rounding, not a multiply then an add: find
- * inputs where the two differ and check the device picks the fma result.
- * With scale sqrt(d) (inexact as a float) most random x round differently
- * in x * scale, so a separately-rounded kernel would fail here. */
-Test(add, single_rounding_is_observable)
+/* Rounding is a multiply then an add, not fma's single rounding: use
+ * inputs where the two differ and check the device picks the documented
+ * one. With an inexact scale most random x give an inexact product, so a
+ * kernel that fused them into an fma would fail here. */
+Test(add, two_roundings_not_fma)
 {
     test_cl t;
     test_cl_open(&t);
@@ -252,12 +263,9 @@ Test(add, single_rounding_is_observable)
                  CL_SUCCESS);
     float scale = (float)cfg.scale;
     size_t differ = 0;
-    for (size_t k = 0; k < count; ++k) {
-        volatile float prod = x[k] * scale; /* volatile: no contraction */
-        float two = prod + table[k];
-        if (two != fmaf(x[k], scale, table[k]))
+    for (size_t k = 0; k < count; ++k)
+        if (mul_then_add(x[k], scale, table[k]) != fmaf(x[k], scale, table[k]))
             ++differ;
-    }
     cr_assert_gt(differ, 10, "test inputs do not separate fma from mul+add (%zu)", differ);
     cl_mem xbuf = test_buffer_from(&t, x, count * sizeof(float));
     clpe_positions pos = {CLPE_POSITIONS_START, 3, NULL, 0};
@@ -266,12 +274,12 @@ Test(add, single_rounding_is_observable)
     float *got = test_buffer_read(&t, xbuf, count * sizeof(float));
     size_t bad = 0;
     for (size_t k = 0; k < count; ++k) {
-        float e = fmaf(x[k], scale, table[k]);
+        float e = mul_then_add(x[k], scale, table[k]);
         if (memcmp(&e, &got[k], 4) != 0)
             ++bad;
     }
-    cr_expect_eq(bad, 0, "%zu of %zu elements are not fmaf(x, scale, pe) (%zu would differ "
-                         "under mul-then-add)", bad, count, differ);
+    cr_expect_eq(bad, 0, "%zu of %zu elements are not x * scale + pe rounded twice (%zu would "
+                         "differ under fma)", bad, count, differ);
     free(got);
     free(table);
     free(x);

@@ -11,7 +11,7 @@
  *    two different poison patterns (so no element can pass by happening to
  *    hold the poison: it was written, and its value does not depend on what
  *    was there before);
- *  - add: every region element equals fmaf(x, scale, pe) applied once
+ *  - add: every region element equals the host emulation of one add
  *    (applied twice, or not at all, gives another value).
  * Widths with pair counts that do not fill a work-group (d = 6, 130) make
  * the kernel's spare work-items visible if they write: they would land in
