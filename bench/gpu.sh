@@ -54,6 +54,31 @@ if ((${#missing[@]})); then
   fail "this machine lacks: $(IFS=', '; echo "${missing[*]}")"
 fi
 
+# ---- ICDs: a GPU driver library that no vendors file names -------------------
+# Containers often carry the vendor's OpenCL library (mounted with the driver)
+# but not its /etc/OpenCL/vendors/*.icd file, so the loader never sees the GPU.
+# Name such libraries in a vendors folder of the build tree, next to copies
+# of the registered ones, and point the loader there (nothing is installed).
+vendors=${OCL_ICD_VENDORS:-/etc/OpenCL/vendors}
+icd_dir=$build/icd
+extra=()
+for lib in libnvidia-opencl.so.1 libamdocl64.so libigdrcl.so; do
+  if ldconfig -p 2>/dev/null | grep -q " $lib " &&
+     ! grep -qs "$lib" "$vendors"/*.icd; then
+    extra+=("$lib")
+  fi
+done
+if ((${#extra[@]})); then
+  mkdir -p "$icd_dir" || exit 1
+  rm -f "$icd_dir"/*.icd
+  cp "$vendors"/*.icd "$icd_dir"/ 2>/dev/null
+  for lib in "${extra[@]}"; do
+    echo "$lib" >"$icd_dir/${lib%%.so*}.icd"
+  done
+  export OCL_ICD_VENDORS=$icd_dir
+  say "registered ${extra[*]} for the ICD loader through OCL_ICD_VENDORS=$icd_dir"
+fi
+
 # ---- machine facts ----------------------------------------------------------
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"

@@ -290,6 +290,7 @@ typedef struct op_ctx {
     clpe_encoder *enc;
     cl_kernel kernel;
     size_t batch, seq, d;
+    size_t width;                 /* limits: elements per work-item, 1 or 4 */
     double a, b;                  /* stream scalars, for OP_RAW_LAUNCH */
 } op_ctx;
 
@@ -315,11 +316,11 @@ static cl_int op_enqueue(void *p, cl_command_queue q, cl_event *ev)
     switch (o->kind) {
     case OP_STREAM:
     case OP_FILL: {
-        size_t g = rows * o->d;
+        size_t g = rows * o->d / o->width;
         return clEnqueueNDRangeKernel(q, o->kernel, 1, NULL, &g, NULL, 0, NULL, ev);
     }
     case OP_GATHER_STREAM: {
-        size_t g[2] = {o->d, rows};
+        size_t g[2] = {o->d / o->width, rows};
         return clEnqueueNDRangeKernel(q, o->kernel, 2, NULL, g, NULL, 0, NULL, ev);
     }
     case OP_RAW_LAUNCH: {
@@ -372,6 +373,7 @@ typedef struct row {
     const char *dtype;       /* dtype name for clpe rows, stream suffix for limits */
     const char *size;        /* "full" or "1/64" */
     size_t batch, seq, d;
+    size_t width;            /* limits: elements per work-item */
     double elements, bytes;
     bench_result r;
     int state;               /* 0 ok, 1 skipped, 2 failed */
@@ -426,6 +428,18 @@ static void add_note(report *rep, const char *fmt, ...)
     rep->notes[rep->n_notes++] = s;
 }
 
+/* "stream", or "stream-x4" for the four-per-work-item variant. */
+static const char *op_label(const row *r)
+{
+    static char buf[4][32];
+    static int next;
+    if (r->width <= 1)
+        return OP_NAMES[r->kind];
+    char *b = buf[next++ % 4];
+    snprintf(b, sizeof buf[0], "%s-x%zu", OP_NAMES[r->kind], r->width);
+    return b;
+}
+
 static double gelem(const row *r)
 {
     return r->state == 0 && r->r.median_s > 0 ? r->elements / r->r.median_s * 1e-9 : NAN;
@@ -433,7 +447,7 @@ static double gelem(const row *r)
 
 static void print_header(void)
 {
-    printf("%-14s %-5s %-5s %14s %11s %7s %8s %8s  %-18s %6s\n", "op", "dtype", "size",
+    printf("%-16s %-5s %-5s %14s %11s %7s %8s %8s  %-20s %6s\n", "op", "dtype", "size",
            "batch*seq x d", "us/iter", "spread", "Gelem/s", "GB/s", "limit", "ratio");
 }
 
@@ -441,7 +455,7 @@ static void print_row(const report *rep, const row *r)
 {
     char shape[64];
     snprintf(shape, sizeof shape, "%zux%zu", r->batch * r->seq, r->d);
-    printf("%-14s %-5s %-5s %14s ", OP_NAMES[r->kind], r->dtype, r->size, shape);
+    printf("%-16s %-5s %-5s %14s ", op_label(r), r->dtype, r->size, shape);
     if (r->state != 0) {
         printf("%s: %s\n", r->state == 1 ? "skipped" : "FAILED", r->note);
         return;
@@ -452,25 +466,29 @@ static void print_row(const report *rep, const row *r)
     if (r->limit >= 0) {
         const row *l = &rep->rows[r->limit];
         char lname[32];
-        snprintf(lname, sizeof lname, "%s/%s", OP_NAMES[l->kind], l->dtype);
+        snprintf(lname, sizeof lname, "%s/%s", op_label(l), l->dtype);
         if (isnan(r->ratio))
-            printf("  %-18s %6s", lname, "-");
+            printf("  %-20s %6s", lname, "-");
         else
-            printf("  %-18s %6.3f", lname, r->ratio);
+            printf("  %-20s %6.3f", lname, r->ratio);
     }
     printf("%s%s\n", r->note[0] ? "  " : "", r->note);
     fflush(stdout);
 }
 
-/* Find an already measured limit row for (kind, stream suffix, size). */
+/* The limit row for (kind, stream suffix, size): of the variants measured,
+ * the fastest; -1 when none was measured. */
 static int find_limit(const report *rep, op_kind kind, const char *suffix, const char *size)
 {
+    int best = -1;
     for (size_t i = 0; i < rep->n; i++) {
         const row *r = &rep->rows[i];
-        if (r->kind == kind && strcmp(r->dtype, suffix) == 0 && strcmp(r->size, size) == 0)
-            return (int)i;
+        if (r->kind != kind || strcmp(r->dtype, suffix) != 0 || strcmp(r->size, size) != 0)
+            continue;
+        if (best < 0 || (r->state == 0 && !(gelem(r) <= gelem(&rep->rows[best]))))
+            best = (int)i;
     }
-    return -1;
+    return best;
 }
 
 /* ---- running -------------------------------------------------------------- */
@@ -480,7 +498,6 @@ typedef struct run_state {
     bench_env env;
     bench_plan plan;
     report rep;
-    cl_uint d32;
 } run_state;
 
 /* Time one operation and append its row. */
@@ -495,6 +512,7 @@ static void measure(run_state *s, op_ctx *o, const char *dtype_label, const char
     r->batch = o->batch;
     r->seq = o->seq;
     r->d = o->d;
+    r->width = o->width;
     r->elements = (double)(o->batch * o->seq) * (double)o->d;
     r->bytes = op_bytes(o->kind, o->batch * o->seq, o->d, o->dt->size);
     if (o->kind >= OP_TABLE) {
@@ -530,17 +548,22 @@ static cl_int zero_buffer(cl_command_queue q, cl_mem buf, size_t bytes)
     return err == CL_SUCCESS ? clFinish(q) : err;
 }
 
-/* The three limits for one stream suffix at one size, unless measured already. */
+/* The three limits, each in both variants where the shape allows, for one
+ * stream suffix at one size, unless measured already. */
 static int measure_limits(run_state *s, const dtype_info *dt, size_t seq, const char *size)
 {
     static const op_kind kinds[] = {OP_STREAM, OP_FILL, OP_GATHER_STREAM};
+    static const char *const stems[] = {"stream", "fill", "gather"};
     if (find_limit(&s->rep, OP_STREAM, dt->stream, size) >= 0)
         return 0;
-    for (size_t k = 0; k < 3; k++) {
+    size_t n = s->opt->batch * seq * s->opt->d;
+    for (size_t v = 0; v < 6; v++) {
+        size_t k = v % 3, width = v < 3 ? 1 : 4;
+        if (width == 4 && (n % 4 || (kinds[k] == OP_GATHER_STREAM && s->opt->d % 4)))
+            continue;
         char name[64];
-        snprintf(name, sizeof name, "%s_%s", OP_NAMES[kinds[k]], dt->stream);
-        if (kinds[k] == OP_GATHER_STREAM)
-            snprintf(name, sizeof name, "gather_%s", dt->stream);
+        snprintf(name, sizeof name, "%s%s_%s", stems[k], width == 4 ? "4" : "", dt->stream);
+        cl_uint d_arg = (cl_uint)(s->opt->d / width);
         cl_int err;
         cl_kernel kern = clCreateKernel(s->env.streams, name, &err);
         if (!kern) {
@@ -553,7 +576,7 @@ static int measure_limits(run_state *s, const dtype_info *dt, size_t seq, const 
             err = clSetKernelArg(kern, 0, sizeof(cl_mem), &s->env.ids);
             err |= clSetKernelArg(kern, 1, sizeof(cl_mem), &s->env.emb);
             err |= clSetKernelArg(kern, 2, sizeof(cl_mem), &s->env.y);
-            err |= clSetKernelArg(kern, 3, sizeof(cl_uint), &s->d32);
+            err |= clSetKernelArg(kern, 3, sizeof(cl_uint), &d_arg);
             err |= clSetKernelArg(kern, 4, sizeof(cl_uint), &vocab);
             err |= set_scalar(kern, 5, dt->stream, 1.0);
             err |= set_scalar(kern, 6, dt->stream, 0.0);
@@ -569,7 +592,7 @@ static int measure_limits(run_state *s, const dtype_info *dt, size_t seq, const 
             return -1;
         }
         op_ctx o = {.kind = kinds[k], .env = &s->env, .dt = dt, .kernel = kern,
-                    .batch = s->opt->batch, .seq = seq, .d = s->opt->d};
+                    .batch = s->opt->batch, .seq = seq, .d = s->opt->d, .width = width};
         measure(s, &o, dt->stream, size, NULL);
         clReleaseKernel(kern);
     }
@@ -614,7 +637,7 @@ static int run_dtype(run_state *s, const dtype_info *dt, clpe_encoder *base,
             return -1;
         for (size_t k = 0; k < 4; k++) {
             op_ctx o = {.kind = ops[k], .env = &s->env, .dt = dt, .enc = enc,
-                        .batch = opt->batch, .seq = seq, .d = opt->d};
+                        .batch = opt->batch, .seq = seq, .d = opt->d, .width = 1};
             measure(s, &o, dt->name, sizes[z], skip[0] ? skip : NULL);
         }
     }
@@ -646,9 +669,10 @@ static void measure_costs(run_state *s, clpe_encoder *enc, cl_kernel raw, cost_r
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
         cost_row *c = &out[(*n_out)++];
         *c = (cost_row){.kind = kinds[k], .rows = seq, .d = s->opt->d, .calls = s->opt->calls};
-        printf("  %-14s ", OP_NAMES[kinds[k]]);
+        printf("  %-16s ", OP_NAMES[kinds[k]]);
         op_ctx o = {.kind = kinds[k], .env = &s->env, .dt = &DTYPES[0], .enc = enc,
-                    .kernel = raw, .batch = 1, .seq = seq, .d = s->opt->d, .a = 1.0, .b = 0.0};
+                    .kernel = raw, .batch = 1, .seq = seq, .d = s->opt->d, .width = 1,
+                    .a = 1.0, .b = 0.0};
         c->status = bench_enqueue_cost(s->env.host_queue, op_enqueue, &o, s->opt->calls,
                                        s->opt->repeats, &c->median_s, &c->min_s, &c->max_s);
         if (c->status != CL_SUCCESS) {
@@ -741,9 +765,12 @@ static int write_json(const char *path, const run_state *s, const device_desc *d
         const row *r = &s->rep.rows[i];
         static const char *const states[] = {"ok", "skipped", "failed"};
         fprintf(f, "%s\n    {\"op\": \"%s\", \"kind\": \"%s\", \"dtype\": \"%s\", \"size\": \"%s\", "
-                   "\"batch\": %zu, \"seq\": %zu, \"d\": %zu, \"elements\": ",
-                i ? "," : "", OP_NAMES[r->kind], r->kind >= OP_TABLE ? "clpe" : "limit", r->dtype,
+                   "\"batch\": %zu, \"seq\": %zu, \"d\": %zu, ",
+                i ? "," : "", op_label(r), r->kind >= OP_TABLE ? "clpe" : "limit", r->dtype,
                 r->size, r->batch, r->seq, r->d);
+        if (r->kind < OP_TABLE)
+            fprintf(f, "\"per_work_item\": %zu, ", r->width);
+        fprintf(f, "\"elements\": ");
         json_number(f, r->elements);
         fprintf(f, ", \"bytes\": ");
         json_number(f, r->bytes);
@@ -769,7 +796,7 @@ static int write_json(const char *path, const run_state *s, const device_desc *d
         if (r->limit >= 0) {
             const row *l = &s->rep.rows[r->limit];
             fprintf(f, ", \"limit\": {\"op\": \"%s\", \"dtype\": \"%s\"}, \"ratio\": ",
-                    OP_NAMES[l->kind], l->dtype);
+                    op_label(l), l->dtype);
             json_number(f, r->ratio);
         }
         if (r->note[0]) {
@@ -844,7 +871,6 @@ int main(int argc, char **argv)
     s.plan = (bench_plan){.target_s = opt.target_ms * 1e-3, .repeats = opt.repeats,
                           .max_iters = 100000};
     s.env.vocab = opt.vocab;
-    s.d32 = (cl_uint)opt.d;
     int rc = 1;
     clpe_encoder *base = NULL;
     cl_kernel raw = NULL;

@@ -16,8 +16,14 @@
  * cannot prove the loads useless and drop them. Element types go by width,
  * not by meaning: float32 uses fma like clpe; the 16-bit dtypes stream
  * ushort and float64 streams ulong, which move the same bytes without
- * needing cl_khr_fp16 or cl_khr_fp64. One work-item per element; the
- * runtime picks the work-group size, as a plain user kernel would get.
+ * needing cl_khr_fp16 or cl_khr_fp64. The runtime picks the work-group
+ * size, as a plain user kernel would get.
+ *
+ * Each kernel comes twice: one element per work-item, and four (stream4_,
+ * fill4_, gather4_: a 4-vector per work-item). Which is faster depends on
+ * the device (GPUs issue fewer, wider memory operations with the second;
+ * PoCL vectorizes the first across work-items itself), so clpe-bench times
+ * both and holds clpe against the faster one.
  */
 
 #define MAD_FLOAT(x, a, b) fma((x), (a), (b))
@@ -50,6 +56,35 @@
         out[r * d + c] = (T)MAD(e, a, b);                                               \
     }
 
+/* The same with a 4-vector VT of T per work-item; n and d multiples of 4. */
+#define BENCH_STREAMS4(T, VT, S, MAD)                                                   \
+    __kernel void stream4_##S(__global VT *x, T a, T b)                                 \
+    {                                                                                   \
+        size_t i = get_global_id(0);                                                    \
+        x[i] = MAD(x[i], (VT)a, (VT)b);                                                 \
+    }                                                                                   \
+                                                                                        \
+    __kernel void fill4_##S(__global VT *x, T v)                                        \
+    {                                                                                   \
+        x[get_global_id(0)] = (VT)v;                                                    \
+    }                                                                                   \
+                                                                                        \
+    /* d4 = d / 4 vectors per row. */                                                   \
+    __kernel void gather4_##S(__global const int *ids, __global const VT *emb,          \
+                              __global VT *out, uint d4, uint vocab, T a, T b)          \
+    {                                                                                   \
+        size_t c = get_global_id(0);                                                    \
+        size_t r = get_global_id(1);                                                    \
+        int id = ids[r];                                                                \
+        VT e = (VT)0;                                                                   \
+        if ((uint)id < vocab)                                                           \
+            e = emb[(size_t)id * d4 + c];                                               \
+        out[r * d4 + c] = MAD(e, (VT)a, (VT)b);                                         \
+    }
+
 BENCH_STREAMS(float, f32, MAD_FLOAT)
 BENCH_STREAMS(ushort, u16, MAD_INT)
 BENCH_STREAMS(ulong, u64, MAD_INT)
+BENCH_STREAMS4(float, float4, f32, MAD_FLOAT)
+BENCH_STREAMS4(ushort, ushort4, u16, MAD_INT)
+BENCH_STREAMS4(ulong, ulong4, u64, MAD_INT)
