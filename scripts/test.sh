@@ -13,3 +13,4 @@ cmake --build build -j "$(nproc)"
 
 echo "== test suite"
 ctest --test-dir build --output-on-failure
+tests/consumer/run.sh build
