@@ -13,4 +13,8 @@ cmake --build build -j "$(nproc)"
 
 echo "== test suite"
 ctest --test-dir build --output-on-failure
+
+echo "== benchmark smoke test (tiny sizes: it must run and write valid JSON, not a measurement)"
+build/bench/clpe-bench --quick --json build/bench-smoke.json
+python3 -m json.tool build/bench-smoke.json >/dev/null
 tests/consumer/run.sh build
