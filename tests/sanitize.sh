@@ -35,9 +35,9 @@ tsan)
   build=build-tsan
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCLPE_TSAN=ON -DCLPE_WERROR=ON \
         -DCLPE_BUILD_BENCH=OFF -DCLPE_BUILD_CLI=OFF >/dev/null
-  cmake --build "$build" -j "$jobs" --target test_stress
+  cmake --build "$build" -j "$jobs" --target stress_standalone
   export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp"
-  ctest --test-dir "$build" --output-on-failure -R '^test_stress$'
+  ctest --test-dir "$build" --output-on-failure -R "^stress_standalone$"
   ;;
 *)
   echo "usage: $0 [asan|tsan]" >&2

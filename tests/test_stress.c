@@ -15,12 +15,17 @@
  *      bit with the host emulation.
  * It then publishes its last event for the next thread's wait list.
  *
- * The same test runs under ThreadSanitizer (tests/sanitize.sh tsan). The
- * iteration count comes from CLPE_STRESS_ITERS (default 20).
+ * The same test runs under ThreadSanitizer (tests/sanitize.sh tsan). There
+ * it is built with CLPE_STRESS_STANDALONE as a plain program (Criterion's
+ * process arena and TSan's shadow memory cannot share an address space), so
+ * the stress itself uses no Criterion calls. The iteration count comes from
+ * CLPE_STRESS_ITERS (default 20).
  */
 #include "support.h"
 
+#ifndef CLPE_STRESS_STANDALONE
 #include <criterion/criterion.h>
+#endif
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +38,15 @@ extern __typeof__(clpe_host_gather) clpe_host_gather __attribute__((weak));
 #define QUEUES 4
 #define D 64u
 #define VOCAB 50
+
+/* splitmix64, local so the standalone build needs no test support library */
+static uint64_t rnd(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
 
 typedef struct shared_state {
     test_cl t;
@@ -99,12 +113,12 @@ static void *work(void *arg)
 
     for (int it = 0; it < s->iters; ++it) {
         clpe_encoder *enc = s->enc[(w->id + it) % 2];
-        cl_command_queue q1 = s->queues[test_rand_u64(&rng) % QUEUES];
-        cl_command_queue q2 = s->queues[test_rand_u64(&rng) % QUEUES];
-        size_t batch = 1 + test_rand_u64(&rng) % 3;
-        size_t seq = 1 + test_rand_u64(&rng) % (max_rows / batch);
-        int64_t start = (int64_t)(test_rand_u64(&rng) >> (test_rand_u64(&rng) % 64)) / 2;
-        int64_t start2 = (int64_t)(test_rand_u64(&rng) % 100000);
+        cl_command_queue q1 = s->queues[rnd(&rng) % QUEUES];
+        cl_command_queue q2 = s->queues[rnd(&rng) % QUEUES];
+        size_t batch = 1 + rnd(&rng) % 3;
+        size_t seq = 1 + rnd(&rng) % (max_rows / batch);
+        int64_t start = (int64_t)(rnd(&rng) >> (rnd(&rng) % 64)) / 2;
+        int64_t start2 = (int64_t)(rnd(&rng) % 100000);
 
         /* 1. the table, behind the neighbour's latest command */
         other = take_published(s, (w->id + 1) % THREADS);
@@ -130,7 +144,7 @@ static void *work(void *arg)
         if (clpe_enqueue_gather && clpe_host_gather && it % 3 == 0) {
             int32_t ids[300];
             for (size_t k = 0; k < batch * seq; ++k)
-                ids[k] = (int32_t)(test_rand_u64(&rng) % (VOCAB + 2)) - 1; /* some bad */
+                ids[k] = (int32_t)(rnd(&rng) % (VOCAB + 2)) - 1; /* some bad */
             want_bad = 0;
             first_bad = 0xFFFFFFFFu;
             for (size_t k = 0; k < batch * seq; ++k) {
@@ -167,7 +181,7 @@ static void *work(void *arg)
         }
 
         /* 4. read back behind the last command, on a third queue */
-        cl_command_queue q3 = s->queues[test_rand_u64(&rng) % QUEUES];
+        cl_command_queue q3 = s->queues[rnd(&rng) % QUEUES];
         err = clEnqueueReadBuffer(q3, buf, CL_TRUE, 0, batch * seq * D * sizeof(float), got, 1,
                                   &last, NULL);
         if (err != CL_SUCCESS)
@@ -219,67 +233,128 @@ out:
     return NULL;
 }
 
-Test(stress, sixteen_threads_shared_encoder_and_queues, .timeout = 900)
+/* Run the whole stress; 0 and a summary in msg on success, else -1 and
+ * the first failure in msg. */
+static int stress_run(int iters, char *msg, size_t msg_len)
 {
     static shared_state s;
     static worker workers[THREADS];
+    int rc = -1;
+    clpe_status st;
+    cl_int err = CL_SUCCESS;
     memset(&s, 0, sizeof s);
-    test_cl_open(&s.t);
-    const char *iters = getenv("CLPE_STRESS_ITERS");
-    s.iters = iters && *iters ? atoi(iters) : 20;
+    s.iters = iters;
     pthread_mutex_init(&s.lock, NULL);
-    cl_int err;
+    snprintf(msg, msg_len, "setup failed");
+    if ((st = clpe_select_device(NULL, &s.t.platform, &s.t.device)) != CLPE_SUCCESS) {
+        snprintf(msg, msg_len, "no device: %s", clpe_status_string(st));
+        goto out;
+    }
+    s.t.context = clCreateContext(NULL, 1, &s.t.device, NULL, NULL, &err);
+    if (err != CL_SUCCESS)
+        goto out;
     for (int k = 0; k < QUEUES; ++k) {
         cl_command_queue_properties props = k % 2 ? CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE : 0;
         s.queues[k] = clCreateCommandQueue(s.t.context, s.t.device, props, &err);
         if (err == CL_INVALID_QUEUE_PROPERTIES) /* a device without out-of-order queues */
             s.queues[k] = clCreateCommandQueue(s.t.context, s.t.device, 0, &err);
-        cr_assert_eq(err, CL_SUCCESS);
+        if (err != CL_SUCCESS)
+            goto out;
     }
     clpe_config cfg = clpe_config_default(D);
     cfg.scale = 8.0;
-    s.enc[0] = test_encoder(&s.t, &cfg);
+    static char log[16384];
+    clpe_build_log build_log = {log, sizeof log, 0};
+    s.enc[0] = clpe_encoder_create(s.t.context, s.t.device, &cfg, &build_log, &st);
+    if (!s.enc[0]) {
+        snprintf(msg, msg_len, "clpe_encoder_create: %s\n%.900s", clpe_status_string(st), log);
+        goto out;
+    }
     cfg.layout = CLPE_LAYOUT_SPLIT;
     cfg.freq = CLPE_FREQ_TENSOR2TENSOR;
     cfg.scale = 0.5;
-    clpe_status st;
     s.enc[1] = clpe_encoder_create_like(s.enc[0], &cfg, &st);
-    cr_assert_not_null(s.enc[1], "%s", clpe_status_string(st));
+    if (!s.enc[1]) {
+        snprintf(msg, msg_len, "clpe_encoder_create_like: %s", clpe_status_string(st));
+        goto out;
+    }
     s.host_embedding = malloc((size_t)VOCAB * D * sizeof(float));
-    cr_assert(s.host_embedding);
+    if (!s.host_embedding)
+        goto out;
     uint64_t seed = 99;
     for (size_t k = 0; k < (size_t)VOCAB * D; ++k)
-        s.host_embedding[k] = (float)(int64_t)(test_rand_u64(&seed) % 1000) / 64.0f;
-    s.embedding = test_buffer_from(&s.t, s.host_embedding, (size_t)VOCAB * D * sizeof(float));
+        s.host_embedding[k] = (float)(int64_t)(rnd(&seed) % 1000) / 64.0f;
+    s.embedding = clCreateBuffer(s.t.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                 (size_t)VOCAB * D * sizeof(float), s.host_embedding, &err);
+    if (err != CL_SUCCESS)
+        goto out;
 
     pthread_t threads[THREADS];
     for (int k = 0; k < THREADS; ++k) {
         workers[k] = (worker){.s = &s, .id = k};
-        cr_assert_eq(pthread_create(&threads[k], NULL, work, &workers[k]), 0);
+        if (pthread_create(&threads[k], NULL, work, &workers[k]) != 0) {
+            snprintf(msg, msg_len, "pthread_create failed");
+            for (int j = 0; j < k; ++j)
+                pthread_join(threads[j], NULL);
+            goto out;
+        }
     }
     long checked = 0;
     for (int k = 0; k < THREADS; ++k)
         pthread_join(threads[k], NULL);
+    rc = 0;
     for (int k = 0; k < THREADS; ++k) {
-        cr_expect_str_empty(workers[k].failure, "%s", workers[k].failure);
+        if (workers[k].failure[0] && rc == 0) {
+            snprintf(msg, msg_len, "%s", workers[k].failure);
+            rc = -1;
+        }
         checked += workers[k].checked;
     }
     for (int k = 0; k < QUEUES; ++k)
-        cr_assert_eq(clFinish(s.queues[k]), CL_SUCCESS);
-    printf("stress: %d threads x %d iterations, %ld values bit-exact%s\n", THREADS, s.iters,
-           checked, clpe_enqueue_gather ? " (with gather)" : "");
-
+        if (clFinish(s.queues[k]) != CL_SUCCESS)
+            rc = -1;
+    if (rc == 0)
+        snprintf(msg, msg_len, "stress: %d threads x %d iterations, %ld values bit-exact%s",
+                 THREADS, s.iters, checked, clpe_enqueue_gather ? " (with gather)" : "");
+out:
     for (int k = 0; k < THREADS; ++k)
         if (s.published[k])
             clReleaseEvent(s.published[k]);
     clpe_encoder_release(s.enc[1]);
     clpe_encoder_release(s.enc[0]);
-    clReleaseMemObject(s.embedding);
+    if (s.embedding)
+        clReleaseMemObject(s.embedding);
     free(s.host_embedding);
     for (int k = 0; k < QUEUES; ++k)
-        clReleaseCommandQueue(s.queues[k]);
+        if (s.queues[k])
+            clReleaseCommandQueue(s.queues[k]);
+    if (s.t.context)
+        clReleaseContext(s.t.context);
     pthread_mutex_destroy(&s.lock);
-    test_cl_close(&s.t);
+    return rc;
+}
+
+static int iterations(void)
+{
+    const char *iters = getenv("CLPE_STRESS_ITERS");
+    return iters && *iters ? atoi(iters) : 20;
+}
+
+#ifdef CLPE_STRESS_STANDALONE
+int main(void)
+{
+    char msg[1024];
+    int rc = stress_run(iterations(), msg, sizeof msg);
+    printf("%s\n", msg);
+    return rc == 0 ? 0 : 1;
+}
+#else
+Test(stress, sixteen_threads_shared_encoder_and_queues, .timeout = 900)
+{
+    char msg[1024];
+    int rc = stress_run(iterations(), msg, sizeof msg);
+    cr_assert_eq(rc, 0, "%s", msg);
+    printf("%s\n", msg);
 }
 
 /* The header allows bad_ids == NULL ("If bad_ids is non-NULL ..."), but the
@@ -310,3 +385,4 @@ Test(stress, gather_bad_id_without_counter, .disabled = true)
     clpe_encoder_release(enc);
     test_cl_close(&t);
 }
+#endif /* CLPE_STRESS_STANDALONE */
