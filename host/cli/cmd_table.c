@@ -1,0 +1,127 @@
+/*
+ * cmd_table.c - `clpe table`: print the encoding of a list of positions,
+ * computed on the device (one table launch per run of consecutive
+ * positions), one row per position.
+ */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Column heading of element k of a row. */
+static void column_name(const clpe_config *cfg, uint32_t k, char *out, size_t cap)
+{
+    uint32_t pairs = cfg->d / 2;
+    if (k >= 2 * pairs) {
+        snprintf(out, cap, "pad"); /* the zero column of an odd width */
+        return;
+    }
+    int is_cos;
+    uint32_t i;
+    if (cfg->layout == CLPE_LAYOUT_SPLIT) {
+        /* With an odd width the pairs fill d-1 slots: sines, then cosines. */
+        is_cos = k >= pairs;
+        i = is_cos ? k - pairs : k;
+    } else {
+        is_cos = (int)(k & 1u);
+        i = k / 2;
+    }
+    snprintf(out, cap, "%s%u", is_cos ? "cos" : "sin", (unsigned)i);
+}
+
+int cli_cmd_table(const cli_args *args)
+{
+    clpe_config cfg;
+    int64_t first = 0;
+    int rc = cli_config_from_args(args, &cfg, &first);
+    if (rc)
+        return rc;
+
+    cli_device dev;
+    if ((rc = cli_device_open(args->device, &dev)))
+        return rc;
+    if (!cli_device_supports(dev.device, cfg.dtype)) {
+        cli_error("device '%s' does not support --dtype %s", dev.name, cli_dtype_name(cfg.dtype));
+        cli_device_close(&dev);
+        return CLI_EXIT_RUNTIME;
+    }
+    clpe_encoder *enc = cli_encoder_create(&dev, &cfg);
+    if (!enc) {
+        cli_device_close(&dev);
+        return CLI_EXIT_RUNTIME;
+    }
+
+    const size_t n = args->n_positions;
+    const int64_t *pos = args->positions;
+    const size_t esize = cli_dtype_size(cfg.dtype);
+    const size_t row_bytes = (size_t)cfg.d * esize;
+    unsigned char *host = NULL;
+    cl_mem buf = NULL;
+    rc = CLI_EXIT_RUNTIME;
+    if (n > SIZE_MAX / row_bytes) {
+        cli_error("--pos lists too many positions for --d %u", (unsigned)cfg.d);
+        goto done;
+    }
+    host = malloc(n * row_bytes);
+    if (!host) {
+        cli_error("out of memory for %zu rows of --d %u", n, (unsigned)cfg.d);
+        goto done;
+    }
+    cl_int err = CL_SUCCESS;
+    buf = clCreateBuffer(dev.context, CL_MEM_WRITE_ONLY, n * row_bytes, NULL, &err);
+    if (!buf) {
+        cli_status_error("cannot allocate the device buffer", err);
+        goto done;
+    }
+    /* One launch per run of consecutive positions. */
+    for (size_t r = 0; r < n;) {
+        size_t len = 1;
+        while (r + len < n && pos[r + len - 1] != INT64_MAX && pos[r + len] == pos[r + len - 1] + 1)
+            ++len;
+        clpe_tensor out = {buf, r * row_bytes, 0, 0};
+        clpe_status st = clpe_enqueue_table(enc, dev.queue, pos[r], len, &out, 0, NULL, NULL);
+        if (st != CLPE_SUCCESS) {
+            cli_status_error("table", st);
+            goto done;
+        }
+        r += len;
+    }
+    err = clEnqueueReadBuffer(dev.queue, buf, CL_TRUE, 0, n * row_bytes, host, 0, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        cli_status_error("cannot read the table back", err);
+        goto done;
+    }
+
+    int pos_width = 3;
+    for (size_t r = 0; r < n; ++r) {
+        char tmp[32];
+        int w = snprintf(tmp, sizeof tmp, "%lld", (long long)pos[r]);
+        if (w > pos_width)
+            pos_width = w;
+    }
+    int width = args->digits + 3;
+    if (width < 6)
+        width = 6;
+    printf("%-*s", pos_width, "pos");
+    for (uint32_t k = 0; k < cfg.d; ++k) {
+        char name[24];
+        column_name(&cfg, k, name, sizeof name);
+        printf("  %*s", width, name);
+    }
+    putchar('\n');
+    for (size_t r = 0; r < n; ++r) {
+        printf("%*lld", pos_width, (long long)pos[r]);
+        const unsigned char *row = host + r * row_bytes;
+        for (uint32_t k = 0; k < cfg.d; ++k)
+            printf("  %*.*f", width, args->digits, cli_elem_to_double(row + k * esize, cfg.dtype));
+        putchar('\n');
+    }
+    rc = CLI_EXIT_OK;
+done:
+    if (buf)
+        clReleaseMemObject(buf);
+    free(host);
+    clpe_encoder_release(enc);
+    cli_device_close(&dev);
+    return rc;
+}

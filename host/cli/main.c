@@ -1,0 +1,160 @@
+/*
+ * main.c - the clpe command-line tool: parse, print help or version, and
+ * run one command. Everything here is a client of the public API.
+ */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char GENERAL_HELP[] =
+    "usage: clpe COMMAND [FLAGS]\n"
+    "\n"
+    "Exact sinusoidal position encoding on any OpenCL device.\n"
+    "\n"
+    "commands:\n"
+    "  devices   list OpenCL platforms and devices, and which one is the default\n"
+    "  table     print the encoding of a few positions\n"
+    "  encode    write the [N, D] encoding of N consecutive positions to a .npy file\n"
+    "  check     verify every output bit of a device against the host emulation\n"
+    "  plot      draw the encoding and its dot-product similarity to a PNG\n"
+    "\n"
+    "  clpe COMMAND --help   flags of one command\n"
+    "  clpe --version        versions of the tool and the library\n"
+    "\n"
+    "Devices are chosen by --device SEL (an index from 'clpe devices', gpu, cpu, or\n"
+    "part of a platform, device or vendor name) or the CLPE_DEVICE environment\n"
+    "variable; otherwise the first GPU, else the first device.\n"
+    "Exit status: 0 success, 1 runtime failure (device, I/O, failed check), 2 usage.\n";
+
+#define CONFIG_FLAGS                                                                  \
+    "  --d D              model width: even, 2 .. 16777216 (required)\n"              \
+    "  --base B           frequency base, > 1 (default 10000)\n"                      \
+    "  --freq paper|t2t   frequencies: paper base^(-2i/d) (default), or\n"            \
+    "                     tensor2tensor base^(-i/(d/2-1))\n"                          \
+    "  --layout interleaved|split\n"                                                  \
+    "                     sin,cos pairs side by side (default), or all sines first\n" \
+    "  --dtype f32|f16|bf16|f64\n"                                                    \
+    "                     element type (default f32)\n"                               \
+    "  --preset NAME      a framework's convention: vaswani, tensor2tensor, fairseq,\n" \
+    "                     marian, opennmt-tf (sets --freq, --layout and the first\n"  \
+    "                     position; fairseq allows odd --d)\n"                        \
+    "  --device SEL       device selector (see 'clpe --help')\n"
+
+static const char DEVICES_HELP[] =
+    "usage: clpe devices\n"
+    "\n"
+    "List every OpenCL device with the index --device accepts, its platform, vendor,\n"
+    "OpenCL version, fp16/fp64 support, global memory, and which device a command\n"
+    "uses by default (marked '*'; CLPE_DEVICE changes it).\n";
+
+static const char TABLE_HELP[] =
+    "usage: clpe table --d D --pos P1,P2,... [FLAGS]\n"
+    "\n"
+    "Print one row per position, computed on the device.\n"
+    "\n"
+    "  --pos LIST         positions: integers and ranges START:STOP[:STEP]\n"
+    "                     (STOP excluded), separated by commas; e.g. 5,6,305 or 0:8\n"
+    "  --digits N         decimals printed, 0 .. 17 (default 4)\n" CONFIG_FLAGS
+    "\n"
+    "example: clpe table --d 8 --pos 5,6,305 --digits 3\n";
+
+static const char ENCODE_HELP[] =
+    "usage: clpe encode --seq N --d D -o FILE.npy [FLAGS]\n"
+    "\n"
+    "Compute the [N, D] encoding of positions START .. START+N-1 on the device and\n"
+    "write it as a NumPy .npy file (version 1.0, C order). Element types: f32 '<f4',\n"
+    "f16 '<f2', f64 '<f8'; bf16 is stored as '<u2' holding the raw bfloat16 bits\n"
+    "(in NumPy: (a.astype(np.uint32) << 16).view(np.float32)). The array is computed\n"
+    "and written in chunks, so it may be larger than device memory. The file appears\n"
+    "only when complete.\n"
+    "\n"
+    "  --seq N            number of positions (rows), >= 1 (required)\n"
+    "  --start P          first position, any 64-bit integer (default 0, or the\n"
+    "                     preset's first position)\n"
+    "  -o, --output FILE  the .npy file to write (required)\n"
+    "  --chunk-rows R     rows per chunk (default: about 32 MiB per chunk)\n"
+    "  -q, --quiet        no progress bar and no summary on stderr\n" CONFIG_FLAGS
+    "\n"
+    "example: clpe encode --seq 1000000 --d 512 -o pe.npy\n";
+
+static const char CHECK_HELP[] =
+    "usage: clpe check [--device SEL | --all-devices] [--quick] [--json FILE]\n"
+    "\n"
+    "The conformance run: on each device, for every element type it supports, both\n"
+    "frequency conventions and both layouts, run the table, fused add and gather\n"
+    "paths at edge and random positions (up to +-2^63) and compare every output bit\n"
+    "with the library's host emulation; sample the error against a 256-bit MPFR\n"
+    "reference. Prints one row per device and type; exits 1 if anything fails.\n"
+    "\n"
+    "  --device SEL       check this device (default: the default device)\n"
+    "  --all-devices      check every device of every platform\n"
+    "  --quick            a smaller run (a few seconds)\n"
+    "  --json FILE        also write the results as JSON\n"
+    "  -q, --quiet        print only the table\n";
+
+static const char PLOT_HELP[] =
+    "usage: clpe plot --seq N --d D -o FILE.png [FLAGS]\n"
+    "\n"
+    "Draw the encoding of positions START .. START+N-1 as a heatmap (positions down,\n"
+    "dimensions across, blue -1 .. red +1), the similarity PE(p).PE(q)/(D/2) of\n"
+    "every pair of positions, and the similarity of one position with all others.\n"
+    "\n"
+    "  --seq N            positions, 1 .. 4096 (required)\n"
+    "  --start P          first position (default 0)\n"
+    "  --query P          the position compared with all others (default the middle)\n"
+    "  -o, --output FILE  the PNG file to write (required)\n" CONFIG_FLAGS
+    "\n"
+    "example: clpe plot --seq 128 --d 128 -o plot.png\n";
+
+static const char *help_for(cli_command cmd)
+{
+    switch (cmd) {
+    case CLI_CMD_DEVICES: return DEVICES_HELP;
+    case CLI_CMD_TABLE: return TABLE_HELP;
+    case CLI_CMD_ENCODE: return ENCODE_HELP;
+    case CLI_CMD_CHECK: return CHECK_HELP;
+    case CLI_CMD_PLOT: return PLOT_HELP;
+    case CLI_CMD_NONE: break;
+    }
+    return GENERAL_HELP;
+}
+
+int main(int argc, char **argv)
+{
+    cli_args args;
+    char err[512];
+    int rc;
+    switch (cli_parse(argc, argv, &args, err, sizeof err)) {
+    case CLI_PARSE_HELP:
+        fputs(help_for(args.command), stdout);
+        rc = CLI_EXIT_OK;
+        break;
+    case CLI_PARSE_VERSION:
+        printf("clpe %s (library %s)\n", CLPE_VERSION_STRING, clpe_version_string());
+        rc = CLI_EXIT_OK;
+        break;
+    case CLI_PARSE_USAGE:
+        cli_error("%s", err);
+        rc = CLI_EXIT_USAGE;
+        break;
+    case CLI_PARSE_OK:
+    default:
+        switch (args.command) {
+        case CLI_CMD_DEVICES: rc = cli_cmd_devices(&args); break;
+        case CLI_CMD_TABLE: rc = cli_cmd_table(&args); break;
+        case CLI_CMD_ENCODE: rc = cli_cmd_encode(&args); break;
+        case CLI_CMD_CHECK: rc = cli_cmd_check(&args); break;
+        case CLI_CMD_PLOT: rc = cli_cmd_plot(&args); break;
+        case CLI_CMD_NONE:
+        default: rc = CLI_EXIT_USAGE; break;
+        }
+        break;
+    }
+    cli_args_free(&args);
+    if (fflush(stdout) != 0 && rc == CLI_EXIT_OK) {
+        cli_error("cannot write to standard output");
+        rc = CLI_EXIT_RUNTIME;
+    }
+    return rc;
+}
