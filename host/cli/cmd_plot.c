@@ -16,7 +16,7 @@
 
 #define PANEL 512   /* largest side of a heatmap, in pixels */
 #define TS 2        /* text scale: 10 x 14 pixel glyphs */
-#define TEXT_H (7 * TS)
+#define TEXT_H (8 * TS)
 
 static const rgb WHITE = {255, 255, 255};
 static const rgb INK = {0x22, 0x22, 0x22};
@@ -217,12 +217,19 @@ int cli_cmd_plot(const cli_args *args)
     integer_ticks(start, seq, ah >= 384 ? 8 : 5, &t_pos);
     const int pos_label_w = widest(&t_pos);
     const int left = 24 + TEXT_H + 8 + pos_label_w + 9;
-    const int top = 84;
+    const int top = 124;
     const int ax = left, ay = top;
     const int gap = 40 + TEXT_H + 8 + pos_label_w + 9;
     const int bx = ax + aw + gap, by = top;
     const int bar_x = bx + bw + 28, bar_w = 18;
-    const int right = bar_x + bar_w + 10 + image_text_width(TS, "-1.0") + 24;
+    char subtitle[384];
+    snprintf(subtitle, sizeof subtitle,
+             "base %g, %s frequencies, %s layout, %s%s%s, computed by clpe on %s", cfg.base,
+             cli_freq_name(cfg.freq), cli_layout_name(cfg.layout), cli_dtype_name(cfg.dtype),
+             args->preset ? ", preset " : "", args->preset ? args->preset : "", dev.name);
+    int right = bar_x + bar_w + 10 + image_text_width(TS, "-1.0") + 24;
+    if (right < ax + image_text_width(TS, subtitle) + 24)
+        right = ax + image_text_width(TS, subtitle) + 24;
     const int ly = ay + ah + 2 * TEXT_H + 60; /* the curve panel */
     const int lh = 220;
     const int lx = ax, lw = bx + bw - ax;
@@ -262,13 +269,9 @@ int cli_cmd_plot(const cli_args *args)
 
     /* Title. */
     char title[384];
-    snprintf(title, sizeof title, "sinusoidal position encoding  d=%u  base=%g  %s  %s  %s%s%s",
-             (unsigned)d, cfg.base, cli_freq_name(cfg.freq), cli_layout_name(cfg.layout),
-             cli_dtype_name(cfg.dtype), args->preset ? "  preset " : "",
-             args->preset ? args->preset : "");
-    image_text(&img, ax, 18, 3, title, INK);
-    snprintf(title, sizeof title, "computed by clpe on %s", dev.name);
-    image_text(&img, ax, 18 + 21 + 10, TS, title, AXIS);
+    snprintf(title, sizeof title, "Sinusoidal position encoding, d = %u", (unsigned)d);
+    image_text(&img, ax, 16, 3, title, INK);
+    image_text(&img, ax, 16 + 3 * 8 + 10, TS, subtitle, AXIS);
 
     /* Panel A: the encoding. */
     image_text(&img, ax, ay - TEXT_H - 10, TS, "PE(pos, i)", INK);

@@ -1,5 +1,5 @@
 /*
- * font.h - a tiny built-in 5x7 bitmap font for the labels of `clpe plot`,
+ * font.h - a tiny built-in 5x7 (+ descender) bitmap font for the labels of `clpe plot`,
  * so the tool needs no font files and no font library.
  */
 #ifndef CLPE_CLI_FONT_H
@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #define FONT_W 5
-#define FONT_H 7
+#define FONT_H 8 /* 7 rows and a descender row */
 
 /* The glyph of printable ASCII character c (others draw as '?'): FONT_W
  * column bytes, bit r of a column set where row r (0 = top) is inked. */
