@@ -27,13 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Interim, until the library's formats work lands: declared in clpe.h but
- * not yet exported everywhere, so refer to them weakly and skip the paths
- * they serve when they are missing. */
-#pragma weak clpe_enqueue_add_out
-#pragma weak clpe_enqueue_gather
-#pragma weak clpe_host_gather
-
 #define NDTYPES 4
 #define POISON 0xA5 /* fill byte of every buffer before a kernel writes it */
 
@@ -216,6 +209,10 @@ static double ref_error(checker *ck, const clpe_config *cfg, int64_t p, uint32_t
     uint32_t pairs = cfg->d / 2;
     uint32_t i;
     int is_cos;
+    /* The zero column of an odd width and the all-zero padding row. */
+    if (k >= 2 * pairs ||
+        ((cfg->flags & CLPE_FLAG_PADDING_ROW) && p == cfg->padding_position))
+        return fabs(got);
     if (cfg->layout == CLPE_LAYOUT_SPLIT) {
         is_cos = k >= pairs;
         i = is_cos ? k - pairs : k;
@@ -375,7 +372,7 @@ static void case_add(checker *ck, tally *t, clpe_encoder *enc, const clpe_config
     static const char *src_name[] = {"start", "per-sequence", "ids"};
     char what[96];
 
-    if (clpe_enqueue_add_out) {
+    {
         memset(dev, POISON, bytes);
         obuf = upload(ck, dev, bytes, &err);
         if (!obuf) {
@@ -507,6 +504,69 @@ done:
     free(pos);
 }
 
+/* Pad-aware positions (fairseq make_positions): the rule is simple enough
+ * to state here, so the host side is computed directly. */
+static void case_pad_positions(checker *ck, tally *t, clpe_encoder *enc, const clpe_config *cfg,
+                               size_t batch, size_t seq)
+{
+    const int32_t pad_id = 1;
+    const int64_t first = 2, pad_pos = 1;
+    size_t n = batch * seq;
+    int32_t *ids = malloc(n * sizeof *ids);
+    int64_t *dev = malloc(n * sizeof *dev), *ref = malloc(n * sizeof *ref);
+    cl_mem ibuf = NULL, pbuf = NULL;
+    cl_int err = CL_SUCCESS;
+    if (!ids || !dev || !ref) {
+        snprintf(t->error, sizeof t->error, "out of host memory");
+        goto done;
+    }
+    for (size_t b = 0; b < batch; ++b) {
+        size_t left = (size_t)(rand_u64(&ck->rng) % (seq / 2 + 1)); /* left padding */
+        int64_t k = 0;
+        for (size_t s = 0; s < seq; ++s) {
+            uint64_t r = rand_u64(&ck->rng);
+            int32_t id = s < left || r % 7 == 0 ? pad_id : (int32_t)(r >> 8) % 1000;
+            ids[b * seq + s] = id;
+            ref[b * seq + s] = id == pad_id ? pad_pos : first + k++;
+        }
+    }
+    memset(dev, POISON, n * sizeof *dev);
+    ibuf = upload(ck, ids, n * sizeof *ids, &err);
+    if (ibuf)
+        pbuf = upload(ck, dev, n * sizeof *dev, &err);
+    if (!pbuf) {
+        fail_call(t, cfg, "clCreateBuffer", err);
+        goto done;
+    }
+    clpe_token_ids idt = {ibuf, 0};
+    clpe_status st = clpe_enqueue_pad_positions(enc, ck->dev->queue, batch, seq, &idt, pad_id,
+                                                first, pad_pos, pbuf, 0, 0, NULL, NULL);
+    if (st == CLPE_SUCCESS)
+        st = download(ck, pbuf, dev, n * sizeof *dev);
+    if (st != CLPE_SUCCESS) {
+        fail_call(t, cfg, "pad_positions", st);
+        goto done;
+    }
+    t->elements += n;
+    for (size_t k = 0; k < n; ++k) {
+        if (dev[k] == ref[k])
+            continue;
+        if (t->mismatches++ == 0) {
+            char lab[96];
+            config_label(cfg, lab, sizeof lab);
+            snprintf(t->first_mismatch, sizeof t->first_mismatch,
+                     "%s pad_positions: row %zu token %zu: device %lld, expected %lld", lab,
+                     k / seq, k % seq, (long long)dev[k], (long long)ref[k]);
+        }
+    }
+done:
+    if (ibuf) clReleaseMemObject(ibuf);
+    if (pbuf) clReleaseMemObject(pbuf);
+    free(ids);
+    free(dev);
+    free(ref);
+}
+
 /* ---- one encoder, one device ------------------------------------------------------ */
 
 static void check_config(checker *ck, tally *t, clpe_encoder *enc, const clpe_config *cfg)
@@ -541,8 +601,8 @@ static void check_config(checker *ck, tally *t, clpe_encoder *enc, const clpe_co
     case_add(ck, t, enc, cfg, CLPE_POSITIONS_IDS, 3, ck->quick ? 5 : 17);
     case_add(ck, t, enc, cfg, CLPE_POSITIONS_PER_SEQUENCE, 2, ck->quick ? 5 : 13);
     case_add(ck, t, enc, cfg, CLPE_POSITIONS_START, 2, ck->quick ? 4 : 11);
-    if (clpe_enqueue_gather && clpe_host_gather)
-        case_gather(ck, t, enc, cfg, 2, ck->quick ? 5 : 19);
+    case_gather(ck, t, enc, cfg, 2, ck->quick ? 5 : 19);
+    case_pad_positions(ck, t, enc, cfg, 3, ck->quick ? 8 : 29);
 }
 
 static int tally_failed(const tally *t)
@@ -553,10 +613,10 @@ static int tally_failed(const tally *t)
 /* Check one device for every dtype; fills t[NDTYPES]. */
 static void check_device(checker *ck, tally *t)
 {
-    static const uint32_t widths_full[] = {2, 10, 128, 1024};
+    static const uint32_t widths_full[] = {2, 6, 10, 64, 128, 384, 1024, 4096};
     static const uint32_t widths_quick[] = {8, 96};
     const uint32_t *widths = ck->quick ? widths_quick : widths_full;
-    const size_t nwidths = ck->quick ? 2 : 4;
+    const size_t nwidths = ck->quick ? 2 : sizeof widths_full / sizeof widths_full[0];
     clpe_encoder *proto = NULL; /* built once; the rest share its program */
 
     for (int dt = 0; dt < NDTYPES; ++dt) {
@@ -564,8 +624,7 @@ static void check_device(checker *ck, tally *t)
         memset(r, 0, sizeof *r);
         r->dtype = dt;
         r->bound = error_bound(dt, INT64_MIN);
-        snprintf(r->paths, sizeof r->paths, "table add%s%s", clpe_enqueue_add_out ? " add_out" : "",
-                 clpe_enqueue_gather && clpe_host_gather ? " gather" : "");
+        snprintf(r->paths, sizeof r->paths, "table add add_out gather pad_positions");
         if (!cli_device_supports(ck->dev->device, dt)) {
             r->skipped = 1;
             snprintf(r->skip_reason, sizeof r->skip_reason, "device lacks %s",
@@ -573,12 +632,22 @@ static void check_device(checker *ck, tally *t)
             continue;
         }
         for (size_t wi = 0; wi < nwidths && !r->skipped && !r->error[0]; ++wi) {
-            for (int conv = 0; conv < 4 && !r->skipped && !r->error[0]; ++conv) {
+            /* Both conventions and layouts, then the fairseq preset at the
+             * odd width below: zero column and all-zero padding row. */
+            for (int conv = 0; conv < 5 && !r->skipped && !r->error[0]; ++conv) {
                 clpe_config cfg = clpe_config_default(widths[wi]);
                 cfg.flags = 0;
                 cfg.padding_position = 0;
-                cfg.freq = (clpe_freq)(conv / 2);
-                cfg.layout = (clpe_layout)(conv % 2);
+                if (conv < 4) {
+                    cfg.freq = (clpe_freq)(conv / 2);
+                    cfg.layout = (clpe_layout)(conv % 2);
+                } else {
+                    clpe_status pst = clpe_config_preset("fairseq", widths[wi] + 1, &cfg, NULL);
+                    if (pst != CLPE_SUCCESS) {
+                        fail_call(r, &cfg, "clpe_config_preset fairseq", pst);
+                        break;
+                    }
+                }
                 cfg.dtype = (clpe_dtype)dt;
                 cfg.scale = sqrt((double)widths[wi]); /* the usual embedding scale */
                 clpe_status st = CLPE_SUCCESS;

@@ -17,11 +17,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Interim, until the library's formats work lands: these two are declared in
- * clpe.h but not yet exported, so refer to them weakly and fall back. */
-#pragma weak clpe_config_preset
-#pragma weak clpe_device_supports_dtype
-
 void cli_error(const char *fmt, ...)
 {
     va_list ap;
@@ -140,13 +135,6 @@ int cli_device_supports(cl_device_id dev, int dtype)
 {
     if (dtype_hidden(dtype))
         return 0;
-    if (!clpe_device_supports_dtype) {
-        if (dtype != CLPE_DTYPE_F64)
-            return 1;
-        char ext[4096];
-        cli_device_string(dev, CL_DEVICE_EXTENSIONS, ext, sizeof ext);
-        return strstr(ext, "cl_khr_fp64") != NULL;
-    }
     return clpe_device_supports_dtype(dev, (clpe_dtype)dtype) != 0;
 }
 
@@ -155,10 +143,6 @@ int cli_device_supports(cl_device_id dev, int dtype)
 int cli_config_from_args(const cli_args *a, clpe_config *cfg, int64_t *first_position)
 {
     int64_t first = 0;
-    if (a->preset && !clpe_config_preset) {
-        cli_error("--preset is not supported by this build of the clpe library");
-        return CLI_EXIT_RUNTIME;
-    }
     if (a->preset) {
         clpe_status st = clpe_config_preset(a->preset, a->d, cfg, &first);
         if (st == CLPE_ERROR_UNKNOWN_PRESET) {
