@@ -165,7 +165,7 @@ static clpe_status check_positions(const clpe_encoder *enc, const clpe_positions
         return CLPE_ERROR_INVALID_POSITIONS;
     }
     if (!pos->buffer)
-        return CLPE_ERROR_NULL_BUFFER;
+        return CLPE_ERROR_INVALID_POSITIONS;
     if (pos->offset % sizeof(int64_t))
         return CLPE_ERROR_MISALIGNED_OFFSET;
     size_t bytes;
@@ -211,7 +211,13 @@ static clpe_status run_launches(clpe_encoder *enc, cl_command_queue queue, cl_ke
         if (!events)
             return CLPE_ERROR_OUT_OF_HOST_MEMORY;
     }
-    size_t global0 = ceil_div(enc->half_d, shape->local_x) * shape->local_x;
+    /* dimension 0 counts groups of CLPE_PAIRS_PER_ITEM pairs; a narrow
+     * encoding gets a narrower work-group rather than idle work-items */
+    size_t groups = ceil_div(enc->half_d, CLPE_PAIRS_PER_ITEM);
+    size_t local_x = 1;
+    while (local_x < groups && local_x * 2 <= shape->local_x)
+        local_x *= 2;
+    size_t global0 = ceil_div(groups, local_x) * local_x;
     for (size_t b0 = 0; b0 < plan->batch && status == CLPE_SUCCESS; b0 += batch_per_launch) {
         size_t nb = plan->batch - b0 < batch_per_launch ? plan->batch - b0 : batch_per_launch;
         for (size_t s0 = 0; s0 < plan->seq; s0 += rows_per_launch) {
@@ -219,7 +225,7 @@ static clpe_status run_launches(clpe_encoder *enc, cl_command_queue queue, cl_ke
             cl_ulong s_end = plan->seq - s0 < rows_per_launch ? plan->seq : s0 + rows_per_launch;
             cl_ulong b0_arg = b0;
             size_t global[3] = {global0, ceil_div(s_end - s0, shape->rows_per_item), nb};
-            size_t local[3] = {shape->local_x, 1, 1};
+            size_t local[3] = {local_x, 1, 1};
             cl_int err = clSetKernelArg(kernel, plan->arg_s0, sizeof s0_arg, &s0_arg);
             if (err == CL_SUCCESS)
                 err = clSetKernelArg(kernel, plan->arg_s_end, sizeof s_end, &s_end);

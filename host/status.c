@@ -80,7 +80,7 @@ const char *clpe_status_string(clpe_status status)
         return "device lacks 64-bit integers or the full profile";
     case CLPE_ERROR_INVALID_WAIT_LIST: return "event wait list and its count disagree";
     case CLPE_ERROR_MISALIGNED_OFFSET: return "byte offset not a multiple of the element size";
-    case CLPE_ERROR_INVALID_POSITIONS: return "unknown position source";
+    case CLPE_ERROR_INVALID_POSITIONS: return "unknown position source, or its buffer missing";
     case CLPE_ERROR_INDEX_BUFFER_TOO_SMALL: return "position buffer too small";
     case CLPE_ERROR_HOST_ONLY: return "host-only encoder cannot enqueue";
     case CLPE_ERROR_OUT_OF_HOST_MEMORY: return "out of host memory";

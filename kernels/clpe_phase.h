@@ -24,7 +24,7 @@ typedef long pe_i64;
 typedef int pe_i32;
 #define PE_FMAF(a, b, c) fma((a), (b), (c))
 #define PE_FMA64(a, b, c) fma((a), (b), (c))
-#define PE_INLINE inline
+#define PE_INLINE inline __attribute__((always_inline))
 #define PE_AS_UINT(x) as_uint(x)
 #define PE_AS_FLOAT(x) as_float(x)
 #else
@@ -87,40 +87,61 @@ PE_INLINE pe_u32 pe_phase_low(pe_i64 p, pe_u32 f_lo)
  * |r| <= 2^61 (an eighth of a turn), becomes x = r * 2pi/2^64 radians as a
  * hi + lo float pair: r's top 24 bits (a) and next 24 bits (b) each convert
  * exactly, and the last 14 bits (< 6e-15 rad) are dropped. The small terms
- * are summed first and the leading term (x, or 1) added last. */
-PE_INLINE void pe_sincos(pe_u64 phase, float *sin_out, float *cos_out)
-{
-    pe_u64 t = phase + ((pe_u64)1 << 61);
-    pe_u32 q = (pe_u32)(t >> 62);
-    pe_u64 m = t & (((pe_u64)1 << 62) - 1);            /* r + 2^61 */
-    pe_i32 a = (pe_i32)(pe_u32)(m >> 38) - (1 << 23);  /* [-2^23, 2^23) */
-    pe_i32 b = (pe_i32)((pe_u32)(m >> 14) & 0xFFFFFFu); /* [0, 2^24) */
-    float fa = (float)a;
-    float fb = (float)b;
+ * are summed first and the leading term (x, or 1) added last. The quadrant
+ * swaps and negates with masks and sign bits: no branch depends on data.
+ *
+ * Written once as a macro over the types, so the host (scalar C), the
+ * devices' scalar path and their vector path (8 pairs per work-item) are
+ * one text; the tests prove the three agree bit for bit. Arguments: the
+ * name; the float, uint32, int32 and uint64 types; conversions to float,
+ * uint32 and int32; bit casts float->uint32 and uint32->float; select(a,
+ * b, mask) giving b where mask is all ones; fma. */
+#define PE_DEFINE_SINCOS(NAME, F, U32, I32, U64, CVT_F, CVT_U32, CVT_I32, AS_U32, AS_F,         \
+                         SELECT, FMA)                                                            \
+    PE_INLINE void NAME(U64 phase, F *sin_out, F *cos_out)                                       \
+    {                                                                                            \
+        U64 t = phase + ((pe_u64)1 << 61);                                                       \
+        U32 q = CVT_U32(t >> 62);                                                                \
+        U64 m = t & (((pe_u64)1 << 62) - 1);                /* r + 2^61 */                       \
+        I32 a = CVT_I32(CVT_U32(m >> 38)) - (1 << 23);      /* [-2^23, 2^23) */                  \
+        I32 b = CVT_I32(CVT_U32(m >> 14) & 0xFFFFFFu);      /* [0, 2^24) */                      \
+        F fa = CVT_F(a);                                                                         \
+        F fb = CVT_F(b);                                                                         \
+        F xh = fa * PE_K_HI;                                                                     \
+        F e1 = FMA(fa, (F)(PE_K_HI), -xh);                  /* exact product error */            \
+        F xl = FMA(fa, (F)(PE_K_LO), FMA(fb, (F)(PE_K_HI_SMALL), e1));                           \
+        F x2 = xh * xh;                                                                          \
+        F x2lo = FMA(xh, xh, -x2);                                                               \
+        F x3 = xh * x2;                                                                          \
+        F ps = FMA(x2, FMA(x2, FMA(x2, (F)(PE_S9), (F)(PE_S7)), (F)(PE_S5)), (F)(PE_S3));        \
+        F pc = FMA(x2, FMA(x2, FMA(x2, (F)(PE_C8), (F)(PE_C6)), (F)(PE_C4)), (F)(-0.5f));        \
+        /* sin(xh + xl) = sin(xh) + xl cos(xh); cos(xh + xl) = cos(xh) - xl sin(xh) */          \
+        F cos_rough = FMA((F)(-0.5f), x2, (F)(1.0f));                                            \
+        F s = xh + FMA(x3, ps, xl * cos_rough);                                                  \
+        F c = 1.0f + FMA(x2, pc, FMA((F)(-0.5f), x2lo, -(xl * s)));                              \
+        /* quadrant q: (sin, cos) of (x + q/4 turn) = (s,c), (c,-s), (-s,-c), (-c,s) */         \
+        I32 swap = -CVT_I32(q & 1u);                                                             \
+        U32 sin_sign = (q >> 1) << 31;                                                           \
+        U32 cos_sign = ((q ^ (q >> 1)) & 1u) << 31;                                              \
+        F sv = SELECT(s, c, swap);                                                               \
+        F cv = SELECT(c, s, swap);                                                               \
+        *sin_out = AS_F(AS_U32(sv) ^ sin_sign);                                                  \
+        *cos_out = AS_F(AS_U32(cv) ^ cos_sign);                                                  \
+    }
 
-    float xh = fa * PE_K_HI;
-    float e1 = PE_FMAF(fa, PE_K_HI, -xh);              /* exact product error */
-    float xl = PE_FMAF(fa, PE_K_LO, PE_FMAF(fb, PE_K_HI_SMALL, e1));
-
-    float x2 = xh * xh;
-    float x2lo = PE_FMAF(xh, xh, -x2);
-    float x3 = xh * x2;
-    float ps = PE_FMAF(x2, PE_FMAF(x2, PE_FMAF(x2, PE_S9, PE_S7), PE_S5), PE_S3);
-    float pc = PE_FMAF(x2, PE_FMAF(x2, PE_FMAF(x2, PE_C8, PE_C6), PE_C4), -0.5f);
-    /* sin(xh + xl) = sin(xh) + xl cos(xh); cos(xh + xl) = cos(xh) - xl sin(xh) */
-    float cos_rough = PE_FMAF(-0.5f, x2, 1.0f);
-    float s = xh + PE_FMAF(x3, ps, xl * cos_rough);
-    float c = 1.0f + PE_FMAF(x2, pc, PE_FMAF(-0.5f, x2lo, -(xl * s)));
-
-    /* quadrant q: (sin, cos) of (x + q/4 turn) = (s,c), (c,-s), (-s,-c), (-c,s) */
-    pe_u32 swap = q & 1u;
-    pe_u32 sin_sign = (q >> 1) << 31;
-    pe_u32 cos_sign = ((q ^ (q >> 1)) & 1u) << 31;
-    float sv = swap ? c : s;
-    float cv = swap ? s : c;
-    *sin_out = PE_AS_FLOAT(PE_AS_UINT(sv) ^ sin_sign);
-    *cos_out = PE_AS_FLOAT(PE_AS_UINT(cv) ^ cos_sign);
-}
+#ifdef __OPENCL_VERSION__
+PE_DEFINE_SINCOS(pe_sincos, float, uint, int, ulong, convert_float, convert_uint, convert_int,
+                 as_uint, as_float, select, fma)
+PE_DEFINE_SINCOS(pe_sincos8, float8, uint8, int8, ulong8, convert_float8, convert_uint8,
+                 convert_int8, as_uint8, as_float8, select, fma)
+#else
+#define PE_HOST_CVT_F(x) ((float)(x))
+#define PE_HOST_CVT_U32(x) ((pe_u32)(x))
+#define PE_HOST_CVT_I32(x) ((pe_i32)(x))
+#define PE_HOST_SELECT(a, b, mask) ((mask) ? (b) : (a))
+PE_DEFINE_SINCOS(pe_sincos, float, pe_u32, pe_i32, pe_u64, PE_HOST_CVT_F, PE_HOST_CVT_U32,
+                 PE_HOST_CVT_I32, pe_as_uint_host, pe_as_float_host, PE_HOST_SELECT, fmaf)
+#endif
 
 /* Rounding a float to the 16-bit storage types, round to nearest even.
  * bfloat16 is the top half of a float32; NaN stays NaN (quietened). */
