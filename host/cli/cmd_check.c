@@ -879,9 +879,9 @@ int cli_cmd_check(const cli_args *args)
             if (t->error[0])
                 printf("error on device %u: %s\n", res[i].index, t->error);
             if (t->first_mismatch[0])
-                printf("mismatch on device %u: %s (%llu element%s differ)\n", res[i].index,
+                printf("mismatch on device %u: %s (%llu element%s)\n", res[i].index,
                        t->first_mismatch, (unsigned long long)t->mismatches,
-                       t->mismatches == 1 ? "" : "s");
+                       t->mismatches == 1 ? " differs" : "s differ");
             if (t->over_bound)
                 printf("error bound exceeded on device %u: %s (%llu sample%s)\n",
                        res[i].index, t->first_over, (unsigned long long)t->over_bound,

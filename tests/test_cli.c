@@ -1,0 +1,644 @@
+/*
+ * test_cli.c - the clpe command-line tool, driven as a user drives it: the
+ * built binary run with fork/exec, its exit status, stdout, stderr and the
+ * files it leaves behind checked.
+ *
+ * What it pins down: the seed texts' numbers print correctly; `encode`
+ * writes .npy files whose header this file parses itself and whose data
+ * equal the library's host emulation bit for bit, for every dtype, across
+ * chunk boundaries and near the ends of the position range; `check` passes
+ * on the test device and fails, naming the mismatch, when its test-only
+ * corruption hook flips one bit; every bad input gets exit status 2 (usage)
+ * or 1 (runtime), one "clpe: " line naming the flag, and no file at all.
+ */
+#include "support.h"
+
+#include <criterion/criterion.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef CLPE_CLI_PATH
+#error "CLPE_CLI_PATH must name the built clpe binary (tests/CMakeLists.txt defines it)"
+#endif
+
+/* ---- running the tool ----------------------------------------------------------- */
+
+typedef struct run_result {
+    int status;   /* exit status, or 128 + signal */
+    char *out;    /* stdout, NUL-terminated */
+    char *err;    /* stderr, NUL-terminated */
+} run_result;
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert(f, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    cr_assert(buf);
+    cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    if (len)
+        *len = (size_t)n;
+    return buf;
+}
+
+/* Run clpe with argv (NULL-terminated, without the program name) and extra
+ * environment settings "K=V" (NULL-terminated list, may be NULL). The
+ * test-only hooks are cleared unless env sets them. */
+static run_result run_env(const char *const *env, const char *const *args)
+{
+    char outp[] = "/tmp/clpe-test-out-XXXXXX", errp[] = "/tmp/clpe-test-err-XXXXXX";
+    int ofd = mkstemp(outp), efd = mkstemp(errp);
+    cr_assert(ofd >= 0 && efd >= 0);
+    const char *argv[64];
+    int n = 0;
+    argv[n++] = CLPE_CLI_PATH;
+    for (; args[n - 1] && n < 63; ++n)
+        argv[n] = args[n - 1];
+    argv[n] = NULL;
+
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        dup2(ofd, STDOUT_FILENO);
+        dup2(efd, STDERR_FILENO);
+        unsetenv("CLPE_CHECK_CORRUPT");
+        unsetenv("CLPE_CLI_HIDE_DTYPES");
+        for (int i = 0; env && env[i]; ++i) {
+            char kv[256];
+            snprintf(kv, sizeof kv, "%s", env[i]);
+            char *eq = strchr(kv, '=');
+            if (eq) {
+                *eq = '\0';
+                setenv(kv, eq + 1, 1);
+            }
+        }
+        execv(CLPE_CLI_PATH, (char *const *)argv);
+        _exit(127);
+    }
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    close(ofd);
+    close(efd);
+    run_result r;
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    r.out = slurp(outp, NULL);
+    r.err = slurp(errp, NULL);
+    unlink(outp);
+    unlink(errp);
+    return r;
+}
+
+#define RUN(...) run_env(NULL, (const char *const[]){__VA_ARGS__, NULL})
+#define RUN_ENV(env, ...) run_env((const char *const[]){env, NULL}, (const char *const[]){__VA_ARGS__, NULL})
+
+static void run_free(run_result *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+/* A fresh empty directory for output files; removed (with its files) by rm_dir. */
+static void make_dir(char *buf, size_t cap)
+{
+    snprintf(buf, cap, "/tmp/clpe-test-dir-XXXXXX");
+    cr_assert(mkdtemp(buf), "mkdtemp failed");
+}
+
+static int dir_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    cr_assert(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            ++n;
+    closedir(d);
+    return n;
+}
+
+static void rm_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    char path[512];
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+/* stderr is exactly one line starting "clpe: " and containing `needle`. */
+static void assert_one_error_line(const run_result *r, const char *needle)
+{
+    cr_assert(strncmp(r->err, "clpe: ", 6) == 0, "stderr does not start with 'clpe: ': [%s]",
+              r->err);
+    size_t len = strlen(r->err);
+    cr_assert(len > 0 && r->err[len - 1] == '\n' && strchr(r->err, '\n') == r->err + len - 1,
+              "stderr is not exactly one line: [%s]", r->err);
+    cr_assert(strstr(r->err, needle), "stderr [%s] does not mention [%s]", r->err, needle);
+}
+
+/* ---- .npy parsing (independent of the tool's own writer) ----------------------------- */
+
+typedef struct npy_file {
+    char descr[8];
+    uint64_t rows, cols;
+    const unsigned char *data;
+    size_t data_len;
+    char *whole;
+} npy_file;
+
+/* Parse a version 1.0, C-order, 2-D .npy header as NumPy writes it. */
+static npy_file npy_load(const char *path)
+{
+    npy_file f;
+    memset(&f, 0, sizeof f);
+    size_t len = 0;
+    f.whole = slurp(path, &len);
+    const unsigned char *b = (const unsigned char *)f.whole;
+    cr_assert(len >= 10 && memcmp(b, "\x93NUMPY", 6) == 0, "bad magic");
+    cr_assert(b[6] == 1 && b[7] == 0, "not version 1.0");
+    size_t hl = (size_t)b[8] | (size_t)b[9] << 8;
+    cr_assert((10 + hl) % 64 == 0, "data not 64-byte aligned");
+    cr_assert(10 + hl <= len);
+    cr_assert_eq(b[10 + hl - 1], '\n', "header does not end with a newline");
+    char header[512];
+    cr_assert(hl < sizeof header);
+    memcpy(header, b + 10, hl);
+    header[hl] = '\0';
+    const char *p = strstr(header, "'descr': '");
+    cr_assert(p, "no descr in [%s]", header);
+    p += strlen("'descr': '");
+    size_t dl = strcspn(p, "'");
+    cr_assert(dl < sizeof f.descr);
+    memcpy(f.descr, p, dl);
+    f.descr[dl] = '\0';
+    cr_assert(strstr(header, "'fortran_order': False"), "not C order: [%s]", header);
+    p = strstr(header, "'shape': (");
+    cr_assert(p, "no shape in [%s]", header);
+    unsigned long long r = 0, c = 0;
+    cr_assert_eq(sscanf(p, "'shape': (%llu, %llu)", &r, &c), 2, "bad shape in [%s]", header);
+    f.rows = r;
+    f.cols = c;
+    f.data = b + 10 + hl;
+    f.data_len = len - 10 - hl;
+    return f;
+}
+
+/* Run encode and compare the file with clpe_host_table bit for bit. */
+static void encode_and_compare(const clpe_config *cfg, const char *preset, int64_t start,
+                               const char *start_arg, size_t seq, size_t chunk_rows,
+                               const char *dtype_name, const char *descr)
+{
+    char dir[64], path[128], seq_s[32], d_s[32], chunk_s[32];
+    make_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/pe.npy", dir);
+    snprintf(seq_s, sizeof seq_s, "%zu", seq);
+    snprintf(d_s, sizeof d_s, "%u", (unsigned)cfg->d);
+    snprintf(chunk_s, sizeof chunk_s, "%zu", chunk_rows);
+    const char *args[24];
+    int n = 0;
+    args[n++] = "encode";
+    args[n++] = "--seq"; args[n++] = seq_s;
+    args[n++] = "--d"; args[n++] = d_s;
+    args[n++] = "--dtype"; args[n++] = dtype_name;
+    args[n++] = "--chunk-rows"; args[n++] = chunk_s;
+    args[n++] = "-o"; args[n++] = path;
+    if (start_arg) {
+        args[n++] = "--start";
+        args[n++] = start_arg;
+    }
+    if (preset) {
+        args[n++] = "--preset";
+        args[n++] = preset;
+    } else {
+        args[n++] = "--freq"; args[n++] = cfg->freq == CLPE_FREQ_PAPER ? "paper" : "t2t";
+        args[n++] = "--layout";
+        args[n++] = cfg->layout == CLPE_LAYOUT_SPLIT ? "split" : "interleaved";
+    }
+    args[n] = NULL;
+    run_result r = run_env(NULL, args);
+    cr_assert_eq(r.status, 0, "encode failed (%d): %s", r.status, r.err);
+    cr_assert(strstr(r.err, "elem/s"), "no throughput on stderr: [%s]", r.err);
+    cr_assert(strstr(r.err, "device"), "no device on stderr: [%s]", r.err);
+    cr_assert(strstr(r.err, "\r") == NULL, "progress bar drawn although stderr is no TTY");
+
+    npy_file f = npy_load(path);
+    cr_assert_str_eq(f.descr, descr);
+    cr_assert_eq(f.rows, seq);
+    cr_assert_eq(f.cols, cfg->d);
+    size_t esize = strcmp(descr, "<f8") == 0 ? 8 : strcmp(descr, "<f4") == 0 ? 4 : 2;
+    cr_assert_eq(f.data_len, seq * cfg->d * esize, "file size: %zu data bytes", f.data_len);
+
+    clpe_status st = CLPE_SUCCESS;
+    clpe_encoder *host = clpe_encoder_create_host(cfg, &st);
+    cr_assert(host, "host encoder: %s", clpe_status_string(st));
+    unsigned char *ref = malloc(f.data_len);
+    cr_assert(ref);
+    cr_assert_eq(clpe_host_table(host, start, seq, ref, 0), CLPE_SUCCESS);
+    if (memcmp(ref, f.data, f.data_len) != 0) {
+        for (size_t k = 0; k < f.data_len; ++k)
+            cr_assert_eq(f.data[k], ref[k], "byte %zu (row %zu) differs from the host emulation",
+                         k, k / esize / cfg->d);
+    }
+    free(ref);
+    clpe_encoder_release(host);
+    free(f.whole);
+    run_free(&r);
+    rm_dir(dir);
+}
+
+/* ---- the seeds ------------------------------------------------------------------ */
+
+Test(cli, seed_table, .timeout = 60)
+{
+    run_result r = RUN("table", "--d", "8", "--pos", "5,6,305", "--digits", "3");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    /* The seed's numbers, rounded correctly: the seed text prints 0.092 for
+     * position 305, i = 2 (sin), but sin(3.05) = 0.091465 (see test_golden). */
+    const char *expect =
+        "pos    sin0    cos0    sin1    cos1    sin2    cos2    sin3    cos3\n"
+        "  5  -0.959   0.284   0.479   0.878   0.050   0.999   0.005   1.000\n"
+        "  6  -0.279   0.960   0.565   0.825   0.060   0.998   0.006   1.000\n"
+        "305  -0.262  -0.965  -0.793   0.609   0.091  -0.996   0.300   0.954\n";
+    cr_assert_str_eq(r.out, expect);
+    cr_assert_str_eq(r.err, "");
+    /* And within one unit of the last digit of every number the seed prints. */
+    static const double seed[3][8] = {
+        {-0.959, 0.284, 0.479, 0.878, 0.050, 0.999, 0.005, 1.000},
+        {-0.279, 0.960, 0.565, 0.825, 0.060, 0.998, 0.006, 1.000},
+        {-0.262, -0.965, -0.793, 0.609, 0.092, -0.996, 0.300, 0.954},
+    };
+    const char *line = strchr(r.out, '\n') + 1;
+    for (int row = 0; row < 3; ++row) {
+        char *end;
+        strtol(line, &end, 10);
+        for (int k = 0; k < 8; ++k) {
+            double v = strtod(end, &end);
+            cr_assert(fabs(v - seed[row][k]) <= 1e-3 + 1e-9, "row %d col %d: %g vs seed %g", row,
+                      k, v, seed[row][k]);
+        }
+        line = strchr(line, '\n') + 1;
+    }
+    run_free(&r);
+}
+
+Test(cli, worked_example, .timeout = 60)
+{
+    run_result r = RUN("table", "--d", "4", "--pos", "2");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_str_eq(r.out, "pos     sin0     cos0     sin1     cos1\n"
+                            "  2   0.9093  -0.4161   0.0200   0.9998\n");
+    run_free(&r);
+}
+
+Test(cli, table_ranges_layouts_and_presets, .timeout = 60)
+{
+    run_result r = RUN("table", "--d", "4", "--pos", "0:3,-1", "--layout", "split", "--digits", "2");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_str_eq(r.out, "pos    sin0    sin1    cos0    cos1\n"
+                            "  0    0.00    0.00    1.00    1.00\n"
+                            "  1    0.84    0.01    0.54    1.00\n"
+                            "  2    0.91    0.02   -0.42    1.00\n"
+                            " -1   -0.84   -0.01    0.54    1.00\n");
+    run_free(&r);
+    /* fairseq: odd width padded with a zero column, position 1 all zeros. */
+    r = RUN("table", "--d", "5", "--pos", "1,2", "--preset", "fairseq", "--digits", "2");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_str_eq(r.out, "pos    sin0    sin1    cos0    cos1     pad\n"
+                            "  1    0.00    0.00    0.00    0.00    0.00\n"
+                            "  2    0.91    0.00   -0.42    1.00    0.00\n");
+    run_free(&r);
+}
+
+/* ---- help, version, devices ------------------------------------------------------- */
+
+Test(cli, help_and_version, .timeout = 60)
+{
+    run_result r = RUN("--help");
+    cr_assert_eq(r.status, 0);
+    cr_assert(strstr(r.out, "usage: clpe COMMAND"));
+    for (const char *c = "devices\0table\0encode\0check\0plot\0"; *c; c += strlen(c) + 1)
+        cr_assert(strstr(r.out, c), "--help does not mention %s", c);
+    run_free(&r);
+
+    const char *cmds[] = {"devices", "table", "encode", "check", "plot"};
+    for (int i = 0; i < 5; ++i) {
+        r = RUN(cmds[i], "--help");
+        cr_assert_eq(r.status, 0, "%s --help", cmds[i]);
+        char want[64];
+        snprintf(want, sizeof want, "usage: clpe %s", cmds[i]);
+        cr_assert(strstr(r.out, want), "%s --help: [%s]", cmds[i], r.out);
+        run_free(&r);
+    }
+    r = RUN("encode", "--help");
+    cr_assert(strstr(r.out, "<u2") && strstr(r.out, "--chunk-rows"));
+    run_free(&r);
+
+    r = RUN("--version");
+    cr_assert_eq(r.status, 0);
+    cr_assert(strstr(r.out, CLPE_VERSION_STRING), "[%s]", r.out);
+    run_free(&r);
+}
+
+Test(cli, devices_lists_the_default, .timeout = 60)
+{
+    run_result r = RUN("devices");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "fp64"));
+    cr_assert(strstr(r.out, "\n* "), "no default device marked: [%s]", r.out);
+    run_free(&r);
+}
+
+/* ---- encode ------------------------------------------------------------------------ */
+
+Test(cli, encode_f32_matches_host_emulation_across_chunks, .timeout = 120)
+{
+    clpe_config cfg = clpe_config_default(64);
+    /* 1000 rows in chunks of 96: 11 chunks, the last one short; negative start. */
+    encode_and_compare(&cfg, NULL, -500, "-500", 1000, 96, "f32", "<f4");
+    cfg.freq = CLPE_FREQ_TENSOR2TENSOR;
+    cfg.layout = CLPE_LAYOUT_SPLIT;
+    /* The last rows of the position range. */
+    encode_and_compare(&cfg, NULL, INT64_MAX - 299, "9223372036854775508", 300, 64, "f32", "<f4");
+}
+
+Test(cli, encode_every_dtype, .timeout = 120)
+{
+    static const struct {
+        clpe_dtype dtype;
+        const char *name, *descr;
+    } types[] = {
+        {CLPE_DTYPE_F32, "f32", "<f4"},
+        {CLPE_DTYPE_F16, "f16", "<f2"},
+        {CLPE_DTYPE_BF16, "bf16", "<u2"},
+        {CLPE_DTYPE_F64, "f64", "<f8"},
+    };
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; ++i) {
+        clpe_config cfg = clpe_config_default(40);
+        cfg.dtype = types[i].dtype;
+        cfg.freq = i % 2 ? CLPE_FREQ_TENSOR2TENSOR : CLPE_FREQ_PAPER;
+        cfg.layout = i / 2 ? CLPE_LAYOUT_SPLIT : CLPE_LAYOUT_INTERLEAVED;
+        /* Around -2^32, several chunks. */
+        encode_and_compare(&cfg, NULL, -4294967396ll, "-4294967396", 333, 50, types[i].name,
+                           types[i].descr);
+    }
+}
+
+Test(cli, encode_preset_starts_at_its_first_position, .timeout = 60)
+{
+    clpe_config cfg;
+    int64_t first = -1;
+    cr_assert_eq(clpe_config_preset("fairseq", 9, &cfg, &first), CLPE_SUCCESS);
+    cr_assert_eq(first, 2);
+    encode_and_compare(&cfg, "fairseq", first, NULL, 50, 7, "f32", "<f4");
+}
+
+Test(cli, encode_interrupted_leaves_no_file, .timeout = 60)
+{
+    char dir[64], path[128];
+    make_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/big.npy", dir);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_WRONLY);
+        dup2(devnull, STDERR_FILENO);
+        unsetenv("CLPE_CHECK_CORRUPT");
+        execl(CLPE_CLI_PATH, CLPE_CLI_PATH, "encode", "--seq", "4000000", "--d", "512",
+              "--chunk-rows", "256", "-o", path, (char *)NULL);
+        _exit(127);
+    }
+    /* Wait until the temporary file exists, then interrupt. */
+    for (int i = 0; i < 2000 && dir_entries(dir) == 0; ++i)
+        sleep_ms(1);
+    sleep_ms(50);
+    kill(pid, SIGTERM);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+        rm_dir(dir);
+        cr_skip_test("encode finished before it could be interrupted");
+    }
+    cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM, "status %d", st);
+    cr_assert_eq(dir_entries(dir), 0, "files left behind after SIGTERM");
+    rm_dir(dir);
+}
+
+/* ---- check ------------------------------------------------------------------------ */
+
+Test(cli, check_quick_passes, .timeout = 120)
+{
+    char dir[64], json[128];
+    make_dir(dir, sizeof dir);
+    snprintf(json, sizeof json, "%s/check.json", dir);
+    run_result r = RUN("check", "--all-devices", "--quick", "--json", json);
+    cr_assert_eq(r.status, 0, "check failed:\n%s\n%s", r.out, r.err);
+    cr_assert(strstr(r.out, "PASS"), "[%s]", r.out);
+    cr_assert(strstr(r.out, "f32") && strstr(r.out, "pass"));
+    cr_assert(!strstr(r.out, "FAIL"), "[%s]", r.out);
+    char *j = slurp(json, NULL);
+    cr_assert(strstr(j, "\"pass\": true"), "[%s]", j);
+    cr_assert(strstr(j, "\"bit_mismatches\": 0"), "[%s]", j);
+    free(j);
+    run_free(&r);
+    rm_dir(dir);
+}
+
+Test(cli, check_reports_a_corrupted_element, .timeout = 120)
+{
+    char dir[64], json[128];
+    make_dir(dir, sizeof dir);
+    snprintf(json, sizeof json, "%s/check.json", dir);
+    run_result r = RUN_ENV("CLPE_CHECK_CORRUPT=1", "check", "--all-devices", "--quick", "--json",
+                           json);
+    cr_assert_eq(r.status, 1, "corrupted check exited %d:\n%s", r.status, r.out);
+    cr_assert(strstr(r.out, "FAIL"), "[%s]", r.out);
+    cr_assert(strstr(r.out, "mismatch on device 0:"), "[%s]", r.out);
+    cr_assert(strstr(r.out, "(1 element differs)"), "exactly one element should differ: [%s]",
+              r.out);
+    /* The JSON is written for a failed run too: that is when it is wanted. */
+    char *j = slurp(json, NULL);
+    cr_assert(strstr(j, "\"pass\": false") && strstr(j, "\"first_mismatch\""), "[%s]", j);
+    free(j);
+    run_free(&r);
+    rm_dir(dir);
+}
+
+/* ---- plot ------------------------------------------------------------------------- */
+
+Test(cli, plot_writes_a_png, .timeout = 60)
+{
+    char dir[64], path[128];
+    make_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/pe.png", dir);
+    run_result r = RUN("plot", "--seq", "48", "--d", "32", "--start", "1000", "-o", path);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    size_t len = 0;
+    char *png = slurp(path, &len);
+    const unsigned char *b = (const unsigned char *)png;
+    cr_assert(len > 33 && memcmp(b, "\x89PNG\r\n\x1a\n", 8) == 0, "not a PNG");
+    cr_assert(memcmp(b + 12, "IHDR", 4) == 0);
+    uint32_t w = (uint32_t)b[16] << 24 | (uint32_t)b[17] << 16 | (uint32_t)b[18] << 8 | b[19];
+    uint32_t h = (uint32_t)b[20] << 24 | (uint32_t)b[21] << 16 | (uint32_t)b[22] << 8 | b[23];
+    cr_assert(w >= 400 && h >= 400, "%ux%u", w, h);
+    free(png);
+    cr_assert_eq(dir_entries(dir), 1, "temporary files left behind");
+    run_free(&r);
+    rm_dir(dir);
+}
+
+/* ---- bad input -------------------------------------------------------------------- */
+
+typedef struct bad_case {
+    int status;          /* expected exit status */
+    const char *needle;  /* the one stderr line must contain this */
+    const char *env;     /* "K=V" or NULL */
+    const char *args[16];
+} bad_case;
+
+#define OUT "@OUT@" /* replaced by a path in a fresh directory */
+
+static const bad_case BAD[] = {
+    {2, "no command", NULL, {NULL}},
+    {2, "unknown command 'frobnicate'", NULL, {"frobnicate"}},
+    {2, "unknown option '--frob'", NULL, {"--frob"}},
+    {2, "--bogus", NULL, {"table", "--d", "8", "--pos", "1", "--bogus"}},
+    {2, "does not take --seq", NULL, {"table", "--d", "8", "--pos", "1", "--seq", "3"}},
+    {2, "--d expects a value", NULL, {"table", "--pos", "1", "--d"}},
+    {2, "--d expects a positive even integer, got 'abc'", NULL, {"table", "--d", "abc", "--pos", "1"}},
+    {2, "--d must be at most 16777216", NULL, {"table", "--d", "99999999999999999999999", "--pos", "1"}},
+    {2, "--d must be positive, got 0", NULL, {"table", "--d", "0", "--pos", "1"}},
+    {2, "--d must be even, got 7", NULL, {"table", "--d", "7", "--pos", "1"}},
+    {2, "--d must be at most 16777216, got 33554432", NULL, {"table", "--d", "33554432", "--pos", "1"}},
+    {2, "--d is required", NULL, {"table", "--pos", "1"}},
+    {2, "--pos is required", NULL, {"table", "--d", "8"}},
+    {2, "--pos expects integers", NULL, {"table", "--d", "8", "--pos", "1,,2"}},
+    {2, "--pos expects an integer, got 'x'", NULL, {"table", "--d", "8", "--pos", "1,x"}},
+    {2, "--pos is out of range", NULL, {"table", "--d", "8", "--pos", "9223372036854775808"}},
+    {2, "--pos range '5:1' is empty", NULL, {"table", "--d", "8", "--pos", "5:1"}},
+    {2, "--digits", NULL, {"table", "--d", "8", "--pos", "1", "--digits", "99"}},
+    {2, "--base must be a finite number above 1, got 1", NULL, {"table", "--d", "8", "--pos", "1", "--base", "1"}},
+    {2, "--base expects a number, got 'nan'", NULL, {"table", "--d", "8", "--pos", "1", "--base", "nan"}},
+    {2, "--base must be a finite number above 1, got 1e999", NULL, {"table", "--d", "8", "--pos", "1", "--base", "1e999"}},
+    {2, "--freq must be paper or t2t, got 'fast'", NULL, {"table", "--d", "8", "--pos", "1", "--freq", "fast"}},
+    {2, "--layout must be interleaved or split", NULL, {"table", "--d", "8", "--pos", "1", "--layout", "x"}},
+    {2, "--preset must be vaswani", NULL, {"table", "--d", "8", "--pos", "1", "--preset", "nosuch"}},
+    {2, "--freq cannot be combined with --preset", NULL, {"table", "--d", "8", "--pos", "1", "--preset", "fairseq", "--freq", "paper"}},
+    {2, "--dtype must be f32, f16, bf16 or f64, got 'f8'", NULL, {"encode", "--seq", "4", "--d", "8", "--dtype", "f8", "-o", OUT}},
+    {2, "--seq must be positive, got 0", NULL, {"encode", "--seq", "0", "--d", "8", "-o", OUT}},
+    {2, "--seq must be between", NULL, {"encode", "--seq", "99999999999999999999", "--d", "8", "-o", OUT}},
+    {2, "--seq expects a non-negative integer, got '12abc'", NULL, {"encode", "--seq", "12abc", "--d", "8", "-o", OUT}},
+    {2, "--seq must be between", NULL, {"encode", "--seq", "-5", "--d", "8", "-o", OUT}},
+    {2, "is too large (overflows 64 bits)", NULL, {"encode", "--seq", "4611686018427387904", "--d", "1024", "-o", OUT}},
+    {2, "--start 9223372036854775807 plus --seq 10", NULL, {"encode", "--seq", "10", "--d", "8", "--start", "9223372036854775807", "-o", OUT}},
+    {2, "--start is out of range", NULL, {"encode", "--seq", "10", "--d", "8", "--start", "-9223372036854775809", "-o", OUT}},
+    {2, "-o FILE is required", NULL, {"encode", "--seq", "10", "--d", "8"}},
+    {2, "-o must name a .npy file", NULL, {"encode", "--seq", "10", "--d", "8", "-o", "pe.txt"}},
+    {2, "--d given more than once", NULL, {"encode", "--seq", "10", "--d", "8", "--d", "8", "-o", OUT}},
+    {2, "--seq expects a value", NULL, {"encode", "--d", "8", "-o", OUT, "--seq"}},
+    {2, "--device and --all-devices cannot be combined", NULL, {"check", "--device", "0", "--all-devices"}},
+    {2, "plot: --seq must be at most 4096", NULL, {"plot", "--seq", "5000", "--d", "8", "-o", OUT}},
+    {2, "--query 99 is outside", NULL, {"plot", "--seq", "10", "--d", "8", "--query", "99", "-o", OUT}},
+    {1, "cannot write -o '/nonexistent-clpe-dir/x.npy'", NULL, {"encode", "--seq", "10", "--d", "8", "-o", "/nonexistent-clpe-dir/x.npy"}},
+    {1, "cannot write -o", NULL, {"plot", "--seq", "10", "--d", "8", "-o", "/nonexistent-clpe-dir/x.png"}},
+    {1, "--device 'no-such-device-xyz' matches no OpenCL device", NULL, {"encode", "--seq", "10", "--d", "8", "--device", "no-such-device-xyz", "-o", OUT}},
+    {1, "--device '99' matches no OpenCL device", NULL, {"check", "--device", "99"}},
+    {1, "CLPE_DEVICE='no-such-device-xyz' matches no OpenCL device", "CLPE_DEVICE=no-such-device-xyz", {"table", "--d", "8", "--pos", "1"}},
+    {1, "does not support --dtype f64", "CLPE_CLI_HIDE_DTYPES=f64", {"encode", "--seq", "10", "--d", "8", "--dtype", "f64", "-o", OUT}},
+    {1, "does not support --dtype bf16", "CLPE_CLI_HIDE_DTYPES=bf16", {"table", "--d", "8", "--pos", "1", "--dtype", "bf16"}},
+};
+
+Test(cli, every_bad_input_fails_cleanly, .timeout = 120)
+{
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; ++i) {
+        const bad_case *c = &BAD[i];
+        char dir[64], out[160];
+        make_dir(dir, sizeof dir);
+        const char *args[16];
+        int k = 0;
+        for (; c->args[k]; ++k) {
+            if (strcmp(c->args[k], OUT) == 0) {
+                int is_plot = strcmp(c->args[0], "plot") == 0;
+                snprintf(out, sizeof out, "%s/out.%s", dir, is_plot ? "png" : "npy");
+                args[k] = out;
+            } else {
+                args[k] = c->args[k];
+            }
+        }
+        args[k] = NULL;
+        const char *env[2] = {c->env, NULL};
+        run_result r = run_env(c->env ? env : NULL, args);
+        cr_expect_eq(r.status, c->status, "case %zu (%s ...): exit %d, want %d; stderr [%s]", i,
+                     c->args[0] ? c->args[0] : "", r.status, c->status, r.err);
+        assert_one_error_line(&r, c->needle);
+        cr_expect_str_eq(r.out, "", "case %zu wrote to stdout", i);
+        cr_expect_eq(dir_entries(dir), 0, "case %zu left a file behind", i);
+        run_free(&r);
+        rm_dir(dir);
+    }
+}
+
+Test(cli, output_path_that_is_a_directory, .timeout = 60)
+{
+    char dir[64], sub[128];
+    make_dir(dir, sizeof dir);
+    snprintf(sub, sizeof sub, "%s/already.npy", dir);
+    cr_assert_eq(mkdir(sub, 0755), 0);
+    run_result r = RUN("encode", "--seq", "4", "--d", "8", "-o", sub);
+    cr_assert_eq(r.status, 1);
+    assert_one_error_line(&r, "is a directory");
+    cr_assert_eq(dir_entries(dir), 1);
+    run_free(&r);
+    rmdir(sub);
+    rm_dir(dir);
+}
+
+Test(cli, unwritable_directory, .timeout = 60)
+{
+    if (geteuid() == 0)
+        cr_skip_test("root can write into a read-only directory");
+    char dir[64], path[128];
+    make_dir(dir, sizeof dir);
+    cr_assert_eq(chmod(dir, 0555), 0);
+    snprintf(path, sizeof path, "%s/x.npy", dir);
+    run_result r = RUN("encode", "--seq", "4", "--d", "8", "-o", path);
+    cr_assert_eq(r.status, 1);
+    assert_one_error_line(&r, "cannot write -o");
+    chmod(dir, 0755);
+    cr_assert_eq(dir_entries(dir), 0);
+    run_free(&r);
+    rm_dir(dir);
+}
