@@ -144,7 +144,9 @@ int cli_cmd_encode(const cli_args *args)
             }
         }
     }
-    if (npy_write_header(out.f, descr, seq, cfg.d) != 0) {
+    char header[NPY_HEADER_MAX];
+    const size_t header_len = npy_header(header, sizeof header, descr, seq, cfg.d);
+    if (header_len == 0 || fwrite(header, 1, header_len, out.f) != header_len) {
         cli_error("cannot write -o '%s': %s", args->output, strerror(errno));
         goto done;
     }
@@ -223,7 +225,7 @@ int cli_cmd_encode(const cli_args *args)
     if (!args->quiet) {
         double el = cli_now() - t0;
         char size[32], rate[32];
-        human_bytes((double)(total_bytes + NPY_HEADER_MAX), size, sizeof size);
+        human_bytes((double)(total_bytes + header_len), size, sizeof size);
         human_bytes(el > 0 ? (double)total_bytes / el : 0.0, rate, sizeof rate);
         double elems = (double)seq * (double)cfg.d;
         fprintf(stderr,
