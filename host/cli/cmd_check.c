@@ -843,14 +843,14 @@ int cli_cmd_check(const cli_args *args)
     const double seconds = cli_now() - t0;
 
     /* The table. */
-    printf("%-3s %-34s %-5s %12s %10s %11s %9s  %s\n", "#", "device", "dtype", "elements",
+    printf("%-3s %-34s %-5s %12s %10s %11s %10s  %s\n", "#", "device", "dtype", "elements",
            "mismatches", "max |error|", "bound", "verdict");
     for (size_t i = 0; i < n; ++i) {
         const device_result *d = &res[i];
         char name[35];
         snprintf(name, sizeof name, "%s", d->name);
         if (d->open_error[0]) {
-            printf("%-3u %-34s %-5s %12s %10s %11s %9s  FAIL (%s)\n", d->index, name, "-", "-",
+            printf("%-3u %-34s %-5s %12s %10s %11s %10s  FAIL (%s)\n", d->index, name, "-", "-",
                    "-", "-", "-", d->open_error);
             continue;
         }
@@ -861,11 +861,11 @@ int cli_cmd_check(const cli_args *args)
             if (k == 0)
                 snprintf(idxs, sizeof idxs, "%u", d->index);
             if (t->skipped) {
-                printf("%-3s %-34s %-5s %12s %10s %11s %9s  skipped (%s)\n", idxs, nm,
+                printf("%-3s %-34s %-5s %12s %10s %11s %10s  skipped (%s)\n", idxs, nm,
                        cli_dtype_name(t->dtype), "-", "-", "-", "-", t->skip_reason);
                 continue;
             }
-            printf("%-3s %-34s %-5s %12llu %10llu %11.2e %9.1e  %s\n", idxs, nm,
+            printf("%-3s %-34s %-5s %12llu %10llu %11.3e %10.3e  %s\n", idxs, nm,
                    cli_dtype_name(t->dtype), (unsigned long long)t->elements,
                    (unsigned long long)t->mismatches, t->max_err, t->bound, verdict(t));
         }
