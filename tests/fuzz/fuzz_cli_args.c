@@ -1,0 +1,83 @@
+/*
+ * fuzz_cli_args.c - libFuzzer target for the CLI's argument parser
+ * (host/cli/args.c).
+ *
+ * The input is split at NUL bytes into argv[1..]; cli_parse must return one
+ * of its results, leave a NUL-terminated error line inside the buffer, and
+ * give everything back through cli_args_free (LSan checks). The number and
+ * --pos parsers get the whole input as one string as well.
+ */
+#include "args.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECK(cond, msg)                                                                       \
+    do {                                                                                       \
+        if (!(cond)) {                                                                         \
+            fprintf(stderr, "fuzz_cli_args: %s\n", msg);                                       \
+            abort();                                                                           \
+        }                                                                                      \
+    } while (0)
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size > 4096)
+        return 0;
+    /* one exact-size copy, so reading past the end is caught by ASan */
+    char *text = malloc(size + 1);
+    CHECK(text, "malloc");
+    memcpy(text, data, size);
+    text[size] = '\0';
+
+    char *argv[66];
+    int argc = 0;
+    argv[argc++] = "clpe";
+    for (size_t k = 0; k <= size && argc < 65;) {
+        argv[argc++] = text + k;
+        k += strlen(text + k) + 1;
+    }
+    argv[argc] = NULL;
+
+    /* a small error buffer, with a canary right after it */
+    char err[48 + 1];
+    err[48] = 'Z';
+    cli_args args;
+    memset(&args, 0, sizeof args);
+    cli_parse_result res = cli_parse(argc, argv, &args, err, 48);
+    CHECK(res == CLI_PARSE_OK || res == CLI_PARSE_HELP || res == CLI_PARSE_VERSION ||
+              res == CLI_PARSE_USAGE,
+          "unknown result");
+    CHECK(err[48] == 'Z', "error text overran its buffer");
+    if (res == CLI_PARSE_USAGE)
+        CHECK(memchr(err, '\0', 48) != NULL, "error text not terminated");
+    if (res == CLI_PARSE_OK)
+        CHECK(args.n_positions == 0 || args.positions, "positions count without positions");
+    cli_args_free(&args);
+
+    int64_t i;
+    uint64_t u;
+    double dbl;
+    int rc = cli_parse_i64(text, &i);
+    CHECK(rc == CLI_NUM_OK || rc == CLI_NUM_SYNTAX || rc == CLI_NUM_RANGE, "i64");
+    rc = cli_parse_u64(text, &u);
+    CHECK(rc == CLI_NUM_OK || rc == CLI_NUM_SYNTAX || rc == CLI_NUM_RANGE, "u64");
+    rc = cli_parse_double(text, &dbl);
+    CHECK(rc == CLI_NUM_OK || rc == CLI_NUM_SYNTAX || rc == CLI_NUM_RANGE, "double");
+
+    int64_t *pos = NULL;
+    size_t count = 0;
+    char perr[64];
+    if (cli_parse_positions(text, &pos, &count, perr, sizeof perr) == 0) {
+        CHECK(pos && count >= 1 && count <= CLI_MAX_POSITIONS, "positions");
+        free(pos);
+    }
+    (void)cli_dtype_from_name(text);
+    (void)cli_freq_from_name(text);
+    (void)cli_layout_from_name(text);
+    free(text);
+    return 0;
+}
