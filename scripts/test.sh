@@ -18,3 +18,9 @@ echo "== benchmark smoke test (tiny sizes: it must run and write valid JSON, not
 build/bench/clpe-bench --quick --json build/bench-smoke.json
 python3 -m json.tool build/bench-smoke.json >/dev/null
 tests/consumer/run.sh build
+
+echo "== sanitizers: the whole suite under ASan + UBSan + LSan (tests/sanitize.sh)"
+tests/sanitize.sh asan
+
+echo "== fuzzing: each libFuzzer target for ${FUZZ_SECONDS:-60}s (tests/fuzz/run.sh)"
+tests/fuzz/run.sh
