@@ -20,7 +20,7 @@ export CC=${CC:-gcc}
 case "$mode" in
 asan)
   build=build-asan
-  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCLPE_SANITIZE=ON -DCLPE_WERROR=ON \
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCLPE_SANITIZE=ON -DCLPE_TSAN=OFF -DCLPE_WERROR=ON -DCLPE_BUILD_CLI=ON \
         -DCLPE_BUILD_BENCH=OFF >/dev/null
   cmake --build "$build" -j "$jobs"
   # detect_leaks: LSan runs at the exit of every (forked) Criterion test.
@@ -33,7 +33,7 @@ asan)
   ;;
 tsan)
   build=build-tsan
-  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCLPE_TSAN=ON -DCLPE_WERROR=ON \
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCLPE_TSAN=ON -DCLPE_SANITIZE=OFF -DCLPE_WERROR=ON \
         -DCLPE_BUILD_BENCH=OFF -DCLPE_BUILD_CLI=OFF >/dev/null
   cmake --build "$build" -j "$jobs" --target stress_standalone
   export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp"

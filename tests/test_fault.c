@@ -175,6 +175,7 @@ typedef struct path_state {
     void *expected;      /* out's content after a successful call */
     cl_mem aux[3];       /* inputs: positions, ids, embedding, x */
     cl_event wait;       /* a completed user event for wait lists, or NULL */
+    int counter;         /* 1 + index in aux of a bad-id counter the call resets */
 } path_state;
 
 typedef struct enqueue_path {
@@ -357,6 +358,7 @@ static void prep_gather(path_state *p)
     p->aux[1] = test_buffer_from(p->t, emb, (size_t)G_VOCAB * D * sizeof(float));
     uint32_t bad[2] = {77, 77};
     p->aux[2] = test_buffer_from(p->t, bad, sizeof bad);
+    p->counter = 3;
     size_t bytes = (size_t)G_B * G_S * D * sizeof(float);
     set_out(p, poisoned(bytes), bytes);
     cr_assert_eq(clpe_host_gather(p->enc, G_B, G_S, g_ids, emb, G_VOCAB, 0, p->expected, 0,
@@ -468,6 +470,17 @@ static bool enqueue_step(const test_cl *t, clpe_encoder *enc, const enqueue_path
                      path->name, fault_fn_name(fn), n, st, clpe_status_string(st),
                      error_for(fn));
         cr_assert_eq(ev, EVENT_SENTINEL, "%s: failed call wrote the out event", path->name);
+        if (p.counter) {
+            /* gather resets its bad-id counter with a fill before the kernel:
+             * a failed launch must not leave it reset either */
+            uint32_t *bad = test_buffer_read(t, p.aux[p.counter - 1], 2 * sizeof(uint32_t));
+            if (bad[0] != 77 || bad[1] != 77) {
+                printf("fault enqueue walk: %s with %s failing at call %ld reset bad_ids\n",
+                       path->name, fault_fn_name(fn), n);
+                ++partial_writes;
+            }
+            free(bad);
+        }
         if (memcmp(got, p.initial, p.out_bytes) != 0) {
             /* Documented as "nothing is written"; a split call whose later
              * launch fails has already enqueued the earlier ones. Counted here
