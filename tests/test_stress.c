@@ -357,12 +357,9 @@ Test(stress, sixteen_threads_shared_encoder_and_queues, .timeout = 900)
     printf("%s\n", msg);
 }
 
-/* The header allows bad_ids == NULL ("If bad_ids is non-NULL ..."), but the
- * gather kernel counts bad ids through the pointer without checking it:
- * kernels/clpe_kernels.cl, pe_rows_* "atomic_inc(&bad_ids[0])" writes to
- * address 0 and kills the process. Library bug; fix: test `bad_ids` before
- * counting (e.g. "else if (i == 0 && bad_ids)"). Disabled until fixed. */
-Test(stress, gather_bad_id_without_counter, .disabled = true)
+/* The header allows bad_ids == NULL with bad ids present: the kernel must
+ * not count through the NULL pointer (it once did and crashed). */
+Test(stress, gather_bad_id_without_counter)
 {
     test_cl t;
     test_cl_open(&t);
