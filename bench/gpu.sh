@@ -9,6 +9,8 @@
 #   CLPE_DEVICE      device selector (default: gpu); see clpe_select_device
 #   CLPE_BUILD_DIR   build folder (default: build-gpu in the repository)
 #   CLPE_BENCH_ARGS  extra clpe-bench flags, e.g. "--seq 131072" on a big GPU
+#   CLPE_DEPS_PREFIX a folder made by bench/gpu-deps.sh, for a machine that
+#                    lacks MPFR, libpng or the OpenCL headers and loader
 #
 # What the machine must have (this script downloads nothing): a C11 compiler,
 # CMake >= 3.21, pkg-config, MPFR (libmpfr-dev), the OpenCL headers
@@ -27,6 +29,13 @@ out=$(cd "$out" && pwd)
 jobs=$(nproc 2>/dev/null || echo 2)
 
 say() { printf '== %s\n' "$*"; }
+if [[ -n ${CLPE_DEPS_PREFIX:-} ]]; then
+  deps=$(cd "$CLPE_DEPS_PREFIX" && pwd)/usr
+  export PKG_CONFIG_PATH=$deps/lib/x86_64-linux-gnu/pkgconfig:$deps/share/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+  export CMAKE_PREFIX_PATH=$deps${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
+  export CPATH=$deps/include${CPATH:+:$CPATH}
+  export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$deps/lib/x86_64-linux-gnu
+fi
 fail() { printf 'gpu.sh: %s\n' "$*" >&2; exit 1; }
 
 # ---- prerequisites: name what is missing instead of failing deep in CMake --

@@ -191,11 +191,57 @@ static clpe_status enqueue_nothing(cl_command_queue queue, cl_uint num_events,
 
 static size_t ceil_div(size_t a, size_t b) { return a / b + (a % b != 0); }
 
+/* A call that enqueues more than one command holds them all behind a user
+ * event of its own until the last one is enqueued. If a later enqueue
+ * fails, the gate is set to the error and OpenCL terminates the commands
+ * already waiting on it, so a failed call writes nothing. */
+typedef struct call_gate {
+    cl_event gate;       /* NULL: no gate, wait on the caller's list as is */
+    cl_event *wait_list; /* the caller's events, then the gate */
+    cl_uint num_events;
+} call_gate;
+
+static clpe_status gate_open(const clpe_encoder *enc, cl_uint num_events,
+                             const cl_event *wait_list, call_gate *g)
+{
+    cl_int err = CL_SUCCESS;
+    g->gate = NULL;
+    g->wait_list = malloc((num_events + 1) * sizeof *g->wait_list);
+    if (!g->wait_list)
+        return CLPE_ERROR_OUT_OF_HOST_MEMORY;
+    g->gate = clCreateUserEvent(enc->shared->context, &err);
+    if (err != CL_SUCCESS) {
+        free(g->wait_list);
+        g->wait_list = NULL;
+        g->gate = NULL;
+        return err;
+    }
+    for (cl_uint k = 0; k < num_events; ++k)
+        g->wait_list[k] = wait_list[k];
+    g->wait_list[num_events] = g->gate;
+    g->num_events = num_events + 1;
+    return CLPE_SUCCESS;
+}
+
+/* Release the gated commands (status CLPE_SUCCESS) or terminate them. */
+static void gate_close(call_gate *g, clpe_status status)
+{
+    if (!g->gate)
+        return;
+    clSetUserEventStatus(g->gate, status == CLPE_SUCCESS ? CL_COMPLETE
+                                  : status < 0            ? status
+                                                          : CL_INVALID_OPERATION);
+    clReleaseEvent(g->gate);
+    free(g->wait_list);
+    g->gate = NULL;
+    g->wait_list = NULL;
+}
+
 /* Launch `kernel` (its fixed arguments already set) over every chunk of
- * the plan. On failure, launches already enqueued stay enqueued (each
- * writes only its own rows) and the error is returned. */
+ * the plan. Several launches wait behind a gate (see call_gate) unless the
+ * caller's wait list already holds one (`gated`). */
 static clpe_status run_launches(clpe_encoder *enc, cl_command_queue queue, cl_kernel kernel,
-                                const launch_plan *plan, cl_uint num_events,
+                                const launch_plan *plan, bool gated, cl_uint num_events,
                                 const cl_event *wait_list, cl_event *event)
 {
     const clpe_launch_shape *shape = &enc->shared->shape;
@@ -205,11 +251,21 @@ static clpe_status run_launches(clpe_encoder *enc, cl_command_queue queue, cl_ke
     cl_event *events = NULL;
     size_t done = 0;
     clpe_status status = CLPE_SUCCESS;
+    call_gate gate = {NULL, NULL, 0};
 
     if (launches > 1 && event) {
         events = malloc(launches * sizeof *events);
         if (!events)
             return CLPE_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    if (launches > 1 && !gated) {
+        status = gate_open(enc, num_events, wait_list, &gate);
+        if (status != CLPE_SUCCESS) {
+            free(events);
+            return status;
+        }
+        num_events = gate.num_events;
+        wait_list = gate.wait_list;
     }
     /* dimension 0 counts groups of CLPE_PAIRS_PER_ITEM pairs; a narrow
      * encoding gets a narrower work-group rather than idle work-items */
@@ -245,6 +301,7 @@ static clpe_status run_launches(clpe_encoder *enc, cl_command_queue queue, cl_ke
     }
     if (status == CLPE_SUCCESS && events)
         status = clEnqueueMarkerWithWaitList(queue, (cl_uint)done, events, event);
+    gate_close(&gate, status);
     if (events) {
         for (size_t k = 0; k < done; ++k)
             clReleaseEvent(events[k]);
@@ -318,7 +375,8 @@ static kernel_arg scale_arg(const clpe_encoder *enc, const common_args *c)
 /* Take a kernel, set its fixed arguments, launch every chunk, give it back. */
 static clpe_status launch_kernel(clpe_encoder *enc, cl_command_queue queue, clpe_kernel_id id,
                                  const kernel_arg *args, cl_uint nargs, const launch_plan *plan,
-                                 cl_uint num_events, const cl_event *wait_list, cl_event *event)
+                                 bool gated, cl_uint num_events, const cl_event *wait_list,
+                                 cl_event *event)
 {
     cl_kernel kernel;
     clpe_status status = clpe__kernel_acquire(enc->shared, id, &kernel);
@@ -326,7 +384,7 @@ static clpe_status launch_kernel(clpe_encoder *enc, cl_command_queue queue, clpe
         return status;
     status = set_args(kernel, args, nargs);
     if (status == CLPE_SUCCESS)
-        status = run_launches(enc, queue, kernel, plan, num_events, wait_list, event);
+        status = run_launches(enc, queue, kernel, plan, gated, num_events, wait_list, event);
     clpe__kernel_return(enc->shared, id, kernel);
     return status;
 }
@@ -360,7 +418,7 @@ clpe_status clpe_enqueue_table(clpe_encoder *enc, cl_command_queue queue, int64_
                          ARG(enc->tw_lo_buf)};
     launch_plan plan = {8, 9, 0, 1, n};
     return launch_kernel(enc, queue, clpe__kernel_for(CLPE_OP_TABLE, enc->cfg.dtype), args,
-                         ARG_COUNT(args), &plan, num_events, wait_list, event);
+                         ARG_COUNT(args), &plan, false, num_events, wait_list, event);
 }
 
 /* Do two regions of one buffer describe the same elements? */
@@ -410,7 +468,7 @@ clpe_status clpe_enqueue_add_out(clpe_encoder *enc, cl_command_queue queue, size
                          ARG(enc->tw_hi_buf), ARG(enc->tw_lo_buf)};
     launch_plan plan = {15, 16, 17, batch, seq};
     return launch_kernel(enc, queue, clpe__kernel_for(CLPE_OP_ADD, enc->cfg.dtype), args,
-                         ARG_COUNT(args), &plan, num_events, wait_list, event);
+                         ARG_COUNT(args), &plan, false, num_events, wait_list, event);
 }
 
 clpe_status clpe_enqueue_add(clpe_encoder *enc, cl_command_queue queue, size_t batch, size_t seq,
@@ -470,14 +528,21 @@ clpe_status clpe_enqueue_gather(clpe_encoder *enc, cl_command_queue queue, size_
     if (status != CLPE_SUCCESS)
         return status;
 
-    /* Reset the report first; the launches wait for it. */
+    /* Reset the report first; the launches wait for it, and it waits behind
+     * the call's gate so that a failure later in the call undoes it. */
     cl_event reset = NULL;
+    call_gate gate = {NULL, NULL, 0};
     if (bad_ids) {
         cl_uint fresh[2] = {0, 0xFFFFFFFFu};
-        status = clEnqueueFillBuffer(queue, bad_ids, fresh, sizeof fresh, 0, sizeof fresh,
-                                     num_events, wait_list, &reset);
+        status = gate_open(enc, num_events, wait_list, &gate);
         if (status != CLPE_SUCCESS)
             return status;
+        status = clEnqueueFillBuffer(queue, bad_ids, fresh, sizeof fresh, 0, sizeof fresh,
+                                     gate.num_events, gate.wait_list, &reset);
+        if (status != CLPE_SUCCESS) {
+            gate_close(&gate, status);
+            return status;
+        }
         num_events = 1;
         wait_list = &reset;
     }
@@ -497,8 +562,10 @@ clpe_status clpe_enqueue_gather(clpe_encoder *enc, cl_command_queue queue, size_
                              ARG(enc->tw_hi_buf), ARG(enc->tw_lo_buf)};
         launch_plan plan = {18, 19, 20, batch, seq};
         status = launch_kernel(enc, queue, clpe__kernel_for(CLPE_OP_GATHER, enc->cfg.dtype),
-                               args, ARG_COUNT(args), &plan, num_events, wait_list, event);
+                               args, ARG_COUNT(args), &plan, reset != NULL, num_events,
+                               wait_list, event);
     }
+    gate_close(&gate, status);
     if (reset)
         clReleaseEvent(reset);
     return status;

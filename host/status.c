@@ -86,6 +86,10 @@ const char *clpe_status_string(clpe_status status)
     case CLPE_ERROR_OUT_OF_HOST_MEMORY: return "out of host memory";
     case CLPE_ERROR_NO_DEVICE: return "no matching OpenCL device";
     case CLPE_ERROR_TOO_LARGE: return "size too large";
+    case CLPE_ERROR_DTYPE_MISMATCH: return "embedding table dtype differs from the encoder's";
+    case CLPE_ERROR_ALIASING: return "input and output share a buffer but not a layout";
+    case CLPE_ERROR_UNKNOWN_PRESET: return "unknown preset name";
+    case CLPE_ERROR_INVALID_IDS: return "token-id buffer missing, misaligned or too small";
     default:
         return clpe_status_is_opencl(status) ? opencl_status_string(status) : "unknown status";
     }

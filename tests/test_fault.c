@@ -447,8 +447,6 @@ static void run_clean(const test_cl *t, clpe_encoder *enc, const enqueue_path *p
     path_cleanup(&p);
 }
 
-static long partial_writes;
-
 /* One step of the walk: path with fn failing at call n. True when it fired. */
 static bool enqueue_step(const test_cl *t, clpe_encoder *enc, const enqueue_path *path,
                          fault_fn fn, long n)
@@ -472,23 +470,19 @@ static bool enqueue_step(const test_cl *t, clpe_encoder *enc, const enqueue_path
         cr_assert_eq(ev, EVENT_SENTINEL, "%s: failed call wrote the out event", path->name);
         if (p.counter) {
             /* gather resets its bad-id counter with a fill before the kernel:
-             * a failed launch must not leave it reset either */
+             * a failed launch must not leave it reset either (the call's gate
+             * terminates the fill) */
             uint32_t *bad = test_buffer_read(t, p.aux[p.counter - 1], 2 * sizeof(uint32_t));
-            if (bad[0] != 77 || bad[1] != 77) {
-                printf("fault enqueue walk: %s with %s failing at call %ld reset bad_ids\n",
-                       path->name, fault_fn_name(fn), n);
-                ++partial_writes;
-            }
+            cr_assert(bad[0] == 77 && bad[1] == 77,
+                      "%s with %s failing at call %ld reset bad_ids", path->name,
+                      fault_fn_name(fn), n);
             free(bad);
         }
-        if (memcmp(got, p.initial, p.out_bytes) != 0) {
-            /* Documented as "nothing is written"; a split call whose later
-             * launch fails has already enqueued the earlier ones. Counted here
-             * and pinned by fault.split_failure_writes_nothing. */
-            cr_assert(path->split, "%s with %s failing at call %ld wrote its output", path->name,
-                      fault_fn_name(fn), n);
-            ++partial_writes;
-        }
+        /* "nothing is written": a split call whose later launch fails has
+         * enqueued the earlier ones behind its gate, which terminates them */
+        cr_assert(memcmp(got, p.initial, p.out_bytes) == 0,
+                  "%s with %s failing at call %ld wrote its output", path->name,
+                  fault_fn_name(fn), n);
     } else {
         cr_assert_eq(st, CLPE_SUCCESS, "%s failed without a fault: %s", path->name,
                      clpe_status_string(st));
@@ -557,17 +551,14 @@ Test(fault, enqueue_walk, .init = setup, .timeout = 900)
                                         FAULT_clEnqueueMarkerWithWaitList,
                                         FAULT_clGetMemObjectInfo, FAULT_clGetCommandQueueInfo};
     assert_covered(required, sizeof required / sizeof required[0], "enqueue");
-    printf("fault enqueue walk: %ld steps, %ld faults injected, %ld split calls left rows "
-           "written after a late failure\n",
-           total_steps - steps_before, fault_injected() - start_injected, partial_writes);
+    printf("fault enqueue walk: %ld steps, %ld faults injected\n", total_steps - steps_before,
+           fault_injected() - start_injected);
 }
 
 /* The header promises that on any error nothing is written. A split call
  * (several launches) whose second launch fails has already enqueued the
- * first one, so its rows are written although the call returns an error.
- * Library bug: host/enqueue.c run_launches() enqueues launch by launch with
- * no gate. Disabled until fixed (see the reliability report). */
-Test(fault, split_failure_writes_nothing, .init = setup, .disabled = true)
+ * first one; the library holds them behind a gate and terminates them. */
+Test(fault, split_failure_writes_nothing, .init = setup)
 {
     test_cl t;
     test_cl_open(&t);

@@ -167,7 +167,7 @@ static int parse_shape(cursor *c, npy_info *info)
         skip_space(c);
         if (c->p < c->end && *c->p == ')') {
             ++c->p;
-            return 0;
+            return info->ndim == 0 ? -1 : 0; /* only 1-D and 2-D arrays */
         }
         if (info->ndim == 2)
             return -1;

@@ -26,7 +26,7 @@
 /* npy_parse_header accepts the 0-D shape "()" (host/cli/npy.c parse_shape
  * returns at ')' before reading any dimension), though npy.h promises 1-D
  * or 2-D only. Set to 0 once that is fixed. */
-#define FUZZ_KNOWN_BUG_NPY_0D 1
+#define FUZZ_KNOWN_BUG_NPY_0D 0
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
