@@ -267,9 +267,9 @@ static clpe_status run_launches(clpe_encoder *enc, cl_command_queue queue, cl_ke
         num_events = gate.num_events;
         wait_list = gate.wait_list;
     }
-    /* dimension 0 counts groups of CLPE_PAIRS_PER_ITEM pairs; a narrow
-     * encoding gets a narrower work-group rather than idle work-items */
-    size_t groups = ceil_div(enc->half_d, CLPE_PAIRS_PER_ITEM);
+    /* dimension 0 counts groups of pairs_per_item pairs; a narrow encoding
+     * gets a narrower work-group rather than idle work-items */
+    size_t groups = ceil_div(enc->half_d, shape->pairs_per_item);
     size_t local_x = 1;
     while (local_x < groups && local_x * 2 <= shape->local_x)
         local_x *= 2;

@@ -40,11 +40,12 @@ typedef struct clpe_kernel_pool {
     size_t capacity;
 } clpe_kernel_pool;
 
-/* Pairs one work-item computes (PE_W in kernels/clpe_kernels.cl). */
-#define CLPE_PAIRS_PER_ITEM 8
+/* Most pairs one work-item computes (the float8 path of the kernels). */
+#define CLPE_PAIRS_PER_ITEM_MAX 8
 
 /* How launches are shaped on one device. */
 typedef struct clpe_launch_shape {
+    cl_uint pairs_per_item;    /* 1 or CLPE_PAIRS_PER_ITEM_MAX: PE_W of the build */
     size_t local_x;            /* largest work-group size along the pair dimension */
     cl_uint rows_per_item;     /* rows one work-item walks with the odometer */
     size_t max_items_dim1;     /* work-items per launch along dimension 1 */

@@ -4,6 +4,7 @@
  */
 #include "internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,8 +19,9 @@ static const char *const kernel_names[CLPE_KERNEL_COUNT] = {
 };
 
 /* No fast-math flags: the arithmetic must be exactly what is written.
- * OpenCL C 1.2 so every conformant device accepts the source. */
-static const char build_options[] = "-cl-std=CL1.2";
+ * OpenCL C 1.2 so every conformant device accepts the source; PE_W is the
+ * number of pairs one work-item computes (see the launch shape below). */
+#define BUILD_OPTIONS "-cl-std=CL1.2 -DPE_W=%u"
 
 static void copy_build_log(cl_program program, cl_device_id device, clpe_build_log *log)
 {
@@ -82,10 +84,37 @@ static clpe_status check_device(cl_device_id device)
     return CLPE_SUCCESS;
 }
 
-/* Launch shape from the device's properties. CPUs (PoCL and others) run a
- * work-group as one loop that they vectorise across work-items, so they like
- * wide groups and long odometer runs per work-item; GPUs want many
- * work-items in flight, so fewer rows each. */
+/* A positive integer from the environment, or `fallback`. */
+static unsigned long env_count(const char *name, unsigned long fallback)
+{
+    const char *text = getenv(name);
+    if (!text || !*text)
+        return fallback;
+    char *end;
+    unsigned long v = strtoul(text, &end, 10);
+    return (*end == '\0' && v >= 1) ? v : fallback;
+}
+
+/* Launch shape from the device's properties (measured in bench/RESULTS.md).
+ * CPUs run a work-group as one loop; PoCL's work-item-loop vectoriser gives
+ * up on this code, so on a CPU each work-item computes 8 pairs as explicit
+ * float8 vectors and walks 16 rows with the odometer. GPUs run work-items in
+ * lanes already and want many in flight: one pair, 4 rows each.
+ * CLPE_PAIRS_PER_ITEM (1 or 8), CLPE_ROWS_PER_ITEM and CLPE_WORK_GROUP_SIZE
+ * override the choice, for tuning on a new device. */
+static clpe_status choose_pairs_per_item(cl_device_id device, cl_uint *pairs)
+{
+    cl_device_type type = 0;
+    cl_int err = clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+    if (err != CL_SUCCESS)
+        return err;
+    *pairs = (type & CL_DEVICE_TYPE_CPU) ? CLPE_PAIRS_PER_ITEM_MAX : 1;
+    unsigned long want = env_count("CLPE_PAIRS_PER_ITEM", *pairs);
+    if (want == 1 || want == CLPE_PAIRS_PER_ITEM_MAX)
+        *pairs = (cl_uint)want;
+    return CLPE_SUCCESS;
+}
+
 static clpe_status choose_shape(cl_device_id device, cl_kernel sample, clpe_launch_shape *shape)
 {
     cl_device_type type = 0;
@@ -97,12 +126,12 @@ static clpe_status choose_shape(cl_device_id device, cl_kernel sample, clpe_laun
     if (err != CL_SUCCESS)
         return err;
     bool cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
-    size_t want = cpu ? 64 : 128;
+    size_t want = env_count("CLPE_WORK_GROUP_SIZE", cpu ? 32 : 128);
     size_t local = 1;
     while (local * 2 <= want && local * 2 <= kernel_wg)
         local *= 2;
     shape->local_x = local;
-    shape->rows_per_item = cpu ? 16 : 4;
+    shape->rows_per_item = (cl_uint)env_count("CLPE_ROWS_PER_ITEM", cpu ? 16 : 4);
     /* Grid dimensions 1 and 2 are capped at 65535 on some GPUs. */
     shape->max_items_dim1 = 65535;
     shape->max_items_dim2 = 65535;
@@ -157,6 +186,12 @@ clpe_status clpe__program_build(cl_context context, cl_device_id device, clpe_bu
     cl_kernel sample = NULL;
     cl_int err = CL_SUCCESS;
 
+    cl_uint pairs = 1;
+    status = choose_pairs_per_item(device, &pairs);
+    if (status != CLPE_SUCCESS)
+        goto fail;
+    char options[64];
+    snprintf(options, sizeof options, BUILD_OPTIONS, pairs);
     const char *source = clpe_kernel_source;
     shared->program = clCreateProgramWithSource(context, 1, &source, NULL, &err);
     if (err != CL_SUCCESS) {
@@ -164,7 +199,7 @@ clpe_status clpe__program_build(cl_context context, cl_device_id device, clpe_bu
         status = err;
         goto fail;
     }
-    err = clBuildProgram(shared->program, 1, &device, build_options, NULL, NULL);
+    err = clBuildProgram(shared->program, 1, &device, options, NULL, NULL);
     copy_build_log(shared->program, device, log);
     if (err != CL_SUCCESS) {
         status = err;
@@ -183,6 +218,7 @@ clpe_status clpe__program_build(cl_context context, cl_device_id device, clpe_bu
         goto fail;
     }
     status = choose_shape(device, sample, &shared->shape);
+    shared->shape.pairs_per_item = pairs;
     if (status != CLPE_SUCCESS)
         goto fail;
     /* The sample becomes the first pooled kernel. */

@@ -2,16 +2,17 @@
  * clpe_kernels.cl - position encoding kernels (OpenCL C 1.2).
  *
  * Launch shape, shared by the table, add and gather kernels:
- *   dimension 0: a group of PE_W consecutive pairs i0 .. i0+PE_W-1
+ *   dimension 0: a group of PE_W (1 or 8) consecutive pairs i0 .. i0+PE_W-1
  *                (padded up to the work-group size; extra work-items
  *                return at once);
  *   dimension 1: a block of `rows_per_item` consecutive rows s of one
  *                sequence, starting at row s0 of this launch;
  *   dimension 2: sequence b, counted from b0 of this launch.
  * One work-item owns PE_W pairs (2 * PE_W values) in several consecutive
- * rows. It computes them as one float8 (explicit vectors: measured on PoCL,
- * whose work-item-loop vectoriser gives up on this code, about 4x faster
- * than one pair per work-item; GPUs simply run the lanes in sequence).
+ * rows. On CPUs PE_W is 8 and they are computed as one float8 (explicit
+ * vectors: PoCL's work-item-loop vectoriser gives up on this code, and the
+ * float8 path measured about 4x faster than one pair per work-item); on
+ * GPUs, which run work-items in lanes already, PE_W is 1.
  * Between rows it advances the phase with one 96-bit add (the odometer)
  * instead of multiplying again: cheaper, and bit-identical because the
  * integer arithmetic is exact. Neighbouring work-items write neighbouring
@@ -37,7 +38,11 @@
 
 #include "clpe_phase.h"
 
-#define PE_W 8 /* pairs per work-item; the float8 of pe_sincos8 */
+/* Pairs per work-item, set by the library per device (-DPE_W=1 or 8): 8
+ * uses the float8 path, 1 the scalar one. */
+#ifndef PE_W
+#define PE_W 8
+#endif
 
 #define PE_POS_START 0
 #define PE_POS_PER_SEQUENCE 1
@@ -174,7 +179,7 @@ inline void pe_phase8(ulong p, ulong8 f_hi, uint8 f_lo, ulong8 *ph, uint8 *pl)
         ulong s_stop = min(s_begin + (ulong)rows_per_item, s_end);                             \
         ulong b = b0 + (ulong)get_global_id(2);                                                \
         uint i_end = min(i0 + PE_W, half_d);                                                   \
-        int vector = VEC_##NAME && i_end - i0 == PE_W;                                         \
+        int vector = VEC_##NAME && PE_W == 8 && i_end - i0 == PE_W;                                         \
         /* the odd-d zero column is written by the group holding the last pair */             \
         int zero_col = (flags & PE_FLAG_ODD_D_ZERO_COLUMN) && (d & 1u) && i_end == half_d;     \
                                                                                                \
