@@ -9,6 +9,8 @@
 #   CLPE_DEVICE      device selector (default: gpu); see clpe_select_device
 #   CLPE_BUILD_DIR   build folder (default: build-gpu in the repository)
 #   CLPE_BENCH_ARGS  extra clpe-bench flags, e.g. "--seq 131072" on a big GPU
+#   CLPE_GPU_SWEEP   launch shapes to time as well (f32 only), each
+#                    PAIRS:ROWS, e.g. "1:1 1:16 8:4" (see CLPE_PAIRS_PER_ITEM)
 #   CLPE_DEPS_PREFIX a folder made by bench/gpu-deps.sh, for a machine that
 #                    lacks MPFR, libpng or the OpenCL headers and loader
 #
@@ -123,7 +125,7 @@ if ! configure "$cli"; then
   fi
 fi
 say "build clpe-bench"
-cmake --build "$build" -j "$jobs" --target clpe-bench >"$out/build.log" 2>&1 ||
+cmake --build "$build" -j "$jobs" --target clpe-bench clpe-accuracy >"$out/build.log" 2>&1 ||
   { tail -30 "$out/build.log" >&2; fail "building clpe-bench failed; see $out/build.log"; }
 if [[ $cli == ON ]]; then
   say "build clpe"
@@ -147,6 +149,20 @@ if [[ $cli == ON && -x $build/host/cli/clpe ]]; then
   ((rc == 0)) || { say "clpe check exited with $rc"; status=1; }
 else
   say "clpe check skipped: no CLI binary"
+fi
+
+for shape in ${CLPE_GPU_SWEEP:-}; do
+  say "clpe-bench f32 with CLPE_PAIRS_PER_ITEM=${shape%%:*} CLPE_ROWS_PER_ITEM=${shape##*:}"
+  CLPE_PAIRS_PER_ITEM=${shape%%:*} CLPE_ROWS_PER_ITEM=${shape##*:} \
+    "$build/bench/clpe-bench" --device "$CLPE_DEVICE" --dtype f32 \
+    --json "$out/sweep-${shape%%:*}-${shape##*:}.json" >"$out/sweep-${shape%%:*}-${shape##*:}.txt" 2>&1 ||
+    status=1
+  grep -E '^(table|add|gather) .*full' "$out/sweep-${shape%%:*}-${shape##*:}.txt"
+done
+
+if [[ -x $build/bench/clpe-accuracy ]]; then
+  say "clpe-accuracy on CLPE_DEVICE=$CLPE_DEVICE"
+  "$build/bench/clpe-accuracy" --device "$CLPE_DEVICE" 2>&1 | tee "$out/accuracy.txt"
 fi
 
 say "results in $out"
