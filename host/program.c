@@ -98,8 +98,8 @@ static unsigned long env_count(const char *name, unsigned long fallback)
 /* Launch shape from the device's properties (measured in bench/RESULTS.md).
  * CPUs run a work-group as one loop; PoCL's work-item-loop vectoriser gives
  * up on this code, so on a CPU each work-item computes 8 pairs as explicit
- * float8 vectors and walks 16 rows with the odometer. GPUs run work-items in
- * lanes already and want many in flight: one pair, 4 rows each.
+ * float8 vectors. GPUs run work-items in lanes already: one pair each. Both
+ * walk 16 rows with the odometer (on an H200, 16 rows beat 1 and 4).
  * CLPE_PAIRS_PER_ITEM (1 or 8), CLPE_ROWS_PER_ITEM and CLPE_WORK_GROUP_SIZE
  * override the choice, for tuning on a new device. */
 static clpe_status choose_pairs_per_item(cl_device_id device, cl_uint *pairs)
@@ -131,7 +131,7 @@ static clpe_status choose_shape(cl_device_id device, cl_kernel sample, clpe_laun
     while (local * 2 <= want && local * 2 <= kernel_wg)
         local *= 2;
     shape->local_x = local;
-    shape->rows_per_item = (cl_uint)env_count("CLPE_ROWS_PER_ITEM", cpu ? 16 : 4);
+    shape->rows_per_item = (cl_uint)env_count("CLPE_ROWS_PER_ITEM", 16);
     /* Grid dimensions 1 and 2 are capped at 65535 on some GPUs. */
     shape->max_items_dim1 = 65535;
     shape->max_items_dim2 = 65535;

@@ -103,22 +103,40 @@ inline float16 pe_zip8(float8 s, float8 c)
                      s.s6, c.s6, s.s7, c.s7);
 }
 
-/* pe_phase and pe_phase_low for eight tuning words at once. */
-inline void pe_phase8(ulong p, ulong8 f_hi, uint8 f_lo, ulong8 *ph, uint8 *pl)
+/* pe_phase and pe_phase_low for eight tuning words at once, as the three
+ * 32-bit words of the 96-bit accumulator (top first). */
+inline void pe_phase8(ulong p, ulong8 f_hi, uint8 f_lo, uint8 *w2, uint8 *w1, uint8 *w0)
 {
     ulong hi_part = (p >> 32) | (((long)p < 0) ? 0xFFFFFFFF00000000UL : 0UL);
     ulong lo_part = p & 0xFFFFFFFFUL;
     ulong8 flo = convert_ulong8(f_lo);
-    *ph = p * f_hi + hi_part * flo + ((lo_part * flo) >> 32);
-    *pl = convert_uint8(p * flo);
+    ulong8 ph = p * f_hi + hi_part * flo + ((lo_part * flo) >> 32);
+    *w2 = convert_uint8(ph >> 32);
+    *w1 = convert_uint8(ph);
+    *w0 = convert_uint8(p * flo);
 }
+
+/* The odometer's tick on 32-bit words: the 96-bit phase accumulator
+ * (W2, W1, W0) += the tuning word (F2, F1, F0), carries included. A
+ * comparison gives 1 (scalar) or all ones (vector) where true; `& 1u` after
+ * the bit cast makes either a carry of 1. */
+#define PE_TICK(U32, W2, W1, W0, F2, F1, F0, AS_U32)                                           \
+    do {                                                                                       \
+        U32 pe_n0 = (W0) + (F0);                                                               \
+        U32 pe_t1 = (W1) + (F1);                                                               \
+        U32 pe_c1 = AS_U32(pe_t1 < (W1)) & 1u;                                                 \
+        U32 pe_n1 = pe_t1 + (AS_U32(pe_n0 < (W0)) & 1u);                                       \
+        (W2) += (F2) + pe_c1 + (AS_U32(pe_n1 < pe_t1) & 1u);                                   \
+        (W1) = pe_n1;                                                                          \
+        (W0) = pe_n0;                                                                          \
+    } while (0)
 
 /* ---- the vector path: PE_W pairs of one row ------------------------------
  * VROW_<dtype>(...) for the 32- and 16-bit types; f64 has none. */
 #define PE_VECTOR_ROW(NAME)                                                                    \
     {                                                                                          \
         float8 sv, cv;                                                                         \
-        pe_sincos8(vph, &sv, &cv);                                                             \
+        pe_sincos8(vw2, vw1, &sv, &cv);                                                        \
         if (zero_row) {                                                                        \
             sv = (float8)(0.0f);                                                               \
             cv = (float8)(0.0f);                                                               \
@@ -154,6 +172,30 @@ inline void pe_phase8(ulong p, ulong8 f_hi, uint8 f_lo, ulong8 *ph, uint8 *pl)
 #define VEC_bf16 1
 #define VEC_f64 0
 
+/* ---- the scalar path: one pair of one row --------------------------------
+ * Phase words (W2, W1): the top 64 bits of the accumulator. */
+#define SINCOS_float(W2, W1, s, c) pe_sincos32((W2), (W1), (s), (c))
+#define SINCOS_double(W2, W1, s, c) pe_sincos_f64(((ulong)(W2) << 32) | (W1), (s), (c))
+#define PE_SCALAR_PAIR(NAME, R, I, W2, W1)                                                     \
+    {                                                                                          \
+        R sv, cv;                                                                              \
+        SINCOS_##R((W2), (W1), &sv, &cv);                                                      \
+        if (zero_row) {                                                                        \
+            sv = 0;                                                                            \
+            cv = 0;                                                                            \
+        }                                                                                      \
+        uint slot_s = split ? (I) : 2 * (I);                                                   \
+        uint slot_c = split ? half_d + (I) : 2 * (I) + 1;                                      \
+        if (op != PE_OP_TABLE) {                                                               \
+            R xs = xrow ? (R)LOAD_##NAME(xrow, slot_s) : (R)0;                                 \
+            R xc = xrow ? (R)LOAD_##NAME(xrow, slot_c) : (R)0;                                 \
+            sv = xs * scale + sv;                                                              \
+            cv = xc * scale + cv;                                                              \
+        }                                                                                      \
+        STORE_##NAME(orow, slot_s, sv);                                                        \
+        STORE_##NAME(orow, slot_c, cv);                                                        \
+    }
+
 /*
  * PE_DEFINE_KERNELS(name, T, R): the table, add and gather kernels for
  * storage type T (name f32, f16, bf16, f64) computing in R (float or double).
@@ -183,11 +225,22 @@ inline void pe_phase8(ulong p, ulong8 f_hi, uint8 f_lo, ulong8 *ph, uint8 *pl)
         /* the odd-d zero column is written by the group holding the last pair */             \
         int zero_col = (flags & PE_FLAG_ODD_D_ZERO_COLUMN) && (d & 1u) && i_end == half_d;     \
                                                                                                \
-        ulong8 vf_hi = (ulong8)(0), vph = (ulong8)(0);                                         \
-        uint8 vf_lo = (uint8)(0), vpl = (uint8)(0);                                            \
+        /* the odometer: tuning words and 96-bit accumulators as 32-bit words */              \
+        ulong8 vf_hi = (ulong8)(0);                                                            \
+        uint8 vf_lo = (uint8)(0), vf2 = (uint8)(0), vf1 = (uint8)(0);                          \
+        uint8 vw2 = (uint8)(0), vw1 = (uint8)(0), vw0 = (uint8)(0);                            \
         if (vector) {                                                                          \
             vf_hi = vload8(0, tw_hi + i0);                                                     \
             vf_lo = vload8(0, tw_lo + i0);                                                     \
+            vf2 = convert_uint8(vf_hi >> 32);                                                  \
+            vf1 = convert_uint8(vf_hi);                                                        \
+        }                                                                                      \
+        int single = i_end - i0 == 1; /* one pair: a scalar odometer */                        \
+        uint sf2 = 0, sf1 = 0, sf0 = 0, sw2 = 0, sw1 = 0, sw0 = 0;                             \
+        if (single) {                                                                          \
+            sf2 = (uint)(tw_hi[i0] >> 32);                                                     \
+            sf1 = (uint)tw_hi[i0];                                                             \
+            sf0 = tw_lo[i0];                                                                   \
         }                                                                                      \
         /* positions wrap modulo 2^64, so they are carried unsigned */                        \
         ulong p = 0;                                                                           \
@@ -218,30 +271,22 @@ inline void pe_phase8(ulong p, ulong8 f_hi, uint8 f_lo, ulong8 *ph, uint8 *pl)
             }                                                                                  \
             if (vector) {                                                                      \
                 if (fresh)                                                                     \
-                    pe_phase8(p, vf_hi, vf_lo, &vph, &vpl);                                    \
+                    pe_phase8(p, vf_hi, vf_lo, &vw2, &vw1, &vw0);                              \
                 VROW_##NAME                                                                    \
-                /* tick: (ph, pl) += (f_hi, f_lo) with carry */                               \
-                uint8 nl = vpl + vf_lo;                                                        \
-                vph += vf_hi + convert_ulong8((nl < vpl) & 1);                                 \
-                vpl = nl;                                                                      \
+                PE_TICK(uint8, vw2, vw1, vw0, vf2, vf1, vf_lo, as_uint8);                      \
+            } else if (single) {                                                               \
+                if (fresh) {                                                                   \
+                    ulong ph = pe_phase((long)p, tw_hi[i0], sf0);                              \
+                    sw2 = (uint)(ph >> 32);                                                    \
+                    sw1 = (uint)ph;                                                            \
+                    sw0 = pe_phase_low((long)p, sf0);                                          \
+                }                                                                              \
+                PE_SCALAR_PAIR(NAME, R, i0, sw2, sw1)                                          \
+                PE_TICK(uint, sw2, sw1, sw0, sf2, sf1, sf0, as_uint);                          \
             } else {                                                                           \
                 for (uint i = i0; i < i_end; ++i) {                                            \
-                    R sv, cv;                                                                  \
-                    SINCOS_##R(pe_phase((long)p, tw_hi[i], tw_lo[i]), &sv, &cv);               \
-                    if (zero_row) {                                                            \
-                        sv = 0;                                                                \
-                        cv = 0;                                                                \
-                    }                                                                          \
-                    uint slot_s = split ? i : 2 * i;                                           \
-                    uint slot_c = split ? half_d + i : 2 * i + 1;                              \
-                    if (op != PE_OP_TABLE) {                                                   \
-                        R xs = xrow ? (R)LOAD_##NAME(xrow, slot_s) : (R)0;                     \
-                        R xc = xrow ? (R)LOAD_##NAME(xrow, slot_c) : (R)0;                     \
-                        sv = xs * scale + sv;                                                  \
-                        cv = xc * scale + cv;                                                  \
-                    }                                                                          \
-                    STORE_##NAME(orow, slot_s, sv);                                            \
-                    STORE_##NAME(orow, slot_c, cv);                                            \
+                    ulong ph = pe_phase((long)p, tw_hi[i], tw_lo[i]);                          \
+                    PE_SCALAR_PAIR(NAME, R, i, (uint)(ph >> 32), (uint)ph)                     \
                 }                                                                              \
             }                                                                                  \
             if (zero_col) {                                                                    \
@@ -293,9 +338,6 @@ inline void pe_phase8(ulong p, ulong8 f_hi, uint8 f_lo, ulong8 *ph, uint8 *pl)
                        rows_per_item, pos_source, start, positions, positions_off, tw_hi,      \
                        tw_lo);                                                                 \
     }
-
-#define SINCOS_float(ph, s, c) pe_sincos((ph), (s), (c))
-#define SINCOS_double(ph, s, c) pe_sincos_f64((ph), (s), (c))
 
 PE_DEFINE_KERNELS(f32, float, float)
 PE_DEFINE_KERNELS(f16, half, float)

@@ -83,28 +83,30 @@ PE_INLINE pe_u32 pe_phase_low(pe_i64 p, pe_u32 f_lo)
 #define PE_K_HI_SMALL (0x1.921fb6p-48f)
 
 /* sin and cos of a phase, float32, within about one ulp.
- * Round the phase to the nearest quarter turn q; the signed remainder r,
- * |r| <= 2^61 (an eighth of a turn), becomes x = r * 2pi/2^64 radians as a
- * hi + lo float pair: r's top 24 bits (a) and next 24 bits (b) each convert
- * exactly, and the last 14 bits (< 6e-15 rad) are dropped. The small terms
- * are summed first and the leading term (x, or 1) added last. The quadrant
- * swaps and negates with masks and sign bits: no branch depends on data.
+ * The phase comes as its top two 32-bit words (hi, lo); the 32 bits below
+ * them never reach a float32 result. Round the phase to the nearest quarter
+ * turn q; the signed remainder r, |r| <= 2^61 (an eighth of a turn), becomes
+ * x = r * 2pi/2^64 radians as a hi + lo float pair: r's top 24 bits (a) and
+ * next 24 bits (b) each convert exactly, and the last 14 bits (< 6e-15 rad)
+ * are dropped. The small terms are summed first and the leading term (x, or
+ * 1) added last. The quadrant swaps and negates with masks and sign bits: no
+ * branch depends on data, and every integer operation is 32-bit (cheap on
+ * GPUs and on CPU vector units alike).
  *
  * Written once as a macro over the types, so the host (scalar C), the
  * devices' scalar path and their vector path (8 pairs per work-item) are
  * one text; the tests prove the three agree bit for bit. Arguments: the
- * name; the float, uint32, int32 and uint64 types; conversions to float,
- * uint32 and int32; bit casts float->uint32 and uint32->float; select(a,
- * b, mask) giving b where mask is all ones; fma. */
-#define PE_DEFINE_SINCOS(NAME, F, U32, I32, U64, CVT_F, CVT_U32, CVT_I32, AS_U32, AS_F,         \
-                         SELECT, FMA)                                                            \
-    PE_INLINE void NAME(U64 phase, F *sin_out, F *cos_out)                                       \
+ * name; the float, uint32 and int32 types; conversions to float and int32;
+ * bit casts float->uint32 and uint32->float; select(a, b, mask) giving b
+ * where mask is all ones; fma. */
+#define PE_DEFINE_SINCOS(NAME, F, U32, I32, CVT_F, CVT_I32, AS_U32, AS_F, SELECT, FMA)         \
+    PE_INLINE void NAME(U32 hi, U32 lo, F *sin_out, F *cos_out)                                  \
     {                                                                                            \
-        U64 t = phase + ((pe_u64)1 << 61);                                                       \
-        U32 q = CVT_U32(t >> 62);                                                                \
-        U64 m = t & (((pe_u64)1 << 62) - 1);                /* r + 2^61 */                       \
-        I32 a = CVT_I32(CVT_U32(m >> 38)) - (1 << 23);      /* [-2^23, 2^23) */                  \
-        I32 b = CVT_I32(CVT_U32(m >> 14) & 0xFFFFFFu);      /* [0, 2^24) */                      \
+        U32 t = hi + (1u << 29);                            /* phase + 1/8 turn */               \
+        U32 q = t >> 30;                                                                         \
+        U32 mh = t & 0x3FFFFFFFu;                           /* top of r + 2^61 */                \
+        I32 a = CVT_I32(mh >> 6) - (1 << 23);               /* [-2^23, 2^23) */                  \
+        I32 b = CVT_I32(((mh & 0x3Fu) << 18) | (lo >> 14)); /* [0, 2^24) */                      \
         F fa = CVT_F(a);                                                                         \
         F fb = CVT_F(b);                                                                         \
         F xh = fa * PE_K_HI;                                                                     \
@@ -130,18 +132,23 @@ PE_INLINE pe_u32 pe_phase_low(pe_i64 p, pe_u32 f_lo)
     }
 
 #ifdef __OPENCL_VERSION__
-PE_DEFINE_SINCOS(pe_sincos, float, uint, int, ulong, convert_float, convert_uint, convert_int,
-                 as_uint, as_float, select, fma)
-PE_DEFINE_SINCOS(pe_sincos8, float8, uint8, int8, ulong8, convert_float8, convert_uint8,
-                 convert_int8, as_uint8, as_float8, select, fma)
+PE_DEFINE_SINCOS(pe_sincos32, float, uint, int, convert_float, convert_int, as_uint, as_float,
+                 select, fma)
+PE_DEFINE_SINCOS(pe_sincos8, float8, uint8, int8, convert_float8, convert_int8, as_uint8,
+                 as_float8, select, fma)
 #else
 #define PE_HOST_CVT_F(x) ((float)(x))
-#define PE_HOST_CVT_U32(x) ((pe_u32)(x))
 #define PE_HOST_CVT_I32(x) ((pe_i32)(x))
 #define PE_HOST_SELECT(a, b, mask) ((mask) ? (b) : (a))
-PE_DEFINE_SINCOS(pe_sincos, float, pe_u32, pe_i32, pe_u64, PE_HOST_CVT_F, PE_HOST_CVT_U32,
-                 PE_HOST_CVT_I32, pe_as_uint_host, pe_as_float_host, PE_HOST_SELECT, fmaf)
+PE_DEFINE_SINCOS(pe_sincos32, float, pe_u32, pe_i32, PE_HOST_CVT_F, PE_HOST_CVT_I32,
+                 pe_as_uint_host, pe_as_float_host, PE_HOST_SELECT, fmaf)
 #endif
+
+/* sin and cos of a 64-bit phase. */
+PE_INLINE void pe_sincos(pe_u64 phase, float *sin_out, float *cos_out)
+{
+    pe_sincos32((pe_u32)(phase >> 32), (pe_u32)phase, sin_out, cos_out);
+}
 
 /* Rounding a float to the 16-bit storage types, round to nearest even.
  * bfloat16 is the top half of a float32; NaN stays NaN (quietened). */
