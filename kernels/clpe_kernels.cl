@@ -44,6 +44,9 @@
 #define PE_W 8
 #endif
 
+#define PE_CAT_(a, b) a##b
+#define PE_CAT(a, b) PE_CAT_(a, b)
+
 #define PE_POS_START 0
 #define PE_POS_PER_SEQUENCE 1
 #define PE_POS_IDS 2
@@ -68,6 +71,19 @@
 #define STORE_bf16(p, k, v) ((p)[k] = (ushort)pe_float_to_bf16(v))
 #define LOAD_f64(p, k) ((p)[k])
 #define STORE_f64(p, k, v) ((p)[k] = (v))
+
+/* A (sin, cos) pair at slots k, k+1 (the interleaved layout): one 2-vector
+ * access instead of two scalar ones. */
+#define LOAD2_f32(p, k) vload2(0, (p) + (k))
+#define STORE2_f32(p, k, v) vstore2((v), 0, (p) + (k))
+#define LOAD2_f16(p, k) vload_half2(0, (p) + (k))
+#define STORE2_f16(p, k, v) vstore_half2_rte((v), 0, (p) + (k))
+#define LOAD2_bf16(p, k) as_float2(convert_uint2(vload2(0, (p) + (k))) << 16)
+#define STORE2_bf16(p, k, v) vstore2((ushort2)((ushort)pe_float_to_bf16((v).x),                 \
+                                               (ushort)pe_float_to_bf16((v).y)),                \
+                                     0, (p) + (k))
+#define LOAD2_f64(p, k) vload2(0, (p) + (k))
+#define STORE2_f64(p, k, v) vstore2((v), 0, (p) + (k))
 
 #define VLOAD8_f32(p, k) vload8(0, (p) + (k))
 #define VSTORE8_f32(p, k, v) vstore8((v), 0, (p) + (k))
@@ -184,16 +200,23 @@ inline void pe_phase8(ulong p, ulong8 f_hi, uint8 f_lo, uint8 *w2, uint8 *w1, ui
             sv = 0;                                                                            \
             cv = 0;                                                                            \
         }                                                                                      \
-        uint slot_s = split ? (I) : 2 * (I);                                                   \
-        uint slot_c = split ? half_d + (I) : 2 * (I) + 1;                                      \
-        if (op != PE_OP_TABLE) {                                                               \
-            R xs = xrow ? (R)LOAD_##NAME(xrow, slot_s) : (R)0;                                 \
-            R xc = xrow ? (R)LOAD_##NAME(xrow, slot_c) : (R)0;                                 \
-            sv = xs * scale + sv;                                                              \
-            cv = xc * scale + cv;                                                              \
+        if (split) {                                                                           \
+            if (op != PE_OP_TABLE) {                                                           \
+                R xs = xrow ? (R)LOAD_##NAME(xrow, (I)) : (R)0;                                \
+                R xc = xrow ? (R)LOAD_##NAME(xrow, half_d + (I)) : (R)0;                       \
+                sv = xs * scale + sv;                                                          \
+                cv = xc * scale + cv;                                                          \
+            }                                                                                  \
+            STORE_##NAME(orow, (I), sv);                                                       \
+            STORE_##NAME(orow, half_d + (I), cv);                                              \
+        } else {                                                                               \
+            PE_CAT(R, 2) v = (PE_CAT(R, 2))(sv, cv);                                           \
+            if (op != PE_OP_TABLE) {                                                           \
+                PE_CAT(R, 2) xv = xrow ? LOAD2_##NAME(xrow, 2 * (I)) : (PE_CAT(R, 2))(0);      \
+                v = xv * scale + v;                                                            \
+            }                                                                                  \
+            STORE2_##NAME(orow, 2 * (I), v);                                                   \
         }                                                                                      \
-        STORE_##NAME(orow, slot_s, sv);                                                        \
-        STORE_##NAME(orow, slot_c, cv);                                                        \
     }
 
 /*
