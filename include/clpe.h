@@ -26,7 +26,15 @@
  *  - Enqueue functions never block and never print. They take the caller's
  *    queue, a wait list and an optional out event exactly like
  *    clEnqueueNDRangeKernel. Their work may be split into several kernel
- *    launches; the out event then completes when all of them have.
+ *    launches; the out event then completes when all of them have. Such a
+ *    call holds its commands behind a user event of its own until the last
+ *    one is enqueued, so if a later enqueue fails the earlier commands are
+ *    terminated and the call still writes nothing.
+ *  - Environment (read when an encoder is created): CLPE_PAIRS_PER_ITEM (1
+ *    or 8), CLPE_ROWS_PER_ITEM and CLPE_WORK_GROUP_SIZE override the launch
+ *    shape chosen for the device; CLPE_MAX_LAUNCH_ROWS and
+ *    CLPE_MAX_LAUNCH_BATCH cap one launch, forcing the splitting that large
+ *    problems get (a test knob). CLPE_DEVICE is read by clpe_select_device.
  *  - Sizes and pitches are counted in elements of the encoder's dtype, byte
  *    offsets in bytes.
  *  - Thread safety: one encoder may be used from any number of threads at
