@@ -109,6 +109,12 @@ static double scale_add(clpe_dtype dtype, double x, double scale, double pe)
     return t + (float)pe;
 }
 
+/* The scale as the kernels see it: a float, except for f64. */
+static double arith_scale(const clpe_encoder *enc)
+{
+    return enc->cfg.dtype == CLPE_DTYPE_F64 ? enc->cfg.scale : (double)(float)enc->cfg.scale;
+}
+
 /* Position of row s of sequence b, wrapping modulo 2^64 like the device. */
 static uint64_t position_of(clpe_position_source source, int64_t start,
                             const int64_t *positions, size_t seq, size_t b, size_t s)
@@ -186,7 +192,7 @@ clpe_status clpe_host_add(const clpe_encoder *enc, size_t batch, size_t seq, voi
         return CLPE_ERROR_OUT_OF_HOST_MEMORY;
     clpe_dtype dtype = enc->cfg.dtype;
     size_t esize = clpe__dtype_size(dtype);
-    double scale = dtype == CLPE_DTYPE_F64 ? enc->cfg.scale : (double)(float)enc->cfg.scale;
+    double scale = arith_scale(enc);
     for (size_t b = 0; b < batch; ++b) {
         for (size_t s = 0; s < seq; ++s) {
             pe_values(enc, position_of(source, start, host_positions, seq, b, s), pe);
@@ -225,7 +231,7 @@ clpe_status clpe_host_gather(const clpe_encoder *enc, size_t batch, size_t seq,
         return CLPE_ERROR_OUT_OF_HOST_MEMORY;
     clpe_dtype dtype = enc->cfg.dtype;
     size_t esize = clpe__dtype_size(dtype), bad = 0;
-    double scale = dtype == CLPE_DTYPE_F64 ? enc->cfg.scale : (double)(float)enc->cfg.scale;
+    double scale = arith_scale(enc);
     for (size_t b = 0; b < batch; ++b) {
         for (size_t s = 0; s < seq; ++s) {
             int32_t id = ids[b * seq + s];
