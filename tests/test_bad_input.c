@@ -3,9 +3,10 @@
  * and a rejected call changes nothing: the buffer reads back byte-identical
  * to its poison, and the out event is left alone.
  *
- * Not here: a queue of another device (needs two devices; one is all CI
- * has) and a device without 64-bit integers (covered by the fault-injection
- * shim under tests/fault/).
+ * A queue of another device of the same context needs two devices: PoCL
+ * makes two CPU devices when POCL_DEVICES asks for them (set inside the
+ * forked test, before OpenCL starts). A device without 64-bit integers is
+ * covered by the fault-injection shim (tests/test_device_unsupported.c).
  */
 #include "support.h"
 
@@ -473,4 +474,49 @@ Test(bad_input, statuses_are_distinct)
                       "statuses %d and %d share the description \"%s\"", all[a], all[b], sa);
         }
     }
+}
+
+/* An encoder on device 0 and a queue on device 1 of the same context. */
+Test(bad_input, queue_of_another_device)
+{
+    setenv("POCL_DEVICES", "pthread pthread", 1);
+    cl_platform_id platform = NULL;
+    cl_uint nplat = 0;
+    cr_assert_eq(clGetPlatformIDs(1, &platform, &nplat), CL_SUCCESS);
+    char name[256] = "";
+    clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof name - 1, name, NULL);
+    cl_device_id devs[2];
+    cl_uint ndev = 0;
+    if (!strstr(name, "Portable Computing Language") ||
+        clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 2, devs, &ndev) != CL_SUCCESS || ndev < 2)
+        cr_skip_test("needs PoCL with two devices (POCL_DEVICES)");
+    cl_int err;
+    cl_context ctx = clCreateContext(NULL, 2, devs, NULL, NULL, &err);
+    cr_assert_eq(err, CL_SUCCESS);
+    cl_command_queue q1 = clCreateCommandQueue(ctx, devs[1], 0, &err);
+    cr_assert_eq(err, CL_SUCCESS);
+    clpe_config cfg = clpe_config_default(D);
+    clpe_status st;
+    clpe_encoder *enc = clpe_encoder_create(ctx, devs[0], &cfg, NULL, &st);
+    cr_assert_not_null(enc, "%s", clpe_status_string(st));
+    unsigned char poison[REGION_BYTES];
+    memset(poison, POISON, sizeof poison);
+    cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof poison,
+                                poison, &err);
+    cr_assert_eq(err, CL_SUCCESS);
+    clpe_tensor out = {buf, 0, 0, 0};
+    cl_event ev = NULL;
+    cr_expect_eq(clpe_enqueue_table(enc, q1, 0, N, &out, 0, NULL, &ev),
+                 CLPE_ERROR_DEVICE_MISMATCH);
+    cr_expect_eq(clpe_enqueue_add(enc, q1, 1, N, &out, NULL, 0, NULL, &ev),
+                 CLPE_ERROR_DEVICE_MISMATCH);
+    cr_expect_null(ev, "a rejected call set the out event");
+    unsigned char back[REGION_BYTES];
+    cr_assert_eq(clEnqueueReadBuffer(q1, buf, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL),
+                 CL_SUCCESS);
+    cr_expect_eq(memcmp(back, poison, sizeof back), 0, "buffer changed");
+    clReleaseMemObject(buf);
+    clpe_encoder_release(enc);
+    clReleaseCommandQueue(q1);
+    clReleaseContext(ctx);
 }
