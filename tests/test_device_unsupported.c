@@ -68,3 +68,38 @@ Test(device_unsupported, null_status_pointer)
     fault_set_embedded(0);
     test_cl_close(&t);
 }
+
+/* A device without double precision: f64 encoders are refused with
+ * CLPE_ERROR_UNSUPPORTED_DTYPE, nothing built or held; the other dtypes
+ * still work on it. */
+Test(device_unsupported, f64_without_double_precision)
+{
+    test_cl t;
+    test_cl_open(&t);
+    long before[FAULT_OBJ_COUNT];
+    for (int k = 0; k < FAULT_OBJ_COUNT; ++k)
+        before[k] = fault_live((fault_obj)k);
+    fault_set_no_fp64(1);
+    cr_expect_eq(clpe_device_supports_dtype(t.device, CLPE_DTYPE_F64), 0);
+    cr_expect_eq(clpe_device_supports_dtype(t.device, CLPE_DTYPE_F16), 1);
+
+    long builds = fault_calls(FAULT_clBuildProgram);
+    clpe_config cfg = clpe_config_default(8);
+    cfg.dtype = CLPE_DTYPE_F64;
+    clpe_status st = CLPE_SUCCESS;
+    cr_expect_null(clpe_encoder_create(t.context, t.device, &cfg, NULL, &st));
+    cr_expect_eq(st, CLPE_ERROR_UNSUPPORTED_DTYPE, "status %d (%s)", st, clpe_status_string(st));
+    cr_expect_eq(fault_calls(FAULT_clBuildProgram), builds, "built a program for nothing");
+    assert_live(before);
+
+    clpe_config f32 = clpe_config_default(8);
+    clpe_encoder *enc = clpe_encoder_create(t.context, t.device, &f32, NULL, &st);
+    cr_assert_not_null(enc, "f32 on the same device: %s", clpe_status_string(st));
+    st = CLPE_SUCCESS;
+    cr_expect_null(clpe_encoder_create_like(enc, &cfg, &st));
+    cr_expect_eq(st, CLPE_ERROR_UNSUPPORTED_DTYPE);
+    clpe_encoder_release(enc);
+    fault_set_no_fp64(0);
+    assert_live(before);
+    test_cl_close(&t);
+}

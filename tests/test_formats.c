@@ -394,3 +394,90 @@ Test(formats, unsupported_dtype_value_is_rejected)
     cr_expect_eq(clpe_device_supports_dtype(cl.device, (clpe_dtype)9), 0);
     cr_expect_eq(clpe_device_supports_dtype(cl.device, CLPE_DTYPE_F16), 1);
 }
+
+/* ---- gather = the three unfused steps ----------------------------------------
+ * out[b][s] = round_T(float(emb[id]) * scale + PE_float(pos)): gather the
+ * row (exact conversion to the arithmetic type), scale (one rounding), add
+ * the encoding in the arithmetic type (one rounding, PE taken from an f32 -
+ * or f64 - encoder's table of the same positions), round once to storage.
+ * Done here step by step, not through clpe_host_gather. */
+Test(formats, gather_equals_the_three_separate_steps)
+{
+    for (size_t k = 0; k < 4; ++k) {
+        clpe_dtype t = all_dtypes[k];
+        if (!clpe_device_supports_dtype(cl.device, t))
+            continue;
+        size_t d = 64, batch = 2, seq = 45, vocab = 31, es = esize(t);
+        clpe_config cfg = clpe_config_default((uint32_t)d);
+        cfg.freq = CLPE_FREQ_TENSOR2TENSOR;
+        cfg.layout = CLPE_LAYOUT_SPLIT;
+        cfg.scale = 1.7;
+        cfg.dtype = t;
+        clpe_config arith = cfg;
+        arith.dtype = t == CLPE_DTYPE_F64 ? CLPE_DTYPE_F64 : CLPE_DTYPE_F32;
+        clpe_encoder *enc = test_encoder(&cl, &cfg);
+        clpe_encoder *pe_enc = test_encoder(&cl, &arith);
+        uint64_t rng = 77 + k;
+        int64_t starts[2] = {-3, (int64_t)1 << 40};
+
+        /* step 3's encoding: the arithmetic-type table of every row */
+        size_t pe_es = esize(arith.dtype), rows = batch * seq;
+        cl_mem pebuf = test_buffer_poisoned(&cl, rows * d * pe_es, 0);
+        for (size_t b = 0; b < batch; ++b) {
+            clpe_tensor tt = {pebuf, b * seq * d * pe_es, 0, 0};
+            cr_assert_eq(clpe_enqueue_table(pe_enc, cl.queue, starts[b], seq, &tt, 0, NULL, NULL),
+                         CLPE_SUCCESS);
+        }
+        void *pe = test_buffer_read(&cl, pebuf, rows * d * pe_es);
+
+        void *emb = malloc(vocab * d * es);
+        fill_random(t, emb, vocab * d, &rng);
+        int32_t ids[2 * 45];
+        for (size_t r = 0; r < rows; ++r)
+            ids[r] = r % 11 == 3 ? (int32_t)(vocab + r) : (int32_t)(test_rand_u64(&rng) % vocab);
+        cl_mem ebuf = test_buffer_from(&cl, emb, vocab * d * es);
+        cl_mem ibuf = test_buffer_from(&cl, ids, sizeof ids);
+        cl_mem pbuf = test_buffer_from(&cl, starts, sizeof starts);
+        cl_mem obuf = test_buffer_poisoned(&cl, rows * d * es, 0x55);
+        clpe_token_ids tid = {ibuf, 0};
+        clpe_tensor te = {ebuf, 0, 0, 0}, to = {obuf, 0, 0, 0};
+        clpe_positions pos = {CLPE_POSITIONS_PER_SEQUENCE, 0, pbuf, 0};
+        cr_assert_eq(clpe_enqueue_gather(enc, cl.queue, batch, seq, &tid, &te, t, vocab, &to, &pos,
+                                         NULL, 0, NULL, NULL),
+                     CLPE_SUCCESS);
+        void *got = test_buffer_read(&cl, obuf, rows * d * es);
+
+        for (size_t r = 0; r < rows; ++r) {
+            bool bad = ids[r] < 0 || (size_t)ids[r] >= vocab;
+            for (size_t j = 0; j < d; ++j) {
+                double want;
+                if (t == CLPE_DTYPE_F64) {
+                    double e = bad ? 0.0 : ((double *)emb)[(size_t)ids[r] * d + j];
+                    double scaled = e * 1.7;                                  /* step 2 */
+                    want = scaled + ((double *)pe)[r * d + j];                /* step 3 */
+                } else {
+                    float e = bad ? 0.0f : (float)stored_value(t, emb, (size_t)ids[r] * d + j);
+                    float scaled = e * (float)1.7;                            /* step 2 */
+                    float sum = scaled + ((float *)pe)[r * d + j];            /* step 3 */
+                    want = t == CLPE_DTYPE_F32 ? sum
+                           : t == CLPE_DTYPE_F16 ? round_to(sum, 11, 0x1p-24, 0)
+                                                 : round_to(sum, 8, 0x1p-133, 0);
+                }
+                double have = stored_value(t, got, r * d + j);
+                cr_assert(have == want && signbit(have) == signbit(want),
+                          "%s row %zu (id %d) slot %zu: gather %a, three steps %a",
+                          dtype_names[t], r, ids[r], j, have, want);
+            }
+        }
+        free(got);
+        free(emb);
+        free(pe);
+        clReleaseMemObject(obuf);
+        clReleaseMemObject(pbuf);
+        clReleaseMemObject(ibuf);
+        clReleaseMemObject(ebuf);
+        clReleaseMemObject(pebuf);
+        clpe_encoder_release(pe_enc);
+        clpe_encoder_release(enc);
+    }
+}

@@ -44,6 +44,7 @@ static atomic_int armed_fn = -1;
 static atomic_long countdown;
 static atomic_int armed_err;
 static atomic_int embedded;
+static atomic_int no_fp64;
 
 #define FAULT_NAME_(name) #name,
 static const char *const fn_names[FAULT_FN_COUNT] = {FAULT_FUNCS(FAULT_NAME_)};
@@ -82,6 +83,7 @@ SHIM_API long fault_injected(void) { return atomic_load(&injected); }
 SHIM_API long fault_calls(fault_fn fn) { return atomic_load(&calls[fn]); }
 SHIM_API long fault_live(fault_obj obj) { return atomic_load(&live[obj]); }
 SHIM_API void fault_set_embedded(int on) { atomic_store(&embedded, on); }
+SHIM_API void fault_set_no_fp64(int on) { atomic_store(&no_fp64, on); }
 
 /* Count a call of fn; true (and the error in *err) when it must fail. */
 static int should_fail(fault_fn fn, cl_int *err)
@@ -521,6 +523,16 @@ SHIM_API cl_int clGetDeviceInfo(cl_device_id dev, cl_device_info name, size_t si
     cl_int injected_err;
     if (should_fail(FAULT_clGetDeviceInfo, &injected_err))
         return injected_err;
+    if (atomic_load(&no_fp64) && name == CL_DEVICE_DOUBLE_FP_CONFIG) {
+        cl_device_fp_config none = 0;
+        if (value && size < sizeof none)
+            return CL_INVALID_VALUE;
+        if (value)
+            memcpy(value, &none, sizeof none);
+        if (size_ret)
+            *size_ret = sizeof none;
+        return CL_SUCCESS;
+    }
     if (atomic_load(&embedded)) {
         if (name == CL_DEVICE_PROFILE)
             return string_answer("EMBEDDED_PROFILE", size, value, size_ret);

@@ -89,5 +89,8 @@ long fault_calls(fault_fn fn);
 long fault_live(fault_obj obj);
 /* Non-zero: clGetDeviceInfo reports EMBEDDED_PROFILE and no cles_khr_int64. */
 void fault_set_embedded(int on);
+/* Non-zero: clGetDeviceInfo reports no double precision (a device without
+ * cl_khr_fp64). */
+void fault_set_no_fp64(int on);
 
 #endif
