@@ -10,7 +10,7 @@ packages=(
   libmpfr-dev                            # tuning words and the test reference
   libcriterion-dev                       # tests
   libpng-dev                             # clpe plot
-  clang                                  # libFuzzer targets
+  clang libclang-rt-dev                  # libFuzzer targets (the runtime is only a Recommends)
   python3                                # CLI tests read .npy files back
 )
 
