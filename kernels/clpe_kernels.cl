@@ -11,7 +11,7 @@
  * One work-item owns PE_W pairs (2 * PE_W values) in several consecutive
  * rows. On CPUs PE_W is 8 and they are computed as one float8 (explicit
  * vectors: PoCL's work-item-loop vectoriser gives up on this code, and the
- * float8 path measured about 4x faster than one pair per work-item); on
+ * float8 path measured about 5x faster than one pair per work-item); on
  * GPUs, which run work-items in lanes already, PE_W is 1.
  * Between rows it advances the phase with one 96-bit add (the odometer)
  * instead of multiplying again: cheaper, and bit-identical because the

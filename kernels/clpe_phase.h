@@ -17,7 +17,13 @@
 #ifndef CLPE_PHASE_H
 #define CLPE_PHASE_H
 
-#ifdef __OPENCL_VERSION__
+/* OpenCL C compilers define one of these (a standalone clang -x cl only the
+ * first); the host compiler neither. */
+#if defined(__OPENCL_C_VERSION__) || defined(__OPENCL_VERSION__)
+#define PE_OPENCL 1
+#endif
+
+#ifdef PE_OPENCL
 typedef ulong pe_u64;
 typedef uint pe_u32;
 typedef long pe_i64;
@@ -131,7 +137,7 @@ PE_INLINE pe_u32 pe_phase_low(pe_i64 p, pe_u32 f_lo)
         *cos_out = AS_F(AS_U32(cv) ^ cos_sign);                                                  \
     }
 
-#ifdef __OPENCL_VERSION__
+#ifdef PE_OPENCL
 PE_DEFINE_SINCOS(pe_sincos32, float, uint, int, convert_float, convert_int, as_uint, as_float,
                  select, fma)
 PE_DEFINE_SINCOS(pe_sincos8, float8, uint8, int8, convert_float8, convert_int8, as_uint8,
@@ -165,7 +171,7 @@ PE_INLINE float pe_bf16_to_float(pe_u32 h)
     return PE_AS_FLOAT(h << 16);
 }
 
-#if defined(cl_khr_fp64) || !defined(__OPENCL_VERSION__)
+#if defined(cl_khr_fp64) || !defined(PE_OPENCL)
 /* The float64 path: the same reduction with a 53 + 9 bit split of the
  * remainder, 2pi/2^55 as a double pair, and the fdlibm kernel polynomials
  * (degree 13 for sin, 14 for cos, |err| < 2^-58 on [-pi/4, pi/4]). */
