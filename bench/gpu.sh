@@ -35,7 +35,7 @@ if [[ -n ${CLPE_DEPS_PREFIX:-} ]]; then
   deps=$(cd "$CLPE_DEPS_PREFIX" && pwd)/usr
   export PKG_CONFIG_PATH=$deps/lib/x86_64-linux-gnu/pkgconfig:$deps/share/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
   export CMAKE_PREFIX_PATH=$deps${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
-  export CPATH=$deps/include${CPATH:+:$CPATH}
+  export CPATH=$deps/include:$deps/include/x86_64-linux-gnu${CPATH:+:$CPATH}
   export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$deps/lib/x86_64-linux-gnu
 fi
 fail() { printf 'gpu.sh: %s\n' "$*" >&2; exit 1; }
@@ -74,7 +74,7 @@ vendors=${OCL_ICD_VENDORS:-/etc/OpenCL/vendors}
 icd_dir=$build/icd
 extra=()
 for lib in libnvidia-opencl.so.1 libamdocl64.so libigdrcl.so; do
-  if ldconfig -p 2>/dev/null | grep -q " $lib " &&
+  if ldconfig -p 2>/dev/null | grep -qE "[[:space:]]$lib[[:space:]]" &&
      ! grep -qs "$lib" "$vendors"/*.icd; then
     extra+=("$lib")
   fi
