@@ -99,7 +99,7 @@ int main(int argc, char **argv)
     printf("|---:|---:|---:|---:|\n");
 
     float *row = malloc(d * sizeof *row);
-    clpe_tensor out = {buf, 0, 0, 0};
+    clpe_tensor out = {.buffer = buf, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
     for (size_t k = 0; k < n; ++k) {
         int64_t p = positions[k];
         st = clpe_enqueue_table(enc, queue, p, 1, &out, 0, NULL, NULL);

@@ -312,7 +312,7 @@ static cl_int op_enqueue(void *p, cl_command_queue q, cl_event *ev)
     const op_ctx *o = p;
     const bench_env *e = o->env;
     size_t rows = o->batch * o->seq;
-    clpe_tensor tx = {e->x, 0, 0, 0}, ty = {e->y, 0, 0, 0}, temb = {e->emb, 0, 0, 0};
+    clpe_tensor tx = {.buffer = e->x, .offset = 0, .row_pitch = 0, .batch_pitch = 0}, ty = {.buffer = e->y}, temb = {.buffer = e->emb};
     switch (o->kind) {
     case OP_STREAM:
     case OP_FILL: {
@@ -342,7 +342,7 @@ static cl_int op_enqueue(void *p, cl_command_queue q, cl_event *ev)
     case OP_ADD_OUT:
         return clpe_enqueue_add_out(o->enc, q, o->batch, o->seq, &tx, &ty, NULL, 0, NULL, ev);
     case OP_GATHER: {
-        clpe_token_ids ids = {e->ids, 0};
+        clpe_token_ids ids = {.buffer = e->ids, .offset = 0};
         return clpe_enqueue_gather(o->enc, q, o->batch, o->seq, &ids, &temb, o->dt->dtype,
                                    e->vocab, &ty, NULL, NULL, 0, NULL, ev);
     }

@@ -92,6 +92,8 @@ clpe_status clpe_config_check(const clpe_config *cfg)
 {
     if (!cfg)
         return CLPE_ERROR_NULL_POINTER;
+    if (!CLPE__RESERVED_ZERO(cfg))
+        return CLPE_ERROR_RESERVED_FIELD;
     bool odd_ok = (cfg->flags & CLPE_FLAG_ODD_D_ZERO_COLUMN) != 0;
     if (cfg->d == 0 || cfg->d > CLPE_MAX_D || ((cfg->d & 1u) && !(odd_ok && cfg->d >= 3)))
         return CLPE_ERROR_INVALID_D;

@@ -66,6 +66,8 @@ static clpe_status resolve_tensor(const clpe_encoder *enc, const clpe_tensor *t,
         return CLPE_ERROR_NULL_POINTER;
     if (!t->buffer)
         return CLPE_ERROR_NULL_BUFFER;
+    if (!CLPE__RESERVED_ZERO(t))
+        return CLPE_ERROR_RESERVED_FIELD;
     r->buffer = t->buffer;
     r->row_pitch = t->row_pitch ? t->row_pitch : d;
     if (r->row_pitch < d)
@@ -150,6 +152,8 @@ static clpe_status check_positions(const clpe_encoder *enc, const clpe_positions
     *offset = 0;
     if (!pos)
         return CLPE_SUCCESS;
+    if (!CLPE__RESERVED_ZERO(pos))
+        return CLPE_ERROR_RESERVED_FIELD;
     size_t count;
     switch (pos->source) {
     case CLPE_POSITIONS_START:
@@ -409,7 +413,7 @@ clpe_status clpe_enqueue_table(clpe_encoder *enc, cl_command_queue queue, int64_
         return enqueue_nothing(queue, num_events, wait_list, event);
 
     common_args c;
-    clpe_positions pos = {CLPE_POSITIONS_START, start, NULL, 0};
+    clpe_positions pos = {.source = CLPE_POSITIONS_START, .start = start, .buffer = NULL, .offset = 0};
     fill_common(enc, n, &pos, NULL, 0, &c);
     cl_ulong off = r.offset, rp = r.row_pitch;
     kernel_arg args[] = {ARG(r.buffer), ARG(off), ARG(rp), ARG(c.d), ARG(c.half_d), ARG(c.split),
@@ -485,6 +489,8 @@ static clpe_status check_ids(const clpe_encoder *enc, const clpe_token_ids *ids,
     size_t bytes;
     if (!ids || !ids->buffer || ids->offset % sizeof(cl_int))
         return CLPE_ERROR_INVALID_IDS;
+    if (!CLPE__RESERVED_ZERO(ids))
+        return CLPE_ERROR_RESERVED_FIELD;
     if (!clpe__mul_size(count, sizeof(cl_int), &bytes) ||
         !clpe__add_size(bytes, ids->offset, &bytes))
         return CLPE_ERROR_TOO_LARGE;

@@ -89,6 +89,16 @@ void clpe__kernel_return(clpe_program_shared *shared, clpe_kernel_id id, cl_kern
 /* Does the device have what dtype needs? (config.c) */
 bool clpe__device_has_dtype(cl_device_id device, clpe_dtype dtype);
 
+/* True when the n reserved words of a caller-filled struct are all zero. */
+static inline bool clpe__reserved_zero(const uint64_t *reserved, size_t n)
+{
+    for (size_t i = 0; i < n; ++i)
+        if (reserved[i])
+            return false;
+    return true;
+}
+#define CLPE__RESERVED_ZERO(s) clpe__reserved_zero((s)->reserved, sizeof((s)->reserved) / sizeof(uint64_t))
+
 /* Bytes of one element of dtype. */
 size_t clpe__dtype_size(clpe_dtype dtype);
 

@@ -90,6 +90,7 @@ const char *clpe_status_string(clpe_status status)
     case CLPE_ERROR_ALIASING: return "input and output share a buffer but not a layout";
     case CLPE_ERROR_UNKNOWN_PRESET: return "unknown preset name";
     case CLPE_ERROR_INVALID_IDS: return "token-id buffer missing, misaligned or too small";
+    case CLPE_ERROR_RESERVED_FIELD: return "a reserved struct field is not zero";
     default:
         return clpe_status_is_opencl(status) ? opencl_status_string(status) : "unknown status";
     }

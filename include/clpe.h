@@ -61,8 +61,18 @@
 extern "C" {
 #endif
 
-#if defined(_WIN32) && defined(CLPE_SHARED_BUILD)
+/* CLPE_API marks the exported functions. On Windows a DLL exports them while
+ * it is built (the build defines CLPE_BUILDING_SHARED) and its users import
+ * them; a user of the static library defines CLPE_STATIC. Elsewhere only the
+ * symbols marked here are visible outside the shared library. */
+#if defined(_WIN32)
+#if defined(CLPE_BUILDING_SHARED)
 #define CLPE_API __declspec(dllexport)
+#elif defined(CLPE_STATIC)
+#define CLPE_API
+#else
+#define CLPE_API __declspec(dllimport)
+#endif
 #elif defined(__GNUC__)
 #define CLPE_API __attribute__((visibility("default")))
 #else
@@ -71,12 +81,18 @@ extern "C" {
 
 /* ---- Version ------------------------------------------------------------ */
 
-#define CLPE_VERSION_MAJOR 0
-#define CLPE_VERSION_MINOR 1
+/* The one place the version is written: CMake reads these three lines, and
+ * the number and string below are derived from them. */
+#define CLPE_VERSION_MAJOR 1
+#define CLPE_VERSION_MINOR 0
 #define CLPE_VERSION_PATCH 0
 #define CLPE_VERSION_NUMBER \
     (CLPE_VERSION_MAJOR * 10000 + CLPE_VERSION_MINOR * 100 + CLPE_VERSION_PATCH)
-#define CLPE_VERSION_STRING "0.1.0"
+#define CLPE_STRINGIFY_(x) #x
+#define CLPE_STRINGIFY(x) CLPE_STRINGIFY_(x)
+#define CLPE_VERSION_STRING                                                  \
+    CLPE_STRINGIFY(CLPE_VERSION_MAJOR) "." CLPE_STRINGIFY(CLPE_VERSION_MINOR) "." \
+    CLPE_STRINGIFY(CLPE_VERSION_PATCH)
 
 /* The version of the library actually linked: CLPE_VERSION_NUMBER of its build. */
 CLPE_API unsigned clpe_version(void);
@@ -118,7 +134,13 @@ enum {
     CLPE_ERROR_DTYPE_MISMATCH = -2024,      /* embedding table dtype differs from the encoder's */
     CLPE_ERROR_ALIASING = -2025,            /* input and output share a buffer but not a layout */
     CLPE_ERROR_UNKNOWN_PRESET = -2026,      /* clpe_config_preset: no preset by that name */
-    CLPE_ERROR_INVALID_IDS = -2027          /* token-id buffer missing, misaligned or too small */
+    CLPE_ERROR_INVALID_IDS = -2027,         /* token-id buffer missing, misaligned or too small */
+    CLPE_ERROR_RESERVED_FIELD = -2028,      /* a reserved field of a struct is not zero */
+
+    /* One past the last error code (counting down). Not a status: it moves
+     * whenever a code is added, so never store it; tests loop from
+     * CLPE_ERROR_NULL_ENCODER down to it. */
+    CLPE_ERROR_END_UNSTABLE = -2029
 };
 
 /* A short English description of any clpe_status, OpenCL codes included.
@@ -127,6 +149,18 @@ CLPE_API const char *clpe_status_string(clpe_status status);
 
 /* Non-zero when status is a raw OpenCL error code rather than clpe's own. */
 CLPE_API int clpe_status_is_opencl(clpe_status status);
+
+/* ---- Structs that callers fill: how they grow ----------------------------
+ *
+ * clpe_config, clpe_tensor, clpe_positions and clpe_token_ids end with
+ * reserved fields that must be zero (else CLPE_ERROR_RESERVED_FIELD). A later
+ * version may give them a meaning, where zero always means what this version
+ * does, so code and binaries written against this header keep their meaning.
+ * Fill these structs with designated initialisers, which zero every field not
+ * named:
+ *     clpe_tensor x = {.buffer = buf, .row_pitch = 1024};
+ * or start from clpe_config_default() / clpe_config_preset().
+ */
 
 /* ---- Configuration ------------------------------------------------------ */
 
@@ -140,7 +174,8 @@ typedef enum clpe_freq {
 
 typedef enum clpe_layout {
     CLPE_LAYOUT_INTERLEAVED = 0,  /* sin at 2i, cos at 2i+1 (the paper's formula) */
-    CLPE_LAYOUT_SPLIT = 1         /* sin at i, cos at d/2+i (tensor2tensor, fairseq, HF) */
+    CLPE_LAYOUT_SPLIT = 1,        /* sin at i, cos at d/2+i (tensor2tensor, fairseq, HF) */
+    CLPE_LAYOUT_SPLIT_COS_FIRST = 2 /* cos at i, sin at d/2+i (HF Musicgen: cat([cos, sin])) */
 } clpe_layout;
 
 typedef enum clpe_dtype {
@@ -162,6 +197,7 @@ typedef struct clpe_config {
                             1 by default, sqrt(d) is common */
     uint32_t flags;      /* CLPE_FLAG_* below; 0 by default */
     int64_t padding_position; /* with CLPE_FLAG_PADDING_ROW: rows at this position get PE = 0 */
+    uint64_t reserved[4]; /* zero (see "Structs that callers fill") */
 } clpe_config;
 
 /* Allow odd d: the d/2 pairs fill the first d-1 slots and the last slot is 0
@@ -170,6 +206,11 @@ typedef struct clpe_config {
 /* Rows whose position equals padding_position get an all-zero encoding
  * (fairseq zeroes its table row padding_idx). */
 #define CLPE_FLAG_PADDING_ROW 2u
+/* Allow odd d as Hugging Face Marian and XLM compute it: (d+1)/2 pairs whose
+ * frequencies use d itself (paper: w_i = base^(-2i/d)), and the last pair
+ * keeps only its sine. SPLIT: sines in slots [0, (d+1)/2), cosines after;
+ * INTERLEAVED: sines at even slots, cosines at odd slots. */
+#define CLPE_FLAG_ODD_D_HALF_PAIR 4u
 
 /* d as given, base 10000, paper frequencies, interleaved, float32, scale 1. */
 CLPE_API clpe_config clpe_config_default(uint32_t d);
@@ -245,6 +286,7 @@ typedef struct clpe_tensor {
     size_t row_pitch;     /* elements from [b][s][0] to [b][s+1][0]; 0 means d; >= d */
     size_t batch_pitch;   /* elements from [b][0][0] to [b+1][0][0]; 0 means
                              seq * row_pitch; sequences may not overlap */
+    uint64_t reserved[2]; /* zero */
 } clpe_tensor;
 
 typedef enum clpe_position_source {
@@ -261,6 +303,7 @@ typedef struct clpe_positions {
     int64_t start;   /* CLPE_POSITIONS_START only */
     cl_mem buffer;   /* the other two sources: int64 values on the encoder's context */
     size_t offset;   /* bytes into buffer; a multiple of 8 */
+    uint64_t reserved[2]; /* zero */
 } clpe_positions;
 
 /* ---- Enqueue ------------------------------------------------------------ */
@@ -304,6 +347,7 @@ CLPE_API clpe_status clpe_enqueue_add_out(clpe_encoder *enc, cl_command_queue qu
 typedef struct clpe_token_ids {
     cl_mem buffer;
     size_t offset;
+    uint64_t reserved[2]; /* zero */
 } clpe_token_ids;
 
 /* Fused input stage: embedding gather, scale and position encoding at once,

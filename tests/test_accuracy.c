@@ -167,7 +167,7 @@ static float *device_rows(test_cl *t, clpe_encoder *enc, uint32_t d, const int64
     size_t bytes = count * d * sizeof(float);
     cl_mem buf = test_buffer_poisoned(t, bytes, 0xFF); /* NaN poison */
     for (size_t k = 0; k < count; ++k) {
-        clpe_tensor out = {buf, k * d * sizeof(float), 0, 0};
+        clpe_tensor out = {.buffer = buf, .offset = k * d * sizeof(float), .row_pitch = 0, .batch_pitch = 0};
         clpe_status st = clpe_enqueue_table(enc, t->queue, pos[k], 1, &out, 0, NULL, NULL);
         cr_assert_eq(st, CLPE_SUCCESS, "clpe_enqueue_table(d=%u, p=%lld): %s", d,
                      (long long)pos[k], clpe_status_string(st));

@@ -58,13 +58,13 @@ static float *table_rows(test_cl *t, clpe_encoder *enc, uint32_t d, const add_ca
     for (size_t b = 0; b < c->batch; ++b) {
         if (per_row) {
             for (size_t s = 0; s < c->seq; ++s) {
-                clpe_tensor out = {buf, (b * c->seq + s) * d * sizeof(float), 0, 0};
+                clpe_tensor out = {.buffer = buf, .offset = (b * c->seq + s) * d * sizeof(float), .row_pitch = 0, .batch_pitch = 0};
                 cr_assert_eq(clpe_enqueue_table(enc, t->queue, position_of(c, b, s), 1, &out, 0,
                                                 NULL, NULL),
                              CLPE_SUCCESS);
             }
         } else {
-            clpe_tensor out = {buf, b * c->seq * d * sizeof(float), 0, 0};
+            clpe_tensor out = {.buffer = buf, .offset = b * c->seq * d * sizeof(float), .row_pitch = 0, .batch_pitch = 0};
             cr_assert_eq(clpe_enqueue_table(enc, t->queue, position_of(c, b, 0), c->seq, &out, 0,
                                             NULL, NULL),
                          CLPE_SUCCESS);
@@ -143,8 +143,8 @@ static void run_case(test_cl *t, clpe_encoder *enc, const add_case *c, const flo
         pbuf = test_buffer_from(t, p, total * sizeof *p);
         free(p);
     }
-    clpe_positions pos = {c->source, c->start, pbuf, c->positions_offset * sizeof(int64_t)};
-    clpe_tensor x = {xbuf, c->offset * sizeof(float), c->row_pitch, c->batch_pitch};
+    clpe_positions pos = {.source = c->source, .start = c->start, .buffer = pbuf, .offset = c->positions_offset * sizeof(int64_t)};
+    clpe_tensor x = {.buffer = xbuf, .offset = c->offset * sizeof(float), .row_pitch = c->row_pitch, .batch_pitch = c->batch_pitch};
     clpe_status st = clpe_enqueue_add(enc, t->queue, c->batch, c->seq, &x,
                                       c->null_positions ? NULL : &pos, 0, NULL, NULL);
     cr_assert_eq(st, CLPE_SUCCESS, "clpe_enqueue_add: %s", clpe_status_string(st));
@@ -256,7 +256,7 @@ Test(add, two_roundings_not_fma)
     float *table = malloc(count * sizeof *table);
     cr_assert(table);
     cl_mem tbuf = test_buffer_poisoned(&t, count * sizeof(float), 0);
-    clpe_tensor tt = {tbuf, 0, 0, 0};
+    clpe_tensor tt = {.buffer = tbuf, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
     cr_assert_eq(clpe_enqueue_table(enc, t.queue, 3, seq, &tt, 0, NULL, NULL), CLPE_SUCCESS);
     cr_assert_eq(clEnqueueReadBuffer(t.queue, tbuf, CL_TRUE, 0, count * sizeof(float), table, 0,
                                      NULL, NULL),
@@ -268,8 +268,8 @@ Test(add, two_roundings_not_fma)
             ++differ;
     cr_assert_gt(differ, 10, "test inputs do not separate fma from mul+add (%zu)", differ);
     cl_mem xbuf = test_buffer_from(&t, x, count * sizeof(float));
-    clpe_positions pos = {CLPE_POSITIONS_START, 3, NULL, 0};
-    clpe_tensor xt = {xbuf, 0, 0, 0};
+    clpe_positions pos = {.source = CLPE_POSITIONS_START, .start = 3, .buffer = NULL, .offset = 0};
+    clpe_tensor xt = {.buffer = xbuf, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
     cr_assert_eq(clpe_enqueue_add(enc, t.queue, 1, seq, &xt, &pos, 0, NULL, NULL), CLPE_SUCCESS);
     float *got = test_buffer_read(&t, xbuf, count * sizeof(float));
     size_t bad = 0;

@@ -201,15 +201,15 @@ Test(bad_input, table_arguments)
     fixture f;
     fixture_open(&f);
     cl_command_queue q = f.t.queue;
-    clpe_tensor out = {f.buf, 0, 0, 0};
-    clpe_tensor small = {f.small, 0, 0, 0};
-    clpe_tensor null_buf = {NULL, 0, 0, 0};
-    clpe_tensor pitch_short = {f.buf, 0, D - 1, 0};
-    clpe_tensor pitch_one = {f.buf, 0, 1, 0};
-    clpe_tensor misaligned = {f.buf, 2, 0, 0};
-    clpe_tensor offset_over = {f.buf, sizeof(float), 0, 0}; /* one float past the end */
-    clpe_tensor pitch_huge = {f.buf, 0, SIZE_MAX / 2, 0};
-    clpe_tensor foreign = {f.other_buf, 0, 0, 0};
+    clpe_tensor out = {.buffer = f.buf, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
+    clpe_tensor small = {.buffer = f.small, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
+    clpe_tensor null_buf = {.buffer = NULL, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
+    clpe_tensor pitch_short = {.buffer = f.buf, .offset = 0, .row_pitch = D - 1, .batch_pitch = 0};
+    clpe_tensor pitch_one = {.buffer = f.buf, .offset = 0, .row_pitch = 1, .batch_pitch = 0};
+    clpe_tensor misaligned = {.buffer = f.buf, .offset = 2, .row_pitch = 0, .batch_pitch = 0};
+    clpe_tensor offset_over = {.buffer = f.buf, .offset = sizeof(float), .row_pitch = 0, .batch_pitch = 0}; /* one float past the end */
+    clpe_tensor pitch_huge = {.buffer = f.buf, .offset = 0, .row_pitch = SIZE_MAX / 2, .batch_pitch = 0};
+    clpe_tensor foreign = {.buffer = f.other_buf, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
     cl_event dummy = clCreateUserEvent(f.t.context, NULL);
     cr_assert_not_null(dummy);
 
@@ -275,13 +275,13 @@ Test(bad_input, add_arguments)
     cl_command_queue q = f.t.queue;
     /* [2, 2, D] fills the buffer exactly */
     const size_t B = 2, S = N / 2;
-    clpe_tensor x = {f.buf, 0, 0, 0};
-    clpe_tensor small = {f.small, 0, 0, 0};
-    clpe_tensor null_buf = {NULL, 0, 0, 0};
-    clpe_tensor pitch_short = {f.buf, 0, D - 1, 0};
-    clpe_tensor overlap = {f.buf, 0, D, D}; /* sequences of 2 rows, 1 row apart */
-    clpe_tensor misaligned = {f.buf, 1, 0, 0};
-    clpe_tensor foreign = {f.other_buf, 0, 0, 0};
+    clpe_tensor x = {.buffer = f.buf, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
+    clpe_tensor small = {.buffer = f.small, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
+    clpe_tensor null_buf = {.buffer = NULL, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
+    clpe_tensor pitch_short = {.buffer = f.buf, .offset = 0, .row_pitch = D - 1, .batch_pitch = 0};
+    clpe_tensor overlap = {.buffer = f.buf, .offset = 0, .row_pitch = D, .batch_pitch = D}; /* sequences of 2 rows, 1 row apart */
+    clpe_tensor misaligned = {.buffer = f.buf, .offset = 1, .row_pitch = 0, .batch_pitch = 0};
+    clpe_tensor foreign = {.buffer = f.other_buf, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
 
     int64_t host_pos[N] = {0, 1, 2, 3};
     cl_mem pos_exact = test_buffer_from(&f.t, host_pos, B * S * sizeof(int64_t));
@@ -292,14 +292,14 @@ Test(bad_input, add_arguments)
                                         sizeof host_pos, host_pos, &err);
     cr_assert_eq(err, CL_SUCCESS);
 
-    clpe_positions start_max = {CLPE_POSITIONS_START, INT64_MAX, NULL, 0};
-    clpe_positions ids_short = {CLPE_POSITIONS_IDS, 0, pos_short, 0};
-    clpe_positions ids_offset_over = {CLPE_POSITIONS_IDS, 0, pos_exact, 8};
-    clpe_positions ids_misaligned = {CLPE_POSITIONS_IDS, 0, pos_exact, 4};
-    clpe_positions per_seq_small = {CLPE_POSITIONS_PER_SEQUENCE, 0, per_seq_short, 0};
-    clpe_positions ids_foreign = {CLPE_POSITIONS_IDS, 0, pos_foreign, 0};
-    clpe_positions unknown = {(clpe_position_source)3, 0, pos_exact, 0};
-    clpe_positions unknown_big = {(clpe_position_source)0x7fffffff, 0, pos_exact, 0};
+    clpe_positions start_max = {.source = CLPE_POSITIONS_START, .start = INT64_MAX, .buffer = NULL, .offset = 0};
+    clpe_positions ids_short = {.source = CLPE_POSITIONS_IDS, .start = 0, .buffer = pos_short, .offset = 0};
+    clpe_positions ids_offset_over = {.source = CLPE_POSITIONS_IDS, .start = 0, .buffer = pos_exact, .offset = 8};
+    clpe_positions ids_misaligned = {.source = CLPE_POSITIONS_IDS, .start = 0, .buffer = pos_exact, .offset = 4};
+    clpe_positions per_seq_small = {.source = CLPE_POSITIONS_PER_SEQUENCE, .start = 0, .buffer = per_seq_short, .offset = 0};
+    clpe_positions ids_foreign = {.source = CLPE_POSITIONS_IDS, .start = 0, .buffer = pos_foreign, .offset = 0};
+    clpe_positions unknown = {.source = (clpe_position_source)3, .start = 0, .buffer = pos_exact, .offset = 0};
+    clpe_positions unknown_big = {.source = (clpe_position_source)0x7fffffff, .start = 0, .buffer = pos_exact, .offset = 0};
     cl_event dummy = clCreateUserEvent(f.t.context, NULL);
     cr_assert_not_null(dummy);
 
@@ -349,8 +349,8 @@ Test(bad_input, add_arguments)
                     CLPE_ERROR_INVALID_POSITIONS, f.buf, REGION_BYTES, q);
 
     /* The boundaries are accepted. */
-    clpe_positions ids_exact = {CLPE_POSITIONS_IDS, 0, pos_exact, 0};
-    clpe_positions start_edge = {CLPE_POSITIONS_START, INT64_MAX - (int64_t)(S - 1), NULL, 0};
+    clpe_positions ids_exact = {.source = CLPE_POSITIONS_IDS, .start = 0, .buffer = pos_exact, .offset = 0};
+    clpe_positions start_edge = {.source = CLPE_POSITIONS_START, .start = INT64_MAX - (int64_t)(S - 1), .buffer = NULL, .offset = 0};
     cr_expect_eq(clpe_enqueue_add(f.enc, q, B, S, &x, &ids_exact, 0, NULL, NULL), CLPE_SUCCESS);
     cr_expect_eq(clpe_enqueue_add(f.enc, q, B, S, &x, &start_edge, 0, NULL, NULL), CLPE_SUCCESS);
     cr_expect_eq(clFinish(q), CL_SUCCESS);
@@ -372,9 +372,9 @@ Test(bad_input, add_positions_buffer_missing)
     fixture f;
     fixture_open(&f);
     cl_command_queue q = f.t.queue;
-    clpe_tensor x = {f.buf, 0, 0, 0};
-    clpe_positions ids_missing = {CLPE_POSITIONS_IDS, 0, NULL, 0};
-    clpe_positions per_seq_missing = {CLPE_POSITIONS_PER_SEQUENCE, 0, NULL, 0};
+    clpe_tensor x = {.buffer = f.buf, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
+    clpe_positions ids_missing = {.source = CLPE_POSITIONS_IDS, .start = 0, .buffer = NULL, .offset = 0};
+    clpe_positions per_seq_missing = {.source = CLPE_POSITIONS_PER_SEQUENCE, .start = 0, .buffer = NULL, .offset = 0};
     EXPECT_REJECTED(&f, clpe_enqueue_add(f.enc, q, 2, 2, &x, &ids_missing, 0, NULL, event),
                     CLPE_ERROR_INVALID_POSITIONS, f.buf, REGION_BYTES, q);
     EXPECT_REJECTED(&f, clpe_enqueue_add(f.enc, q, 2, 2, &x, &per_seq_missing, 0, NULL, event),
@@ -391,7 +391,7 @@ Test(bad_input, host_only_encoder)
     clpe_status st;
     clpe_encoder *host = clpe_encoder_create_host(&cfg, &st);
     cr_assert_not_null(host, "%s", clpe_status_string(st));
-    clpe_tensor out = {f.buf, 0, 0, 0};
+    clpe_tensor out = {.buffer = f.buf, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
     EXPECT_REJECTED(&f, clpe_enqueue_table(host, q, 0, N, &out, 0, NULL, event),
                     CLPE_ERROR_HOST_ONLY, f.buf, REGION_BYTES, q);
     EXPECT_REJECTED(&f, clpe_enqueue_add(host, q, 2, 2, &out, NULL, 0, NULL, event),
@@ -411,7 +411,7 @@ Test(bad_input, empty_work_succeeds)
     fixture f;
     fixture_open(&f);
     cl_command_queue q = f.t.queue;
-    clpe_tensor out = {f.buf, 0, 0, 0};
+    clpe_tensor out = {.buffer = f.buf, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
     cl_event ev = NULL;
 
     cr_expect_eq(clpe_enqueue_table(f.enc, q, 0, 0, &out, 0, NULL, NULL), CLPE_SUCCESS);
@@ -504,7 +504,7 @@ Test(bad_input, queue_of_another_device)
     cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof poison,
                                 poison, &err);
     cr_assert_eq(err, CL_SUCCESS);
-    clpe_tensor out = {buf, 0, 0, 0};
+    clpe_tensor out = {.buffer = buf, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
     cl_event ev = NULL;
     cr_expect_eq(clpe_enqueue_table(enc, q1, 0, N, &out, 0, NULL, &ev),
                  CLPE_ERROR_DEVICE_MISMATCH);

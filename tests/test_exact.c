@@ -60,7 +60,7 @@ static void check_table(test_cl *t, clpe_encoder *enc, int64_t start, size_t n,
     cr_assert(host);
     memset(host, POISON, bytes);
     cl_mem buf = test_buffer_from(t, host, bytes);
-    clpe_tensor out = {buf, off * sizeof(float), row_pitch, 0};
+    clpe_tensor out = {.buffer = buf, .offset = off * sizeof(float), .row_pitch = row_pitch, .batch_pitch = 0};
     clpe_status st = clpe_enqueue_table(enc, t->queue, start, n, &out, 0, NULL, NULL);
     cr_assert_eq(st, CLPE_SUCCESS, "enqueue_table(d=%u, start=%lld, n=%zu): %s", cfg.d,
                  (long long)start, n, clpe_status_string(st));
@@ -115,8 +115,8 @@ static void check_add(test_cl *t, clpe_encoder *enc, size_t batch, size_t seq, s
                                                       : 0;
     if (npos)
         pos_buf = test_buffer_from(t, host_pos, npos * sizeof(int64_t));
-    clpe_positions positions = {source, start, pos_buf, 0};
-    clpe_tensor x = {buf, off * sizeof(float), row_pitch, batch_pitch};
+    clpe_positions positions = {.source = source, .start = start, .buffer = pos_buf, .offset = 0};
+    clpe_tensor x = {.buffer = buf, .offset = off * sizeof(float), .row_pitch = row_pitch, .batch_pitch = batch_pitch};
     clpe_status st = clpe_enqueue_add(enc, t->queue, batch, seq, &x, &positions, 0, NULL, NULL);
     cr_assert_eq(st, CLPE_SUCCESS, "enqueue_add: %s", clpe_status_string(st));
     st = clpe_host_add(enc, batch, seq, host + off, row_pitch, batch_pitch, source, start,

@@ -166,7 +166,7 @@ Test(fastmath, results_bit_identical_under_fast_math, .timeout = 600)
             for (size_t s = 0; s < sizeof starts / sizeof starts[0]; ++s) {
                 /* table */
                 cl_mem out = test_buffer_poisoned(&t, bytes, 0xA5);
-                clpe_tensor ot = {out, 0, 0, 0};
+                clpe_tensor ot = {.buffer = out, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
                 cr_assert_eq(clpe_enqueue_table(enc, t.queue, starts[s], n, &ot, 0, NULL, NULL),
                              CLPE_SUCCESS);
                 cr_assert_eq(clpe_host_table(enc, starts[s], n, want, 0), CLPE_SUCCESS);
@@ -176,7 +176,7 @@ Test(fastmath, results_bit_identical_under_fast_math, .timeout = 600)
                           variant, (long long)starts[s]);
                 free(got);
                 /* fused add on top of the table just written: x = PE */
-                clpe_positions pos = {CLPE_POSITIONS_START, starts[s] / 2, NULL, 0};
+                clpe_positions pos = {.source = CLPE_POSITIONS_START, .start = starts[s] / 2, .buffer = NULL, .offset = 0};
                 cr_assert_eq(clpe_enqueue_add(enc, t.queue, 2, n / 2, &ot, &pos, 0, NULL, NULL),
                              CLPE_SUCCESS);
                 cr_assert_eq(clpe_host_add(enc, 2, n / 2, want, 0, 0, CLPE_POSITIONS_START,

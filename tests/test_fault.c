@@ -234,7 +234,7 @@ static void prep_table_one(path_state *p)
 }
 static clpe_status call_table_one(path_state *p, cl_event *event)
 {
-    clpe_tensor out = {p->out, T1_OFF * sizeof(float), T1_PITCH, 0};
+    clpe_tensor out = {.buffer = p->out, .offset = T1_OFF * sizeof(float), .row_pitch = T1_PITCH, .batch_pitch = 0};
     return clpe_enqueue_table(p->enc, p->t->queue, 1000, T1_N, &out, 0, NULL, event);
 }
 
@@ -249,7 +249,7 @@ static void prep_table_split(path_state *p)
 }
 static clpe_status call_table_split(path_state *p, cl_event *event)
 {
-    clpe_tensor out = {p->out, 0, 0, 0};
+    clpe_tensor out = {.buffer = p->out, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
     return clpe_enqueue_table(p->enc, p->t->queue, -77, T2_N, &out, 1, &p->wait, event);
 }
 
@@ -261,7 +261,7 @@ static void prep_table_empty(path_state *p)
 }
 static clpe_status call_table_empty(path_state *p, cl_event *event)
 {
-    clpe_tensor out = {p->out, 0, 0, 0};
+    clpe_tensor out = {.buffer = p->out, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
     return clpe_enqueue_table(p->enc, p->t->queue, 5, 0, &out, 0, NULL, event);
 }
 
@@ -279,8 +279,8 @@ static void prep_add_start(path_state *p)
 }
 static clpe_status call_add_start(path_state *p, cl_event *event)
 {
-    clpe_tensor x = {p->out, 0, A1_PITCH, 0};
-    clpe_positions pos = {CLPE_POSITIONS_START, 123456789, NULL, 0};
+    clpe_tensor x = {.buffer = p->out, .offset = 0, .row_pitch = A1_PITCH, .batch_pitch = 0};
+    clpe_positions pos = {.source = CLPE_POSITIONS_START, .start = 123456789, .buffer = NULL, .offset = 0};
     return clpe_enqueue_add(p->enc, p->t->queue, A1_B, A1_S, &x, &pos, 0, NULL, event);
 }
 
@@ -300,8 +300,8 @@ static void prep_add_per_sequence(path_state *p)
 }
 static clpe_status call_add_per_sequence(path_state *p, cl_event *event)
 {
-    clpe_tensor x = {p->out, 0, 0, 0};
-    clpe_positions pos = {CLPE_POSITIONS_PER_SEQUENCE, 0, p->aux[0], 0};
+    clpe_tensor x = {.buffer = p->out, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
+    clpe_positions pos = {.source = CLPE_POSITIONS_PER_SEQUENCE, .start = 0, .buffer = p->aux[0], .offset = 0};
     return clpe_enqueue_add(p->enc, p->t->queue, A2_B, A2_S, &x, &pos, 1, &p->wait, event);
 }
 
@@ -322,8 +322,8 @@ static void prep_add_ids(path_state *p)
 }
 static clpe_status call_add_ids(path_state *p, cl_event *event)
 {
-    clpe_tensor x = {p->out, 0, 0, 0};
-    clpe_positions pos = {CLPE_POSITIONS_IDS, 0, p->aux[0], 0};
+    clpe_tensor x = {.buffer = p->out, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
+    clpe_positions pos = {.source = CLPE_POSITIONS_IDS, .start = 0, .buffer = p->aux[0], .offset = 0};
     return clpe_enqueue_add(p->enc, p->t->queue, A3_B, A3_S, &x, &pos, 0, NULL, event);
 }
 
@@ -341,8 +341,8 @@ static void prep_add_out(path_state *p)
 }
 static clpe_status call_add_out(path_state *p, cl_event *event)
 {
-    clpe_tensor x = {p->aux[0], 0, 0, 0}, out = {p->out, 0, 0, 0};
-    clpe_positions pos = {CLPE_POSITIONS_START, 7, NULL, 0};
+    clpe_tensor x = {.buffer = p->aux[0], .offset = 0, .row_pitch = 0, .batch_pitch = 0}, out = {.buffer = p->out};
+    clpe_positions pos = {.source = CLPE_POSITIONS_START, .start = 7, .buffer = NULL, .offset = 0};
     return clpe_enqueue_add_out(p->enc, p->t->queue, 2, 5, &x, &out, &pos, 0, NULL, event);
 }
 
@@ -368,8 +368,8 @@ static void prep_gather(path_state *p)
 }
 static clpe_status call_gather(path_state *p, cl_event *event)
 {
-    clpe_token_ids ids = {p->aux[0], 0};
-    clpe_tensor emb = {p->aux[1], 0, 0, 0}, out = {p->out, 0, 0, 0};
+    clpe_token_ids ids = {.buffer = p->aux[0], .offset = 0};
+    clpe_tensor emb = {.buffer = p->aux[1], .offset = 0, .row_pitch = 0, .batch_pitch = 0}, out = {.buffer = p->out};
     return clpe_enqueue_gather(p->enc, p->t->queue, G_B, G_S, &ids, &emb, CLPE_DTYPE_F32,
                                G_VOCAB, &out, NULL, p->aux[2], 0, NULL, event);
 }
@@ -390,7 +390,7 @@ static void prep_pad_positions(path_state *p)
 }
 static clpe_status call_pad_positions(path_state *p, cl_event *event)
 {
-    clpe_token_ids ids = {p->aux[0], 0};
+    clpe_token_ids ids = {.buffer = p->aux[0], .offset = 0};
     return clpe_enqueue_pad_positions(p->enc, p->t->queue, 2, 6, &ids, 1, 2, 1, p->out, 0, 0,
                                       NULL, event);
 }

@@ -70,7 +70,7 @@ static void check_all_ops(const clpe_config *cfg, int64_t start, uint64_t seed)
 
     /* table */
     cl_mem tbuf = test_buffer_poisoned(&cl, bytes, 0xA5);
-    clpe_tensor tt = {tbuf, 0, 0, 0};
+    clpe_tensor tt = {.buffer = tbuf, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
     cr_assert_eq(clpe_enqueue_table(enc, cl.queue, start, rows, &tt, 0, NULL, NULL), CLPE_SUCCESS);
     void *dev = test_buffer_read(&cl, tbuf, bytes);
     void *host = malloc(bytes);
@@ -83,10 +83,10 @@ static void check_all_ops(const clpe_config *cfg, int64_t start, uint64_t seed)
     fill_random(t, x, rows * d, &rng);
     int64_t starts[3] = {start, start + 1000, -start};
     cl_mem pbuf = test_buffer_from(&cl, starts, sizeof starts);
-    clpe_positions pos = {CLPE_POSITIONS_PER_SEQUENCE, 0, pbuf, 0};
+    clpe_positions pos = {.source = CLPE_POSITIONS_PER_SEQUENCE, .start = 0, .buffer = pbuf, .offset = 0};
     cl_mem xin = test_buffer_from(&cl, x, bytes);
     cl_mem xout = test_buffer_poisoned(&cl, bytes, 0x5A);
-    clpe_tensor tin = {xin, 0, 0, 0}, tout = {xout, 0, 0, 0};
+    clpe_tensor tin = {.buffer = xin, .offset = 0, .row_pitch = 0, .batch_pitch = 0}, tout = {.buffer = xout};
     cr_assert_eq(clpe_enqueue_add_out(enc, cl.queue, batch, seq, &tin, &tout, &pos, 0, NULL, NULL),
                  CLPE_SUCCESS);
     cr_assert_eq(clpe_enqueue_add(enc, cl.queue, batch, seq, &tin, &pos, 0, NULL, NULL),
@@ -122,8 +122,8 @@ static void check_all_ops(const clpe_config *cfg, int64_t start, uint64_t seed)
     cl_mem gbuf = test_buffer_poisoned(&cl, bytes, 0x3C);
     uint32_t report_init[2] = {77, 77};
     cl_mem rbuf = test_buffer_from(&cl, report_init, sizeof report_init);
-    clpe_token_ids tid = {ibuf, 0};
-    clpe_tensor temb = {ebuf, 0, epitch, 0}, tg = {gbuf, 0, 0, 0};
+    clpe_token_ids tid = {.buffer = ibuf, .offset = 0};
+    clpe_tensor temb = {.buffer = ebuf, .offset = 0, .row_pitch = epitch, .batch_pitch = 0}, tg = {.buffer = gbuf};
     cr_assert_eq(clpe_enqueue_gather(enc, cl.queue, batch, seq, &tid, &temb, t, vocab, &tg, &pos,
                                      rbuf, 0, NULL, NULL),
                  CLPE_SUCCESS);
@@ -253,7 +253,7 @@ static void measure(const clpe_config *cfg, const int64_t *positions, size_t npo
     int bits = t == CLPE_DTYPE_F16 ? 11 : t == CLPE_DTYPE_BF16 ? 8 : t == CLPE_DTYPE_F32 ? 24 : 53;
     double min_ulp = t == CLPE_DTYPE_F16 ? 0x1p-24 : 0x1p-1074;
     cl_mem buf = test_buffer_poisoned(&cl, d * es, 0);
-    clpe_tensor out = {buf, 0, 0, 0};
+    clpe_tensor out = {.buffer = buf, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
     void *row = malloc(d * es);
     long e_num = cfg->freq == CLPE_FREQ_PAPER ? 2 : 1;
     long e_den = cfg->freq == CLPE_FREQ_PAPER ? (long)d : (half > 1 ? (long)half - 1 : 1);
@@ -363,8 +363,8 @@ Test(formats, gather_rejects_mismatched_table_and_short_id_buffer)
     cl_mem out = test_buffer_poisoned(&cl, bytes, 0xEE);
     cl_mem emb = test_buffer_poisoned(&cl, 10 * 8 * 4, 0);
     cl_mem ids = test_buffer_poisoned(&cl, 2 * 4 * 4 - 4, 0); /* one id short */
-    clpe_token_ids tid = {ids, 0};
-    clpe_tensor te = {emb, 0, 0, 0}, to = {out, 0, 0, 0};
+    clpe_token_ids tid = {.buffer = ids, .offset = 0};
+    clpe_tensor te = {.buffer = emb, .offset = 0, .row_pitch = 0, .batch_pitch = 0}, to = {.buffer = out};
     cr_expect_eq(clpe_enqueue_gather(enc, cl.queue, 2, 4, &tid, &te, CLPE_DTYPE_F16, 10, &to, NULL,
                                      NULL, 0, NULL, NULL),
                  CLPE_ERROR_DTYPE_MISMATCH);
@@ -424,7 +424,7 @@ Test(formats, gather_equals_the_three_separate_steps)
         size_t pe_es = esize(arith.dtype), rows = batch * seq;
         cl_mem pebuf = test_buffer_poisoned(&cl, rows * d * pe_es, 0);
         for (size_t b = 0; b < batch; ++b) {
-            clpe_tensor tt = {pebuf, b * seq * d * pe_es, 0, 0};
+            clpe_tensor tt = {.buffer = pebuf, .offset = b * seq * d * pe_es, .row_pitch = 0, .batch_pitch = 0};
             cr_assert_eq(clpe_enqueue_table(pe_enc, cl.queue, starts[b], seq, &tt, 0, NULL, NULL),
                          CLPE_SUCCESS);
         }
@@ -439,9 +439,9 @@ Test(formats, gather_equals_the_three_separate_steps)
         cl_mem ibuf = test_buffer_from(&cl, ids, sizeof ids);
         cl_mem pbuf = test_buffer_from(&cl, starts, sizeof starts);
         cl_mem obuf = test_buffer_poisoned(&cl, rows * d * es, 0x55);
-        clpe_token_ids tid = {ibuf, 0};
-        clpe_tensor te = {ebuf, 0, 0, 0}, to = {obuf, 0, 0, 0};
-        clpe_positions pos = {CLPE_POSITIONS_PER_SEQUENCE, 0, pbuf, 0};
+        clpe_token_ids tid = {.buffer = ibuf, .offset = 0};
+        clpe_tensor te = {.buffer = ebuf, .offset = 0, .row_pitch = 0, .batch_pitch = 0}, to = {.buffer = obuf};
+        clpe_positions pos = {.source = CLPE_POSITIONS_PER_SEQUENCE, .start = 0, .buffer = pbuf, .offset = 0};
         cr_assert_eq(clpe_enqueue_gather(enc, cl.queue, batch, seq, &tid, &te, t, vocab, &to, &pos,
                                          NULL, 0, NULL, NULL),
                      CLPE_SUCCESS);

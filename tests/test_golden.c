@@ -74,7 +74,7 @@ static float *device_rows(test_cl *t, clpe_encoder *enc, uint32_t d, const int64
     size_t bytes = count * d * sizeof(float);
     cl_mem buf = test_buffer_poisoned(t, bytes, 0xA5);
     for (size_t k = 0; k < count; ++k) {
-        clpe_tensor out = {buf, k * d * sizeof(float), 0, 0};
+        clpe_tensor out = {.buffer = buf, .offset = k * d * sizeof(float), .row_pitch = 0, .batch_pitch = 0};
         clpe_status st = clpe_enqueue_table(enc, t->queue, pos[k], 1, &out, 0, NULL, NULL);
         cr_assert_eq(st, CLPE_SUCCESS, "clpe_enqueue_table(%lld): %s", (long long)pos[k],
                      clpe_status_string(st));
@@ -113,7 +113,7 @@ Test(golden, seed_d8_device)
     /* The same rows from one table call over [5, 306), picked out. */
     size_t n = 301;
     cl_mem buf = test_buffer_poisoned(&t, n * 8 * sizeof(float), 0x5A);
-    clpe_tensor out = {buf, 0, 0, 0};
+    clpe_tensor out = {.buffer = buf, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
     cr_assert_eq(clpe_enqueue_table(enc, t.queue, 5, n, &out, 0, NULL, NULL), CLPE_SUCCESS);
     float *all = test_buffer_read(&t, buf, n * 8 * sizeof(float));
     float picked[24];

@@ -56,7 +56,7 @@ static size_t guard_table(test_cl *t, clpe_encoder *enc, int64_t start, size_t n
     size_t count = GUARD + (n - 1) * rp + d + guard_after;
     size_t bytes = count * sizeof(float);
     cl_mem buf = test_buffer_poisoned(t, bytes, poison);
-    clpe_tensor out = {buf, GUARD * sizeof(float), rp, 0};
+    clpe_tensor out = {.buffer = buf, .offset = GUARD * sizeof(float), .row_pitch = rp, .batch_pitch = 0};
     clpe_status st = clpe_enqueue_table(enc, t->queue, start, n, &out, 0, NULL, NULL);
     cr_assert_eq(st, CLPE_SUCCESS, "clpe_enqueue_table: %s", clpe_status_string(st));
     float *got = test_buffer_read(t, buf, bytes);
@@ -167,8 +167,8 @@ static void guard_add(test_cl *t, clpe_encoder *enc, size_t batch, size_t seq, s
                                                       : 0;
     if (npos)
         pbuf = test_buffer_from(t, positions, npos * sizeof(int64_t));
-    clpe_positions pos = {source, start, pbuf, 0};
-    clpe_tensor x = {xbuf, GUARD * sizeof(float), rp, bp};
+    clpe_positions pos = {.source = source, .start = start, .buffer = pbuf, .offset = 0};
+    clpe_tensor x = {.buffer = xbuf, .offset = GUARD * sizeof(float), .row_pitch = rp, .batch_pitch = bp};
     clpe_status st = clpe_enqueue_add(enc, t->queue, batch, seq, &x, &pos, 0, NULL, NULL);
     cr_assert_eq(st, CLPE_SUCCESS, "clpe_enqueue_add: %s", clpe_status_string(st));
     float *got = test_buffer_read(t, xbuf, bytes);

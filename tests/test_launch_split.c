@@ -93,7 +93,7 @@ static float *table_gated(split_env *e, clpe_encoder *enc, uint32_t d, int64_t s
     cl_event gate = clCreateUserEvent(e->t.context, &err);
     cr_assert_eq(err, CL_SUCCESS);
     cl_event ev = NULL;
-    clpe_tensor out = {buf, off * sizeof(float), rp, 0};
+    clpe_tensor out = {.buffer = buf, .offset = off * sizeof(float), .row_pitch = rp, .batch_pitch = 0};
     clpe_status st = clpe_enqueue_table(enc, e->t.queue, start, n, &out, 1, &gate, &ev);
     cr_assert_eq(st, CLPE_SUCCESS, "clpe_enqueue_table: %s", clpe_status_string(st));
     float *host = finish_and_read(e, gate, ev, buf, bytes);
@@ -124,8 +124,8 @@ static float *add_gated(split_env *e, clpe_encoder *enc, const add_job *j)
     cl_event gate = clCreateUserEvent(e->t.context, &err);
     cr_assert_eq(err, CL_SUCCESS);
     cl_event ev = NULL;
-    clpe_tensor x = {buf, 0, j->rp, j->bp};
-    clpe_positions pos = {j->source, j->start, pbuf, 0};
+    clpe_tensor x = {.buffer = buf, .offset = 0, .row_pitch = j->rp, .batch_pitch = j->bp};
+    clpe_positions pos = {.source = j->source, .start = j->start, .buffer = pbuf, .offset = 0};
     clpe_status st = clpe_enqueue_add(enc, e->t.queue, j->batch, j->seq, &x, &pos, 1, &gate, &ev);
     cr_assert_eq(st, CLPE_SUCCESS, "clpe_enqueue_add: %s", clpe_status_string(st));
     float *host = finish_and_read(e, gate, ev, buf, bytes);
@@ -253,7 +253,7 @@ Test(launch_split, no_event_and_create_like)
     for (int k = 0; k < 2; ++k) {
         size_t n = 99, bytes = n * ds[k] * sizeof(float);
         cl_mem buf = test_buffer_poisoned(&e.t, bytes, POISON);
-        clpe_tensor out = {buf, 0, 0, 0};
+        clpe_tensor out = {.buffer = buf, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
         cr_assert_eq(clpe_enqueue_table(encs[k], e.t.queue, INT64_MAX - 98, n, &out, 0, NULL, NULL),
                      CLPE_SUCCESS);
         float *got = test_buffer_read(&e.t, buf, bytes);

@@ -87,7 +87,7 @@ Test(lifetime, ten_thousand_cycles_flat, .timeout = 900)
             enc = clpe_encoder_create_like(parent, &c, &st);
             cr_assert_not_null(enc, "cycle %d: %s", cycle, clpe_status_string(st));
         }
-        clpe_tensor tensor = {out, 0, 0, 0};
+        clpe_tensor tensor = {.buffer = out, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
         cl_event ev = NULL;
         int64_t start = (int64_t)cycle * 1000003;
         st = clpe_enqueue_table(enc, t.queue, start, rows, &tensor, 0, NULL, &ev);
@@ -160,7 +160,7 @@ static void release_while_pending(int like)
     cl_mem xbuf = test_buffer_from(&t, x, n * d * sizeof(float));
 
     cl_event done_table = NULL, done_add = NULL;
-    clpe_tensor tt = {table, 0, 0, 0}, xt = {xbuf, 0, 0, 0};
+    clpe_tensor tt = {.buffer = table, .offset = 0, .row_pitch = 0, .batch_pitch = 0}, xt = {.buffer = xbuf};
     st = clpe_enqueue_table(enc, t.queue, 1 << 20, n, &tt, 1, &gate, &done_table);
     cr_assert_eq(st, CLPE_SUCCESS, "%s", clpe_status_string(st));
     st = clpe_enqueue_add(enc, t.queue, batch, seq, &xt, NULL, 1, &gate, &done_add);

@@ -115,7 +115,7 @@ static void check_preset(const preset_case *pc)
     clpe_encoder *enc = test_encoder(&cl, &cfg);
     size_t n = 600, d = (size_t)pc->d;
     cl_mem buf = test_buffer_poisoned(&cl, n * d * 4, 0xFF);
-    clpe_tensor out = {buf, 0, 0, 0};
+    clpe_tensor out = {.buffer = buf, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
     cr_assert_eq(clpe_enqueue_table(enc, cl.queue, 0, n, &out, 0, NULL, NULL), CLPE_SUCCESS);
     float *got = test_buffer_read(&cl, buf, n * d * 4);
     double *want = malloc(d * sizeof *want);
@@ -202,7 +202,7 @@ Test(presets, pad_positions_equal_fairseq_make_positions)
 
     cl_mem ibuf = test_buffer_from(&cl, ids, batch * seq * sizeof *ids);
     cl_mem pbuf = test_buffer_poisoned(&cl, batch * seq * 8, 0x77);
-    clpe_token_ids tid = {ibuf, 0};
+    clpe_token_ids tid = {.buffer = ibuf, .offset = 0};
     cr_assert_eq(clpe_enqueue_pad_positions(enc, cl.queue, batch, seq, &tid, pad, first, pad, pbuf,
                                             0, 0, NULL, NULL),
                  CLPE_SUCCESS);
@@ -215,8 +215,8 @@ Test(presets, pad_positions_equal_fairseq_make_positions)
     size_t d = 16;
     float *x = calloc(batch * seq * d, sizeof *x);
     cl_mem xbuf = test_buffer_from(&cl, x, batch * seq * d * 4);
-    clpe_tensor tx = {xbuf, 0, 0, 0};
-    clpe_positions pos = {CLPE_POSITIONS_IDS, 0, pbuf, 0};
+    clpe_tensor tx = {.buffer = xbuf, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
+    clpe_positions pos = {.source = CLPE_POSITIONS_IDS, .start = 0, .buffer = pbuf, .offset = 0};
     cr_assert_eq(clpe_enqueue_add(enc, cl.queue, batch, seq, &tx, &pos, 0, NULL, NULL),
                  CLPE_SUCCESS);
     float *dev = test_buffer_read(&cl, xbuf, batch * seq * d * 4);

@@ -122,7 +122,7 @@ static void *work(void *arg)
 
         /* 1. the table, behind the neighbour's latest command */
         other = take_published(s, (w->id + 1) % THREADS);
-        clpe_tensor t = {buf, 0, 0, 0};
+        clpe_tensor t = {.buffer = buf, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
         clpe_status st = clpe_enqueue_table(enc, q1, start, batch * seq, &t, other ? 1 : 0,
                                             other ? &other : NULL, &e1);
         if (st != CLPE_SUCCESS)
@@ -131,7 +131,7 @@ static void *work(void *arg)
             FAIL(w, "thread %d: host table", w->id);
 
         /* 2. add on top of it, on another queue, ordered only by e1 */
-        clpe_positions pos = {CLPE_POSITIONS_START, start2, NULL, 0};
+        clpe_positions pos = {.source = CLPE_POSITIONS_START, .start = start2, .buffer = NULL, .offset = 0};
         st = clpe_enqueue_add(enc, q2, batch, seq, &t, &pos, 1, &e1, &e2);
         if (st != CLPE_SUCCESS)
             FAIL(w, "thread %d: add: %s", w->id, clpe_status_string(st));
@@ -165,8 +165,8 @@ static void *work(void *arg)
                                        ids, 1, &e2, &wrote);
             if (err != CL_SUCCESS)
                 FAIL(w, "thread %d: write ids: %d", w->id, err);
-            clpe_token_ids tid = {ids_buf, 0};
-            clpe_tensor emb = {s->embedding, 0, 0, 0};
+            clpe_token_ids tid = {.buffer = ids_buf, .offset = 0};
+            clpe_tensor emb = {.buffer = s->embedding, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
             st = clpe_enqueue_gather(enc, q2, batch, seq, &tid, &emb, CLPE_DTYPE_F32, VOCAB, &t,
                                      &pos, bad_buf, 1, &wrote, &e3);
             clWaitForEvents(1, &wrote); /* ids is on this stack frame */
@@ -370,8 +370,8 @@ Test(stress, gather_bad_id_without_counter)
     cl_mem ids_buf = test_buffer_from(&t, ids, sizeof ids);
     cl_mem emb_buf = test_buffer_from(&t, emb, sizeof emb);
     cl_mem out = test_buffer_poisoned(&t, 4 * D * sizeof(float), 0xA5);
-    clpe_token_ids tid = {ids_buf, 0};
-    clpe_tensor e = {emb_buf, 0, 0, 0}, o = {out, 0, 0, 0};
+    clpe_token_ids tid = {.buffer = ids_buf, .offset = 0};
+    clpe_tensor e = {.buffer = emb_buf, .offset = 0, .row_pitch = 0, .batch_pitch = 0}, o = {.buffer = out};
     cr_assert_eq(clpe_enqueue_gather(enc, t.queue, 1, 4, &tid, &e, CLPE_DTYPE_F32, 2, &o, NULL,
                                      NULL, 0, NULL, NULL),
                  CLPE_SUCCESS);

@@ -97,11 +97,10 @@ static void *run_worker(void *arg)
 
     for (int j = 0; j < JOBS && !w->error[0]; ++j) {
         job *jb = &jobs[j];
-        clpe_tensor t = {jb->buf, 0, 0, 0};
+        clpe_tensor t = {.buffer = jb->buf, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
         clpe_status st;
         if (jb->is_add) {
-            clpe_positions p = {j % 2 ? CLPE_POSITIONS_PER_SEQUENCE : CLPE_POSITIONS_START,
-                                jb->start, j % 2 ? jb->pos : NULL, 0};
+            clpe_positions p = {.source = j % 2 ? CLPE_POSITIONS_PER_SEQUENCE : CLPE_POSITIONS_START, .start = jb->start, .buffer = j % 2 ? jb->pos : NULL, .offset = 0};
             st = clpe_enqueue_add(jb->enc, q, BATCH, SEQ, &t, &p, 0, NULL, NULL);
         } else {
             st = clpe_enqueue_table(jb->enc, q, jb->start, BATCH * SEQ, &t, 0, NULL, NULL);
@@ -213,7 +212,7 @@ Test(threads, release_with_work_in_flight)
     cl_int err;
     cl_event gate = clCreateUserEvent(t.context, &err);
     cr_assert_eq(err, CL_SUCCESS);
-    clpe_tensor out = {buf, 0, 0, 0};
+    clpe_tensor out = {.buffer = buf, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
     /* Held back by the gate, so it cannot have run before the release. */
     cr_assert_eq(clpe_enqueue_table(enc, t.queue, -7, n, &out, 1, &gate, NULL), CLPE_SUCCESS);
     clpe_encoder_release(enc);

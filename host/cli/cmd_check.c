@@ -290,7 +290,7 @@ static void case_table(checker *ck, tally *t, clpe_encoder *enc, const clpe_conf
         fail_call(t, cfg, "clCreateBuffer", err);
         goto done;
     }
-    clpe_tensor out = {buf, offset_el * esize, pitch, 0};
+    clpe_tensor out = {.buffer = buf, .offset = offset_el * esize, .row_pitch = pitch, .batch_pitch = 0};
     clpe_status st = clpe_enqueue_table(enc, ck->dev->queue, start, n, &out, 0, NULL, NULL);
     if (st == CLPE_SUCCESS)
         st = download(ck, buf, dev, bytes);
@@ -367,8 +367,8 @@ static void case_add(checker *ck, tally *t, clpe_encoder *enc, const clpe_config
         fail_call(t, cfg, "clCreateBuffer", err);
         goto done;
     }
-    clpe_positions positions = {src, start, pbuf, 0};
-    clpe_tensor xt = {xbuf, 0, 0, 0};
+    clpe_positions positions = {.source = src, .start = start, .buffer = pbuf, .offset = 0};
+    clpe_tensor xt = {.buffer = xbuf, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
     static const char *src_name[] = {"start", "per-sequence", "ids"};
     char what[96];
 
@@ -379,7 +379,7 @@ static void case_add(checker *ck, tally *t, clpe_encoder *enc, const clpe_config
             fail_call(t, cfg, "clCreateBuffer", err);
             goto done;
         }
-        clpe_tensor ot = {obuf, 0, 0, 0};
+        clpe_tensor ot = {.buffer = obuf, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
         st = clpe_enqueue_add_out(enc, ck->dev->queue, batch, seq, &xt, &ot, &positions, 0, NULL,
                                   NULL);
         if (st == CLPE_SUCCESS)
@@ -466,9 +466,9 @@ static void case_gather(checker *ck, tally *t, clpe_encoder *enc, const clpe_con
         fail_call(t, cfg, "clCreateBuffer", err);
         goto done;
     }
-    clpe_token_ids idt = {ibuf, 0};
-    clpe_tensor et = {ebuf, 0, 0, 0}, ot = {obuf, 0, 0, 0};
-    clpe_positions positions = {CLPE_POSITIONS_IDS, 0, pbuf, 0};
+    clpe_token_ids idt = {.buffer = ibuf, .offset = 0};
+    clpe_tensor et = {.buffer = ebuf, .offset = 0, .row_pitch = 0, .batch_pitch = 0}, ot = {.buffer = obuf};
+    clpe_positions positions = {.source = CLPE_POSITIONS_IDS, .start = 0, .buffer = pbuf, .offset = 0};
     st = clpe_enqueue_gather(enc, ck->dev->queue, batch, seq, &idt, &et, cfg->dtype, vocab, &ot,
                              &positions, bbuf, 0, NULL, NULL);
     if (st == CLPE_SUCCESS)
@@ -538,7 +538,7 @@ static void case_pad_positions(checker *ck, tally *t, clpe_encoder *enc, const c
         fail_call(t, cfg, "clCreateBuffer", err);
         goto done;
     }
-    clpe_token_ids idt = {ibuf, 0};
+    clpe_token_ids idt = {.buffer = ibuf, .offset = 0};
     clpe_status st = clpe_enqueue_pad_positions(enc, ck->dev->queue, batch, seq, &idt, pad_id,
                                                 first, pad_pos, pbuf, 0, 0, NULL, NULL);
     if (st == CLPE_SUCCESS)

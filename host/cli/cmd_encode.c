@@ -178,7 +178,7 @@ int cli_cmd_encode(const cli_args *args)
         if (c < nchunks) {
             int s = (int)(c % 2);
             uint64_t rows = c + 1 < nchunks ? chunk : seq - c * chunk;
-            clpe_tensor t = {dbuf[s], 0, 0, 0};
+            clpe_tensor t = {.buffer = dbuf[s], .offset = 0, .row_pitch = 0, .batch_pitch = 0};
             cl_event done_table = NULL;
             clpe_status st = clpe_enqueue_table(enc, dev.queue, (int64_t)((uint64_t)start + c * chunk),
                                                 (size_t)rows, &t, 0, NULL, &done_table);

@@ -195,7 +195,7 @@ int cli_cmd_plot(const cli_args *args)
         cli_error("out of memory for a [%llu, %u] table", (unsigned long long)seq, (unsigned)d);
         goto done;
     }
-    clpe_tensor t = {buf, 0, 0, 0};
+    clpe_tensor t = {.buffer = buf, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
     clpe_status st = clpe_enqueue_table(enc, dev.queue, start, (size_t)seq, &t, 0, NULL, NULL);
     if (st != CLPE_SUCCESS) {
         cli_status_error("table", st);

@@ -78,7 +78,7 @@ int cli_cmd_table(const cli_args *args)
         size_t len = 1;
         while (r + len < n && pos[r + len - 1] != INT64_MAX && pos[r + len] == pos[r + len - 1] + 1)
             ++len;
-        clpe_tensor out = {buf, r * row_bytes, 0, 0};
+        clpe_tensor out = {.buffer = buf, .offset = r * row_bytes, .row_pitch = 0, .batch_pitch = 0};
         clpe_status st = clpe_enqueue_table(enc, dev.queue, pos[r], len, &out, 0, NULL, NULL);
         if (st != CLPE_SUCCESS) {
             cli_status_error("table", st);

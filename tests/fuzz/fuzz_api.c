@@ -286,8 +286,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     clpe_positions pos;
     take_positions(&r, bufs, &pos);
     const clpe_positions *posp = take(&r, 1) < 32 ? NULL : &pos;
-    clpe_token_ids ids = {bufs[take(&r, 1) % NBUF].inner,
-                          take(&r, 1) & 1 ? take_size(&r, 4096) : (size_t)(take(&r, 1) % 16) * 4};
+    clpe_token_ids ids = {.buffer = bufs[take(&r, 1) % NBUF].inner, .offset = take(&r, 1) & 1 ? take_size(&r, 4096) : (size_t)(take(&r, 1) % 16) * 4};
     size_t vocab = take_size(&r, 64);
     clpe_dtype emb_dtype = take(&r, 1) < 240 ? cfg.dtype : (clpe_dtype)(take(&r, 1) % 5);
     cl_mem bad_ids = bufs[take(&r, 1) % NBUF].inner;
