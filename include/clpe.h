@@ -31,10 +31,15 @@
  *    one is enqueued, so if a later enqueue fails the earlier commands are
  *    terminated and the call still writes nothing.
  *  - Environment (read when an encoder is created): CLPE_PAIRS_PER_ITEM (1
- *    or 8), CLPE_ROWS_PER_ITEM and CLPE_WORK_GROUP_SIZE override the launch
- *    shape chosen for the device; CLPE_MAX_LAUNCH_ROWS and
- *    CLPE_MAX_LAUNCH_BATCH cap one launch, forcing the splitting that large
- *    problems get (a test knob). CLPE_DEVICE is read by clpe_select_device.
+ *    or 8), CLPE_ROWS_PER_ITEM (1..4096) and CLPE_WORK_GROUP_SIZE (1..1024)
+ *    override the launch shape chosen for the device; CLPE_MAX_LAUNCH_ROWS
+ *    (1..2^31) and CLPE_MAX_LAUNCH_BATCH (1..65535) cap one launch, forcing
+ *    the splitting that large problems get (a test knob). Values are plain
+ *    decimal numbers; one out of range or malformed is ignored.
+ *    clpe_encoder_get_launch_info tells the values in effect.
+ *    CLPE_KERNEL_DIR (development) builds the kernels from that folder's
+ *    clpe_kernels.cl instead of the copy inside the library.
+ *    CLPE_DEVICE is read by clpe_select_device.
  *  - Sizes and pitches are counted in elements of the encoder's dtype, byte
  *    offsets in bytes.
  *  - Thread safety: one encoder may be used from any number of threads at
@@ -275,6 +280,24 @@ CLPE_API void clpe_encoder_release(clpe_encoder *enc);
 
 /* The configuration the encoder was made with. */
 CLPE_API clpe_status clpe_encoder_get_config(const clpe_encoder *enc, clpe_config *cfg);
+
+/* How the encoder's kernels are launched on its device: the measured
+ * defaults for the device type, with the environment's tuning knobs applied
+ * (CLPE_PAIRS_PER_ITEM, CLPE_ROWS_PER_ITEM, CLPE_WORK_GROUP_SIZE,
+ * CLPE_MAX_LAUNCH_ROWS, CLPE_MAX_LAUNCH_BATCH; see the conventions at the
+ * top). Filled by the library; reserved comes back zero. */
+typedef struct clpe_launch_info {
+    uint32_t pairs_per_item;  /* 1 or 8: pairs one work-item computes */
+    uint32_t rows_per_item;   /* rows one work-item walks with the odometer */
+    size_t work_group_size;   /* largest work-group along the pairs */
+    size_t max_launch_rows;   /* rows one launch covers at most */
+    size_t max_launch_batch;  /* sequences one launch covers at most */
+    uint64_t reserved[4];
+} clpe_launch_info;
+
+/* CLPE_ERROR_HOST_ONLY for a host-only encoder. */
+CLPE_API clpe_status clpe_encoder_get_launch_info(const clpe_encoder *enc,
+                                                  clpe_launch_info *info);
 
 /* ---- Where data lives --------------------------------------------------- */
 
