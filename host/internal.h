@@ -181,6 +181,19 @@ clpe_status clpe__launch_rows(clpe_encoder *enc, cl_command_queue queue,
                               const clpe_row_call *call, bool gated, cl_uint num_events,
                               const cl_event *wait_list, cl_event *event);
 
+/* ---- rope_freq.c: rotary frequencies ---- */
+
+/* CLPE_ERROR_INVALID_SCALING unless the scaling and its parameters are
+ * valid (the other fields of cfg are checked already); n_pairs is
+ * rotary_dim / 2. */
+clpe_status clpe__rope_check_scaling(const clpe_rope_config *cfg, uint32_t n_pairs);
+
+/* The tuning words (bits 96 or 128) of the n_pairs frequencies w_i of cfg,
+ * computed in MPFR; also w_i and the amplitude m rounded to double. */
+clpe_status clpe__rope_tuning_words(const clpe_rope_config *cfg, uint32_t n_pairs, unsigned bits,
+                                    uint64_t *hi, uint64_t *lo, double *frequencies,
+                                    double *amplitude);
+
 /* config.c: the slots of a (checked) configuration. */
 clpe_slots clpe__slots(const clpe_config *cfg);
 

@@ -4,6 +4,7 @@
  *   clpe_interface.h  what the host and the kernels agree on (arguments, flags)
  *   clpe_phase.h      phase and sin/cos arithmetic, shared with the host emulation
  *   clpe_storage.cl   loads and stores of each storage type
+ *   clpe_odometer.cl  the phase of a pair walking down the rows
  *   clpe_rows.cl      table, add and gather, included once per storage type
  * and clpe_pad_positions below.
  *
@@ -18,6 +19,7 @@
 #include "clpe_interface.h"
 #include "clpe_phase.h"
 #include "clpe_storage.cl"
+#include "clpe_odometer.cl"
 
 /* Pairs per work-item, set by the library per device (-DPE_W=1 or 8): 8
  * uses the float8 path on CPUs (PoCL's work-item-loop vectoriser gives up on
@@ -35,19 +37,6 @@ static inline float16 pe_zip8(float8 s, float8 c)
 {
     return (float16)(s.s0, c.s0, s.s1, c.s1, s.s2, c.s2, s.s3, c.s3, s.s4, c.s4, s.s5, c.s5,
                      s.s6, c.s6, s.s7, c.s7);
-}
-
-/* pe_phase and pe_phase_low for eight 96-bit tuning words at once, as the
- * three 32-bit words of the accumulator (top first). */
-static inline void pe_phase8(ulong p, ulong8 f_hi, uint8 f_lo, uint8 *w2, uint8 *w1, uint8 *w0)
-{
-    ulong hi_part = (p >> 32) | (((long)p < 0) ? 0xFFFFFFFF00000000UL : 0UL);
-    ulong lo_part = p & 0xFFFFFFFFUL;
-    ulong8 flo = convert_ulong8(f_lo);
-    ulong8 ph = p * f_hi + hi_part * flo + ((lo_part * flo) >> 32);
-    *w2 = convert_uint8(ph >> 32);
-    *w1 = convert_uint8(ph);
-    *w0 = convert_uint8(p * flo);
 }
 
 /* Everything a row kernel needs besides its buffers, gathered from its
