@@ -39,10 +39,10 @@ static double exact(int64_t p, uint32_t i, uint32_t d, int want_cos)
     return v;
 }
 
-static int usage(void)
+static int usage(FILE *to, int status)
 {
-    fprintf(stderr, "usage: clpe-accuracy [--d D] [--device SEL] [POSITION ...]\n");
-    return 2;
+    fprintf(to, "usage: clpe-accuracy [--d D] [--device SEL] [POSITION ...]\n");
+    return status;
 }
 
 int main(int argc, char **argv)
@@ -52,21 +52,23 @@ int main(int argc, char **argv)
     int64_t positions[64];
     size_t n = 0;
     for (int k = 1; k < argc; ++k) {
-        if (strcmp(argv[k], "--d") == 0 && k + 1 < argc) {
+        if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) {
+            return usage(stdout, 0);
+        } else if (strcmp(argv[k], "--d") == 0 && k + 1 < argc) {
             d = (uint32_t)strtoul(argv[++k], NULL, 10);
         } else if (strcmp(argv[k], "--device") == 0 && k + 1 < argc) {
             selector = argv[++k];
         } else if (argv[k][0] == '-' && !(argv[k][1] >= '0' && argv[k][1] <= '9')) {
-            return usage();
+            return usage(stderr, 2);
         } else if (n < 64) {
             char *end;
             positions[n++] = strtoll(argv[k], &end, 0);
             if (*end)
-                return usage();
+                return usage(stderr, 2);
         }
     }
     if (d < 2 || d % 2)
-        return usage();
+        return usage(stderr, 2);
     if (n == 0) {
         const int64_t defaults[] = {5, 65535, 1000000, (1 << 24) + 1, INT32_MAX};
         memcpy(positions, defaults, sizeof defaults);
