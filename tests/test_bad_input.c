@@ -12,6 +12,7 @@
 
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -448,32 +449,53 @@ Test(bad_input, empty_work_succeeds)
     fixture_close(&f);
 }
 
-/* The statuses of the error cases above are distinct, and each has its own
- * description. */
-Test(bad_input, statuses_are_distinct)
+/* Every status in clpe's range, from CLPE_ERROR_NULL_ENCODER down to the
+ * sentinel: distinct values with distinct descriptions of their own, and
+ * nothing past either end has one, so a new code cannot miss its string or
+ * be left outside the sentinel. (tests/status_coverage.cmake checks that
+ * each has a test.) */
+Test(bad_input, every_status_has_its_own_description)
 {
-    const clpe_status all[] = {
-        CLPE_ERROR_NULL_ENCODER,      CLPE_ERROR_NULL_QUEUE,       CLPE_ERROR_NULL_BUFFER,
-        CLPE_ERROR_NULL_POINTER,      CLPE_ERROR_INVALID_D,        CLPE_ERROR_INVALID_BASE,
-        CLPE_ERROR_INVALID_SCALE,     CLPE_ERROR_INVALID_CONFIG,   CLPE_ERROR_UNSUPPORTED_DTYPE,
-        CLPE_ERROR_INVALID_PITCH,     CLPE_ERROR_BUFFER_TOO_SMALL, CLPE_ERROR_POSITION_OVERFLOW,
-        CLPE_ERROR_CONTEXT_MISMATCH,  CLPE_ERROR_DEVICE_MISMATCH,  CLPE_ERROR_DEVICE_UNSUPPORTED,
-        CLPE_ERROR_INVALID_WAIT_LIST, CLPE_ERROR_MISALIGNED_OFFSET, CLPE_ERROR_INVALID_POSITIONS,
-        CLPE_ERROR_INDEX_BUFFER_TOO_SMALL, CLPE_ERROR_HOST_ONLY,  CLPE_ERROR_TOO_LARGE,
-    };
-    size_t n = sizeof all / sizeof all[0];
     const char *unknown = clpe_status_string(-2999);
-    for (size_t a = 0; a < n; ++a) {
-        cr_expect(all[a] <= -2000 && all[a] >= -2999, "%d outside clpe's range", all[a]);
-        cr_expect(!clpe_status_is_opencl(all[a]));
-        const char *sa = clpe_status_string(all[a]);
-        cr_expect(sa && *sa && strcmp(sa, unknown) != 0, "status %d has no description", all[a]);
-        for (size_t b = a + 1; b < n; ++b) {
-            cr_expect_neq(all[a], all[b]);
-            cr_expect(strcmp(sa, clpe_status_string(all[b])) != 0,
-                      "statuses %d and %d share the description \"%s\"", all[a], all[b], sa);
-        }
+    cr_assert_str_eq(unknown, "unknown status");
+    cr_expect_str_eq(clpe_status_string(CLPE_ERROR_END_UNSTABLE), unknown,
+                     "CLPE_ERROR_END_UNSTABLE (%d) has a description: move the sentinel",
+                     CLPE_ERROR_END_UNSTABLE);
+    cr_expect_str_eq(clpe_status_string(CLPE_ERROR_NULL_ENCODER + 1), unknown);
+    const int first = CLPE_ERROR_NULL_ENCODER, last = CLPE_ERROR_END_UNSTABLE + 1;
+    cr_assert(last <= first && last > -2999, "sentinel %d outside clpe's range",
+              CLPE_ERROR_END_UNSTABLE);
+    cr_expect_geq(first - last + 1, 28, "the range lost codes: %d..%d", first, last);
+    for (clpe_status a = first; a >= last; --a) {
+        cr_expect(!clpe_status_is_opencl(a), "%d counted as an OpenCL code", a);
+        const char *sa = clpe_status_string(a);
+        cr_expect(sa && *sa && strcmp(sa, unknown) != 0, "status %d has no description", a);
+        for (clpe_status b = a - 1; b >= last; --b)
+            cr_expect(strcmp(sa, clpe_status_string(b)) != 0,
+                      "statuses %d and %d share the description \"%s\"", a, b, sa);
     }
+}
+
+/* A selector that matches no device: CLPE_ERROR_NO_DEVICE, out parameters
+ * left alone. Needs no device of its own: it is about what is not there. */
+Test(bad_input, selector_matching_no_device)
+{
+    const char *selectors[] = {"no-such-device-7c1f", "4294967296", "99999"};
+    for (size_t k = 0; k < sizeof selectors / sizeof selectors[0]; ++k) {
+        cl_platform_id platform = (cl_platform_id)(uintptr_t)0x5e1;
+        cl_device_id device = (cl_device_id)(uintptr_t)0x5e2;
+        clpe_status st = clpe_select_device(selectors[k], &platform, &device);
+        cr_expect_eq(st, CLPE_ERROR_NO_DEVICE, "selector \"%s\": %d (%s)", selectors[k], st,
+                     clpe_status_string(st));
+        cr_expect_eq(platform, (cl_platform_id)(uintptr_t)0x5e1, "platform written");
+        cr_expect_eq(device, (cl_device_id)(uintptr_t)0x5e2, "device written");
+    }
+    /* Through the environment variable too, the rule every tool uses. */
+    setenv("CLPE_DEVICE", "no-such-device-7c1f", 1);
+    cl_platform_id platform = NULL;
+    cl_device_id device = NULL;
+    cr_expect_eq(clpe_select_device(NULL, &platform, &device), CLPE_ERROR_NO_DEVICE);
+    cr_expect_null(device);
 }
 
 /* An encoder on device 0 and a queue on device 1 of the same context. */
@@ -519,4 +541,162 @@ Test(bad_input, queue_of_another_device)
     clpe_encoder_release(enc);
     clReleaseCommandQueue(q1);
     clReleaseContext(ctx);
+}
+
+/* ---- reserved fields ------------------------------------------------------------ */
+
+/* A reserved field set to anything but zero is refused with
+ * CLPE_ERROR_RESERVED_FIELD, in every struct a caller fills and in every
+ * word of its reserved array, and nothing is written. */
+
+#define N_RESERVED(s) (sizeof((s).reserved) / sizeof((s).reserved[0]))
+
+Test(bad_input, reserved_field_in_config)
+{
+    test_cl t;
+    test_cl_open(&t);
+    clpe_config good = test_config(D, 10000.0, CLPE_FREQ_PAPER, CLPE_LAYOUT_INTERLEAVED);
+    clpe_encoder *like = test_encoder(&t, &good);
+    cr_assert_geq(N_RESERVED(good), 1);
+    for (size_t k = 0; k < N_RESERVED(good); ++k) {
+        const uint64_t values[] = {1, UINT64_C(1) << 63};
+        for (size_t v = 0; v < 2; ++v) {
+            clpe_config cfg = good;
+            cfg.reserved[k] = values[v];
+            char what[64];
+            snprintf(what, sizeof what, "reserved[%zu] = 0x%llx", k, (unsigned long long)values[v]);
+            expect_config_rejected(&t, like, &cfg, CLPE_ERROR_RESERVED_FIELD, what);
+        }
+    }
+    clpe_encoder_release(like);
+    test_cl_close(&t);
+}
+
+Test(bad_input, reserved_field_in_tensor)
+{
+    fixture f;
+    fixture_open(&f);
+    cl_command_queue q = f.t.queue;
+    const size_t B = 1, S = N;
+    float emb_host[2 * D] = {0};
+    int32_t ids_host[N] = {0, 1, 0, 1};
+    cl_mem emb = test_buffer_from(&f.t, emb_host, sizeof emb_host);
+    cl_mem ids_buf = test_buffer_from(&f.t, ids_host, sizeof ids_host);
+    clpe_token_ids ids = {.buffer = ids_buf};
+    const clpe_tensor good = {.buffer = f.buf};
+    const clpe_tensor good_emb = {.buffer = emb};
+    cr_assert_geq(N_RESERVED(good), 1);
+    for (size_t k = 0; k < N_RESERVED(good); ++k) {
+        clpe_tensor bad = good, bad_emb = good_emb;
+        bad.reserved[k] = 1;
+        bad_emb.reserved[k] = 1;
+        EXPECT_REJECTED(&f, clpe_enqueue_table(f.enc, q, 0, N, &bad, 0, NULL, event),
+                        CLPE_ERROR_RESERVED_FIELD, f.buf, REGION_BYTES, q);
+        EXPECT_REJECTED(&f, clpe_enqueue_add(f.enc, q, B, S, &bad, NULL, 0, NULL, event),
+                        CLPE_ERROR_RESERVED_FIELD, f.buf, REGION_BYTES, q);
+        /* out of place: a bad input, then a bad output; f.buf is the output */
+        EXPECT_REJECTED(&f, clpe_enqueue_add_out(f.enc, q, B, S, &bad_emb, &good, NULL, 0, NULL,
+                                                 event),
+                        CLPE_ERROR_RESERVED_FIELD, f.buf, REGION_BYTES, q);
+        EXPECT_REJECTED(&f, clpe_enqueue_add_out(f.enc, q, B, S, &good, &bad, NULL, 0, NULL,
+                                                 event),
+                        CLPE_ERROR_RESERVED_FIELD, f.buf, REGION_BYTES, q);
+        EXPECT_REJECTED(&f, clpe_enqueue_gather(f.enc, q, B, S, &ids, &bad_emb, CLPE_DTYPE_F32, 2,
+                                                &good, NULL, NULL, 0, NULL, event),
+                        CLPE_ERROR_RESERVED_FIELD, f.buf, REGION_BYTES, q);
+        EXPECT_REJECTED(&f, clpe_enqueue_gather(f.enc, q, B, S, &ids, &good_emb, CLPE_DTYPE_F32, 2,
+                                                &bad, NULL, NULL, 0, NULL, event),
+                        CLPE_ERROR_RESERVED_FIELD, f.buf, REGION_BYTES, q);
+    }
+    /* The same calls with the reserved fields zero go through. */
+    cr_expect_eq(clpe_enqueue_gather(f.enc, q, B, S, &ids, &good_emb, CLPE_DTYPE_F32, 2, &good,
+                                     NULL, NULL, 0, NULL, NULL),
+                 CLPE_SUCCESS);
+    cr_expect_eq(clFinish(q), CL_SUCCESS);
+    clReleaseMemObject(ids_buf);
+    clReleaseMemObject(emb);
+    fixture_close(&f);
+}
+
+Test(bad_input, reserved_field_in_positions)
+{
+    fixture f;
+    fixture_open(&f);
+    cl_command_queue q = f.t.queue;
+    const size_t B = 1, S = N;
+    int64_t pos_host[N] = {5, 6, 7, 8};
+    float emb_host[2 * D] = {0};
+    int32_t ids_host[N] = {0, 1, 0, 1};
+    cl_mem pos_buf = test_buffer_from(&f.t, pos_host, sizeof pos_host);
+    cl_mem emb = test_buffer_from(&f.t, emb_host, sizeof emb_host);
+    cl_mem ids_buf = test_buffer_from(&f.t, ids_host, sizeof ids_host);
+    clpe_token_ids ids = {.buffer = ids_buf};
+    clpe_tensor x = {.buffer = f.buf}, et = {.buffer = emb};
+    clpe_tensor scratch = {.buffer = test_buffer_poisoned(&f.t, REGION_BYTES, POISON)};
+    const clpe_positions sources[] = {
+        {.source = CLPE_POSITIONS_START, .start = 3},
+        {.source = CLPE_POSITIONS_PER_SEQUENCE, .buffer = pos_buf},
+        {.source = CLPE_POSITIONS_IDS, .buffer = pos_buf},
+    };
+    cr_assert_geq(N_RESERVED(sources[0]), 1);
+    for (size_t s = 0; s < sizeof sources / sizeof sources[0]; ++s) {
+        for (size_t k = 0; k < N_RESERVED(sources[s]); ++k) {
+            clpe_positions bad = sources[s];
+            bad.reserved[k] = 1;
+            EXPECT_REJECTED(&f, clpe_enqueue_add(f.enc, q, B, S, &x, &bad, 0, NULL, event),
+                            CLPE_ERROR_RESERVED_FIELD, f.buf, REGION_BYTES, q);
+            EXPECT_REJECTED(&f, clpe_enqueue_add_out(f.enc, q, B, S, &et, &x, &bad, 0, NULL,
+                                                     event),
+                            CLPE_ERROR_RESERVED_FIELD, f.buf, REGION_BYTES, q);
+            EXPECT_REJECTED(&f, clpe_enqueue_gather(f.enc, q, B, S, &ids, &et, CLPE_DTYPE_F32, 2,
+                                                    &x, &bad, NULL, 0, NULL, event),
+                            CLPE_ERROR_RESERVED_FIELD, f.buf, REGION_BYTES, q);
+        }
+        /* zero reserved words: accepted (into a buffer of its own, as the
+         * next source's rejections check that f.buf kept its poison) */
+        cr_expect_eq(clpe_enqueue_gather(f.enc, q, B, S, &ids, &et, CLPE_DTYPE_F32, 2, &scratch,
+                                         &sources[s], NULL, 0, NULL, NULL),
+                     CLPE_SUCCESS, "source %zu", s);
+    }
+    cr_expect_eq(clFinish(q), CL_SUCCESS);
+    clReleaseMemObject(scratch.buffer);
+    clReleaseMemObject(ids_buf);
+    clReleaseMemObject(emb);
+    clReleaseMemObject(pos_buf);
+    fixture_close(&f);
+}
+
+Test(bad_input, reserved_field_in_token_ids)
+{
+    fixture f;
+    fixture_open(&f);
+    cl_command_queue q = f.t.queue;
+    const size_t B = 1, S = N;
+    float emb_host[2 * D] = {0};
+    int32_t ids_host[N] = {0, 1, 0, 1};
+    cl_mem emb = test_buffer_from(&f.t, emb_host, sizeof emb_host);
+    cl_mem ids_buf = test_buffer_from(&f.t, ids_host, sizeof ids_host);
+    /* the positions pad_positions would write: N int64, poisoned */
+    cl_mem pos_out = test_buffer_poisoned(&f.t, N * sizeof(int64_t), POISON);
+    clpe_tensor x = {.buffer = f.buf}, et = {.buffer = emb};
+    const clpe_token_ids good = {.buffer = ids_buf};
+    cr_assert_geq(N_RESERVED(good), 1);
+    for (size_t k = 0; k < N_RESERVED(good); ++k) {
+        clpe_token_ids bad = good;
+        bad.reserved[k] = 1;
+        EXPECT_REJECTED(&f, clpe_enqueue_gather(f.enc, q, B, S, &bad, &et, CLPE_DTYPE_F32, 2, &x,
+                                                NULL, NULL, 0, NULL, event),
+                        CLPE_ERROR_RESERVED_FIELD, f.buf, REGION_BYTES, q);
+        EXPECT_REJECTED(&f, clpe_enqueue_pad_positions(f.enc, q, B, S, &bad, 1, 2, 1, pos_out, 0,
+                                                       0, NULL, event),
+                        CLPE_ERROR_RESERVED_FIELD, pos_out, N * sizeof(int64_t), q);
+    }
+    cr_expect_eq(clpe_enqueue_pad_positions(f.enc, q, B, S, &good, 1, 2, 1, pos_out, 0, 0, NULL,
+                                            NULL),
+                 CLPE_SUCCESS);
+    cr_expect_eq(clFinish(q), CL_SUCCESS);
+    clReleaseMemObject(pos_out);
+    clReleaseMemObject(ids_buf);
+    clReleaseMemObject(emb);
+    fixture_close(&f);
 }
