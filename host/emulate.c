@@ -133,8 +133,7 @@ static clpe_status check_host_positions(clpe_position_source source, int64_t sta
         return CLPE_ERROR_INVALID_POSITIONS;
     if (source != CLPE_POSITIONS_START && !positions)
         return CLPE_ERROR_NULL_POINTER;
-    if (source == CLPE_POSITIONS_START && seq > 0 &&
-        (uint64_t)(seq - 1) > (uint64_t)INT64_MAX - (uint64_t)start)
+    if (source == CLPE_POSITIONS_START && !clpe__positions_fit(start, seq))
         return CLPE_ERROR_POSITION_OVERFLOW;
     return CLPE_SUCCESS;
 }

@@ -137,10 +137,7 @@ static clpe_status check_region(const clpe_encoder *enc, const region *r, size_t
 /* Rows [start, start + count) stay inside int64. */
 static clpe_status check_start(int64_t start, size_t count)
 {
-    if (count == 0)
-        return CLPE_SUCCESS;
-    uint64_t room = (uint64_t)INT64_MAX - (uint64_t)start;
-    return (uint64_t)(count - 1) > room ? CLPE_ERROR_POSITION_OVERFLOW : CLPE_SUCCESS;
+    return clpe__positions_fit(start, count) ? CLPE_SUCCESS : CLPE_ERROR_POSITION_OVERFLOW;
 }
 
 /* Check a position source; *buffer and *offset (elements) are what the

@@ -102,6 +102,12 @@ static inline bool clpe__reserved_zero(const uint64_t *reserved, size_t n)
 /* Bytes of one element of dtype. */
 size_t clpe__dtype_size(clpe_dtype dtype);
 
+/* True when the positions start .. start + count - 1 all fit in int64. */
+static inline bool clpe__positions_fit(int64_t start, uint64_t count)
+{
+    return count == 0 || count - 1 <= (uint64_t)INT64_MAX - (uint64_t)start;
+}
+
 /* Overflow-checked size_t arithmetic: false when the result does not fit. */
 static inline bool clpe__mul_size(size_t a, size_t b, size_t *out)
 {

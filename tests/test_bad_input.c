@@ -551,6 +551,29 @@ Test(bad_input, queue_of_another_device)
 
 #define N_RESERVED(s) (sizeof((s).reserved) / sizeof((s).reserved[0]))
 
+/* What add_out, gather and pad_positions read besides the fixture's output:
+ * a two-row embedding table of zeros, N token ids and N positions. */
+typedef struct side_inputs {
+    cl_mem emb, ids, pos;
+} side_inputs;
+
+static void side_inputs_open(const test_cl *t, side_inputs *in)
+{
+    const float emb[2 * D] = {0};
+    const int32_t ids[N] = {0, 1, 0, 1};
+    const int64_t pos[N] = {5, 6, 7, 8};
+    in->emb = test_buffer_from(t, emb, sizeof emb);
+    in->ids = test_buffer_from(t, ids, sizeof ids);
+    in->pos = test_buffer_from(t, pos, sizeof pos);
+}
+
+static void side_inputs_close(side_inputs *in)
+{
+    clReleaseMemObject(in->pos);
+    clReleaseMemObject(in->ids);
+    clReleaseMemObject(in->emb);
+}
+
 Test(bad_input, reserved_field_in_config)
 {
     test_cl t;
@@ -578,13 +601,11 @@ Test(bad_input, reserved_field_in_tensor)
     fixture_open(&f);
     cl_command_queue q = f.t.queue;
     const size_t B = 1, S = N;
-    float emb_host[2 * D] = {0};
-    int32_t ids_host[N] = {0, 1, 0, 1};
-    cl_mem emb = test_buffer_from(&f.t, emb_host, sizeof emb_host);
-    cl_mem ids_buf = test_buffer_from(&f.t, ids_host, sizeof ids_host);
-    clpe_token_ids ids = {.buffer = ids_buf};
+    side_inputs in;
+    side_inputs_open(&f.t, &in);
+    clpe_token_ids ids = {.buffer = in.ids};
     const clpe_tensor good = {.buffer = f.buf};
-    const clpe_tensor good_emb = {.buffer = emb};
+    const clpe_tensor good_emb = {.buffer = in.emb};
     cr_assert_geq(N_RESERVED(good), 1);
     for (size_t k = 0; k < N_RESERVED(good); ++k) {
         clpe_tensor bad = good, bad_emb = good_emb;
@@ -613,8 +634,7 @@ Test(bad_input, reserved_field_in_tensor)
                                      NULL, NULL, 0, NULL, NULL),
                  CLPE_SUCCESS);
     cr_expect_eq(clFinish(q), CL_SUCCESS);
-    clReleaseMemObject(ids_buf);
-    clReleaseMemObject(emb);
+    side_inputs_close(&in);
     fixture_close(&f);
 }
 
@@ -624,19 +644,15 @@ Test(bad_input, reserved_field_in_positions)
     fixture_open(&f);
     cl_command_queue q = f.t.queue;
     const size_t B = 1, S = N;
-    int64_t pos_host[N] = {5, 6, 7, 8};
-    float emb_host[2 * D] = {0};
-    int32_t ids_host[N] = {0, 1, 0, 1};
-    cl_mem pos_buf = test_buffer_from(&f.t, pos_host, sizeof pos_host);
-    cl_mem emb = test_buffer_from(&f.t, emb_host, sizeof emb_host);
-    cl_mem ids_buf = test_buffer_from(&f.t, ids_host, sizeof ids_host);
-    clpe_token_ids ids = {.buffer = ids_buf};
-    clpe_tensor x = {.buffer = f.buf}, et = {.buffer = emb};
+    side_inputs in;
+    side_inputs_open(&f.t, &in);
+    clpe_token_ids ids = {.buffer = in.ids};
+    clpe_tensor x = {.buffer = f.buf}, et = {.buffer = in.emb};
     clpe_tensor scratch = {.buffer = test_buffer_poisoned(&f.t, REGION_BYTES, POISON)};
     const clpe_positions sources[] = {
         {.source = CLPE_POSITIONS_START, .start = 3},
-        {.source = CLPE_POSITIONS_PER_SEQUENCE, .buffer = pos_buf},
-        {.source = CLPE_POSITIONS_IDS, .buffer = pos_buf},
+        {.source = CLPE_POSITIONS_PER_SEQUENCE, .buffer = in.pos},
+        {.source = CLPE_POSITIONS_IDS, .buffer = in.pos},
     };
     cr_assert_geq(N_RESERVED(sources[0]), 1);
     for (size_t s = 0; s < sizeof sources / sizeof sources[0]; ++s) {
@@ -660,9 +676,7 @@ Test(bad_input, reserved_field_in_positions)
     }
     cr_expect_eq(clFinish(q), CL_SUCCESS);
     clReleaseMemObject(scratch.buffer);
-    clReleaseMemObject(ids_buf);
-    clReleaseMemObject(emb);
-    clReleaseMemObject(pos_buf);
+    side_inputs_close(&in);
     fixture_close(&f);
 }
 
@@ -672,14 +686,12 @@ Test(bad_input, reserved_field_in_token_ids)
     fixture_open(&f);
     cl_command_queue q = f.t.queue;
     const size_t B = 1, S = N;
-    float emb_host[2 * D] = {0};
-    int32_t ids_host[N] = {0, 1, 0, 1};
-    cl_mem emb = test_buffer_from(&f.t, emb_host, sizeof emb_host);
-    cl_mem ids_buf = test_buffer_from(&f.t, ids_host, sizeof ids_host);
+    side_inputs in;
+    side_inputs_open(&f.t, &in);
     /* the positions pad_positions would write: N int64, poisoned */
     cl_mem pos_out = test_buffer_poisoned(&f.t, N * sizeof(int64_t), POISON);
-    clpe_tensor x = {.buffer = f.buf}, et = {.buffer = emb};
-    const clpe_token_ids good = {.buffer = ids_buf};
+    clpe_tensor x = {.buffer = f.buf}, et = {.buffer = in.emb};
+    const clpe_token_ids good = {.buffer = in.ids};
     cr_assert_geq(N_RESERVED(good), 1);
     for (size_t k = 0; k < N_RESERVED(good); ++k) {
         clpe_token_ids bad = good;
@@ -696,7 +708,6 @@ Test(bad_input, reserved_field_in_token_ids)
                  CLPE_SUCCESS);
     cr_expect_eq(clFinish(q), CL_SUCCESS);
     clReleaseMemObject(pos_out);
-    clReleaseMemObject(ids_buf);
-    clReleaseMemObject(emb);
+    side_inputs_close(&in);
     fixture_close(&f);
 }

@@ -12,6 +12,7 @@
 
 #include "cli.h"
 
+#include "common/random.h"
 #include "reference/reference.h"
 
 #include <stdint.h>
@@ -97,9 +98,8 @@ typedef struct check_table_case {
  * launches, the odometer running far). Returns how many. */
 size_t check_table_cases(int quick, uint32_t d, uint64_t *rng,
                          check_table_case out[CHECK_MAX_TABLE_CASES]);
-/* Pseudo-random numbers (splitmix64) and positions, the ones that break
+/* A pseudo-random position (splitmix64 stream), the ones that break
  * careless code overweighted. */
-uint64_t check_rand(uint64_t *state);
 int64_t check_rand_position(uint64_t *rng);
 /* count elements of dtype with finite values in about [-4, 4]. */
 void check_fill_random(int dtype, void *buf, size_t count, uint64_t *rng);

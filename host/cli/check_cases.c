@@ -41,14 +41,6 @@ check_need check_convention(int conv, uint32_t w, clpe_config *cfg)
     return CHECK_DONE;
 }
 
-uint64_t check_rand(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 int64_t check_rand_position(uint64_t *rng)
 {
     static const int64_t edges[] = {
@@ -56,12 +48,12 @@ int64_t check_rand_position(uint64_t *rng)
         -((int64_t)1 << 32) - 1, ((int64_t)1 << 53) + 1, (int64_t)1 << 62, INT64_MAX,
         INT64_MIN, INT64_MIN + 1,
     };
-    uint64_t r = check_rand(rng);
+    uint64_t r = splitmix64(rng);
     switch (r % 4) {
     case 0: return edges[(r >> 8) % (sizeof edges / sizeof edges[0])];
-    case 1: return (int64_t)(check_rand(rng) >> (r >> 8) % 64); /* every magnitude */
-    case 2: return -(int64_t)(check_rand(rng) >> (1 + (r >> 8) % 63));
-    default: return (int64_t)check_rand(rng);
+    case 1: return (int64_t)(splitmix64(rng) >> (r >> 8) % 64); /* every magnitude */
+    case 2: return -(int64_t)(splitmix64(rng) >> (1 + (r >> 8) % 63));
+    default: return (int64_t)splitmix64(rng);
     }
 }
 
@@ -91,14 +83,14 @@ size_t check_table_cases(int quick, uint32_t d, uint64_t *rng,
     size_t bulk = (quick ? 64u : 512u) * 1024u / d;
     if (bulk < 2 * n)
         bulk = 2 * n;
-    out[count++] = (check_table_case){(int64_t)(check_rand(rng) >> 2), bulk, 0};
+    out[count++] = (check_table_case){(int64_t)(splitmix64(rng) >> 2), bulk, 0};
     return count;
 }
 
 void check_fill_random(int dtype, void *buf, size_t count, uint64_t *rng)
 {
     for (size_t k = 0; k < count; ++k) {
-        uint64_t r = check_rand(rng);
+        uint64_t r = splitmix64(rng);
         double v = ((double)(r >> 11) / 9007199254740992.0 - 0.5) * 8.0;
         switch (dtype) {
         case CLPE_DTYPE_F32: {
@@ -150,7 +142,7 @@ void check_make_ids(uint64_t *rng, int32_t *ids, size_t n, size_t vocab, uint32_
     *bad = 0;
     *first_bad = 0xFFFFFFFFu;
     for (size_t k = 0; k < n; ++k) {
-        uint64_t r = check_rand(rng);
+        uint64_t r = splitmix64(rng);
         if (r % 8 == 0) /* below 0 or at/after vocab */
             ids[k] = r >> 8 & 1 ? -1 - (int32_t)(r >> 9 & 3) : (int32_t)(vocab + (r >> 9 & 3));
         else
@@ -164,10 +156,10 @@ void check_make_padded_ids(uint64_t *rng, size_t batch, size_t seq, int32_t pad_
                            int64_t first, int64_t pad_pos, int32_t *ids, int64_t *positions)
 {
     for (size_t b = 0; b < batch; ++b) {
-        size_t left = (size_t)(check_rand(rng) % (seq / 2 + 1)); /* left padding */
+        size_t left = (size_t)(splitmix64(rng) % (seq / 2 + 1)); /* left padding */
         int64_t k = 0;
         for (size_t s = 0; s < seq; ++s) {
-            uint64_t r = check_rand(rng);
+            uint64_t r = splitmix64(rng);
             int32_t id = s < left || r % 7 == 0 ? pad_id : (int32_t)(r >> 8) % 1000;
             ids[b * seq + s] = id;
             positions[b * seq + s] = id == pad_id ? pad_pos : first + k++;

@@ -73,6 +73,20 @@ static cl_int download(const check_checker *ck, cl_mem buf, void *host, size_t b
     return clEnqueueReadBuffer(ck->dev->queue, buf, CL_TRUE, 0, bytes, host, 0, NULL, NULL);
 }
 
+/* After a call that returned st: read buf back into host (blocking), or
+ * record why not. True when host holds what the device wrote. */
+static int read_back(const check_checker *ck, check_tally *t, const clpe_config *cfg,
+                     const char *call, clpe_status st, cl_mem buf, void *host, size_t bytes)
+{
+    if (st == CLPE_SUCCESS)
+        st = download(ck, buf, host, bytes);
+    if (st != CLPE_SUCCESS) {
+        fail_call(t, cfg, call, st);
+        return 0;
+    }
+    return 1;
+}
+
 /* Table of n rows from start, with gap elements between rows and before the
  * first, all poisoned, so writes outside the rows show as mismatches. */
 void check_table(check_checker *ck, check_tally *t, clpe_encoder *enc, const clpe_config *cfg,
@@ -98,12 +112,8 @@ void check_table(check_checker *ck, check_tally *t, clpe_encoder *enc, const clp
     }
     clpe_tensor out = {.buffer = buf, .offset = offset_el * esize, .row_pitch = pitch};
     clpe_status st = clpe_enqueue_table(enc, ck->dev->queue, start, n, &out, 0, NULL, NULL);
-    if (st == CLPE_SUCCESS)
-        st = download(ck, buf, dev, bytes);
-    if (st != CLPE_SUCCESS) {
-        fail_call(t, cfg, "table", st);
+    if (!read_back(ck, t, cfg, "table", st, buf, dev, bytes))
         goto done;
-    }
     st = clpe_host_table(enc, start, n, ref + offset_el * esize, pitch);
     if (st != CLPE_SUCCESS) {
         fail_call(t, cfg, "clpe_host_table", st);
@@ -171,27 +181,17 @@ void check_add(check_checker *ck, check_tally *t, clpe_encoder *enc, const clpe_
     clpe_tensor ot = {.buffer = obuf};
     st = clpe_enqueue_add_out(enc, ck->dev->queue, batch, seq, &xt, &ot, &positions, 0, NULL,
                               NULL);
-    if (st == CLPE_SUCCESS)
-        st = download(ck, obuf, dev, bytes);
-    if (st != CLPE_SUCCESS) {
-        fail_call(t, cfg, "add_out", st);
+    if (!read_back(ck, t, cfg, "add_out", st, obuf, dev, bytes))
         goto done;
-    }
     snprintf(what, sizeof what, "add_out positions=%s", src_name[src]);
     compare(t, cfg, what, dev, ref, count, count, cfg->d, 0);
-    if ((st = download(ck, xbuf, dev, bytes)) != CLPE_SUCCESS) {
-        fail_call(t, cfg, "read", st);
+    if (!read_back(ck, t, cfg, "read", CLPE_SUCCESS, xbuf, dev, bytes))
         goto done;
-    }
     compare(t, cfg, "add_out input (must be unchanged)", dev, x, count, 0, cfg->d, 0);
 
     st = clpe_enqueue_add(enc, ck->dev->queue, batch, seq, &xt, &positions, 0, NULL, NULL);
-    if (st == CLPE_SUCCESS)
-        st = download(ck, xbuf, dev, bytes);
-    if (st != CLPE_SUCCESS) {
-        fail_call(t, cfg, "add", st);
+    if (!read_back(ck, t, cfg, "add", st, xbuf, dev, bytes))
         goto done;
-    }
     snprintf(what, sizeof what, "add positions=%s", src_name[src]);
     compare(t, cfg, what, dev, ref, count, count, cfg->d, 0);
 done:
@@ -251,15 +251,10 @@ void check_gather(check_checker *ck, check_tally *t, clpe_encoder *enc, const cl
     clpe_positions positions = {.source = CLPE_POSITIONS_IDS, .buffer = pbuf};
     st = clpe_enqueue_gather(enc, ck->dev->queue, batch, seq, &idt, &et, cfg->dtype, vocab, &ot,
                              &positions, bbuf, 0, NULL, NULL);
-    if (st == CLPE_SUCCESS)
-        st = download(ck, obuf, dev, bytes);
     uint32_t bad_dev[2] = {0, 0};
-    if (st == CLPE_SUCCESS)
-        st = download(ck, bbuf, bad_dev, sizeof bad_dev);
-    if (st != CLPE_SUCCESS) {
-        fail_call(t, cfg, "gather", st);
+    if (!read_back(ck, t, cfg, "gather", st, obuf, dev, bytes) ||
+        !read_back(ck, t, cfg, "gather", CLPE_SUCCESS, bbuf, bad_dev, sizeof bad_dev))
         goto done;
-    }
     compare(t, cfg, "gather", dev, ref, count, count, cfg->d, 0);
     if (bad_dev[0] != bad_expected || bad_dev[1] != first_bad || bad_host != bad_expected) {
         if (t->mismatches++ == 0) {
@@ -313,12 +308,8 @@ void check_pad_positions(check_checker *ck, check_tally *t, clpe_encoder *enc,
     clpe_token_ids idt = {.buffer = ibuf};
     clpe_status st = clpe_enqueue_pad_positions(enc, ck->dev->queue, batch, seq, &idt, pad_id,
                                                 first, pad_pos, pbuf, 0, 0, NULL, NULL);
-    if (st == CLPE_SUCCESS)
-        st = download(ck, pbuf, dev, n * sizeof *dev);
-    if (st != CLPE_SUCCESS) {
-        fail_call(t, cfg, "pad_positions", st);
+    if (!read_back(ck, t, cfg, "pad_positions", st, pbuf, dev, n * sizeof *dev))
         goto done;
-    }
     t->elements += n;
     for (size_t k = 0; k < n; ++k) {
         if (dev[k] == ref[k])

@@ -48,7 +48,7 @@ void check_sample_errors(check_checker *ck, check_tally *t, const clpe_config *c
 {
     size_t esize = dtype_size(cfg->dtype);
     for (int s = 0; s < samples; ++s) {
-        uint64_t r = check_rand(&ck->rng);
+        uint64_t r = splitmix64(&ck->rng);
         size_t row = (size_t)(r % n);
         uint32_t k = (uint32_t)((r >> 32) % cfg->d);
         if (s < 2) /* the first and last rows always: the extreme positions */

@@ -20,7 +20,9 @@
  *      CLPE_FAULT_EMBEDDED=1           pretend an embedded-profile device
  *      CLPE_FAULT_ALLOC_N=2            the 2nd host allocation fails
  *      CLPE_FAULT_REPORT=1             print the counts to stderr at exit
- *    Programs can also resolve fault_arm() etc. with dlsym.
+ *    Programs can also resolve fault_arm() etc. with dlsym. A shim built
+ *    without sanitizers replaces malloc, calloc and realloc: preload the one
+ *    built with the program's sanitizer, which leaves them alone.
  *
  * Only enqueue functions listed here count the events they create; a test
  * that makes events with other calls must not rely on FAULT_OBJ_EVENT.
