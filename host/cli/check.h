@@ -39,6 +39,8 @@ typedef struct check_tally {
     char first_mismatch[320];
     char error[320];        /* a call that failed outright */
     char paths[64];         /* which paths ran */
+    uint32_t configurations;   /* configurations checked */
+    uint32_t not_offered;      /* CHECK_IF_OFFERED ones this library build refused */
 } check_tally;
 
 /* One device's run. */

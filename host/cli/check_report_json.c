@@ -20,9 +20,10 @@ static void write_tally(FILE *f, const check_tally *t)
     fprintf(f,
             ", \"paths\": \"%s\", \"elements\": %llu, \"bit_mismatches\": %llu, "
             "\"mpfr_samples\": %llu, \"max_abs_error\": %.6e, \"error_bound\": %.6e, "
-            "\"worst_position\": %lld",
+            "\"worst_position\": %lld, \"configurations\": %u, \"configurations_not_offered\": %u",
             t->paths, (unsigned long long)t->elements, (unsigned long long)t->mismatches,
-            (unsigned long long)t->samples, t->max_err, t->bound, (long long)t->worst_pos);
+            (unsigned long long)t->samples, t->max_err, t->bound, (long long)t->worst_pos,
+            (unsigned)t->configurations, (unsigned)t->not_offered);
     if (t->first_mismatch[0]) {
         fprintf(f, ", \"first_mismatch\": ");
         json_string(f, t->first_mismatch);

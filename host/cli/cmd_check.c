@@ -83,8 +83,10 @@ static void check_device(check_checker *ck, check_tally *t)
                  ++conv) {
                 cfg.dtype = (clpe_dtype)dt;
                 cfg.scale = sqrt((double)widths[wi]); /* the usual embedding scale */
-                if (need == CHECK_IF_OFFERED && clpe_config_check(&cfg) != CLPE_SUCCESS)
-                    continue; /* a layout or flag this library build does not have */
+                if (need == CHECK_IF_OFFERED && clpe_config_check(&cfg) != CLPE_SUCCESS) {
+                    ++r->not_offered; /* a layout or flag this library build does not have */
+                    continue;
+                }
                 clpe_status st = CLPE_SUCCESS;
                 clpe_encoder *enc = encoder_for(ck, proto, &cfg, &st);
                 if (!enc && st == CLPE_ERROR_UNSUPPORTED_DTYPE) {
@@ -101,6 +103,7 @@ static void check_device(check_checker *ck, check_tally *t)
                     break;
                 }
                 check_config(ck, r, enc, &cfg);
+                ++r->configurations;
                 if (!proto)
                     proto = enc;
                 else
