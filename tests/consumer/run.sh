@@ -28,8 +28,8 @@ libdir=$(dirname "$libdir")
 
 # Every installed program starts from this prefix with nothing set (no
 # LD_LIBRARY_PATH, an empty environment): it finds libclpe through its own
-# RPATH. --help needs no device; some programs answer it with status 1, but a
-# program that cannot load exits 127 and prints no usage.
+# RPATH (one that cannot load exits 127 and prints no usage). --help needs
+# no device.
 echo "== consumer: run every installed program with an empty environment"
 programs=0
 for prog in "$prefix"/bin/*; do
@@ -39,7 +39,7 @@ for prog in "$prefix"/bin/*; do
   echo "-- $name --help"
   status=0
   env -i "$prog" --help >"$work/help.out" 2>&1 || status=$?
-  if [ "$status" -gt 1 ] || ! grep -qi 'usage' "$work/help.out"; then
+  if [ "$status" -ne 0 ] || ! grep -qi 'usage' "$work/help.out"; then
     cat "$work/help.out" >&2
     fail "installed $name --help exited $status without a usage text"
   fi
