@@ -551,27 +551,40 @@ Test(bad_input, queue_of_another_device)
 
 #define N_RESERVED(s) (sizeof((s).reserved) / sizeof((s).reserved[0]))
 
-/* What add_out, gather and pad_positions read besides the fixture's output:
- * a two-row embedding table of zeros, N token ids and N positions. */
-typedef struct side_inputs {
-    cl_mem emb, ids, pos;
-} side_inputs;
+/* The enqueue fixture plus what add_out, gather and pad_positions read
+ * besides its output: a two-row embedding table of zeros, N token ids and
+ * N positions. Problems are [1, N], the size of the fixture's region. */
+typedef struct side_fixture {
+    fixture f;
+    cl_command_queue q;
+    cl_mem emb_buf, ids_buf, pos_buf;
+    clpe_token_ids ids;
+    clpe_tensor out; /* f.buf, whose poison every rejection must leave */
+    clpe_tensor emb;
+} side_fixture;
 
-static void side_inputs_open(const test_cl *t, side_inputs *in)
+static void side_fixture_open(side_fixture *s)
 {
+    fixture_open(&s->f);
     const float emb[2 * D] = {0};
     const int32_t ids[N] = {0, 1, 0, 1};
     const int64_t pos[N] = {5, 6, 7, 8};
-    in->emb = test_buffer_from(t, emb, sizeof emb);
-    in->ids = test_buffer_from(t, ids, sizeof ids);
-    in->pos = test_buffer_from(t, pos, sizeof pos);
+    s->q = s->f.t.queue;
+    s->emb_buf = test_buffer_from(&s->f.t, emb, sizeof emb);
+    s->ids_buf = test_buffer_from(&s->f.t, ids, sizeof ids);
+    s->pos_buf = test_buffer_from(&s->f.t, pos, sizeof pos);
+    s->ids = (clpe_token_ids){.buffer = s->ids_buf};
+    s->out = (clpe_tensor){.buffer = s->f.buf};
+    s->emb = (clpe_tensor){.buffer = s->emb_buf};
 }
 
-static void side_inputs_close(side_inputs *in)
+static void side_fixture_close(side_fixture *s)
 {
-    clReleaseMemObject(in->pos);
-    clReleaseMemObject(in->ids);
-    clReleaseMemObject(in->emb);
+    cr_expect_eq(clFinish(s->q), CL_SUCCESS);
+    clReleaseMemObject(s->pos_buf);
+    clReleaseMemObject(s->ids_buf);
+    clReleaseMemObject(s->emb_buf);
+    fixture_close(&s->f);
 }
 
 Test(bad_input, reserved_field_in_config)
@@ -597,117 +610,100 @@ Test(bad_input, reserved_field_in_config)
 
 Test(bad_input, reserved_field_in_tensor)
 {
-    fixture f;
-    fixture_open(&f);
-    cl_command_queue q = f.t.queue;
-    const size_t B = 1, S = N;
-    side_inputs in;
-    side_inputs_open(&f.t, &in);
-    clpe_token_ids ids = {.buffer = in.ids};
-    const clpe_tensor good = {.buffer = f.buf};
-    const clpe_tensor good_emb = {.buffer = in.emb};
-    cr_assert_geq(N_RESERVED(good), 1);
-    for (size_t k = 0; k < N_RESERVED(good); ++k) {
-        clpe_tensor bad = good, bad_emb = good_emb;
+    side_fixture s;
+    side_fixture_open(&s);
+    fixture *f = &s.f;
+    cl_command_queue q = s.q;
+    cr_assert_geq(N_RESERVED(s.out), 1);
+    for (size_t k = 0; k < N_RESERVED(s.out); ++k) {
+        clpe_tensor bad = s.out, bad_emb = s.emb;
         bad.reserved[k] = 1;
         bad_emb.reserved[k] = 1;
-        EXPECT_REJECTED(&f, clpe_enqueue_table(f.enc, q, 0, N, &bad, 0, NULL, event),
-                        CLPE_ERROR_RESERVED_FIELD, f.buf, REGION_BYTES, q);
-        EXPECT_REJECTED(&f, clpe_enqueue_add(f.enc, q, B, S, &bad, NULL, 0, NULL, event),
-                        CLPE_ERROR_RESERVED_FIELD, f.buf, REGION_BYTES, q);
-        /* out of place: a bad input, then a bad output; f.buf is the output */
-        EXPECT_REJECTED(&f, clpe_enqueue_add_out(f.enc, q, B, S, &bad_emb, &good, NULL, 0, NULL,
-                                                 event),
-                        CLPE_ERROR_RESERVED_FIELD, f.buf, REGION_BYTES, q);
-        EXPECT_REJECTED(&f, clpe_enqueue_add_out(f.enc, q, B, S, &good, &bad, NULL, 0, NULL,
-                                                 event),
-                        CLPE_ERROR_RESERVED_FIELD, f.buf, REGION_BYTES, q);
-        EXPECT_REJECTED(&f, clpe_enqueue_gather(f.enc, q, B, S, &ids, &bad_emb, CLPE_DTYPE_F32, 2,
-                                                &good, NULL, NULL, 0, NULL, event),
-                        CLPE_ERROR_RESERVED_FIELD, f.buf, REGION_BYTES, q);
-        EXPECT_REJECTED(&f, clpe_enqueue_gather(f.enc, q, B, S, &ids, &good_emb, CLPE_DTYPE_F32, 2,
-                                                &bad, NULL, NULL, 0, NULL, event),
-                        CLPE_ERROR_RESERVED_FIELD, f.buf, REGION_BYTES, q);
+        EXPECT_REJECTED(f, clpe_enqueue_table(f->enc, q, 0, N, &bad, 0, NULL, event),
+                        CLPE_ERROR_RESERVED_FIELD, f->buf, REGION_BYTES, q);
+        EXPECT_REJECTED(f, clpe_enqueue_add(f->enc, q, 1, N, &bad, NULL, 0, NULL, event),
+                        CLPE_ERROR_RESERVED_FIELD, f->buf, REGION_BYTES, q);
+        /* out of place: a bad input, then a bad output; f->buf is the output */
+        EXPECT_REJECTED(f, clpe_enqueue_add_out(f->enc, q, 1, N, &bad_emb, &s.out, NULL, 0, NULL,
+                                                event),
+                        CLPE_ERROR_RESERVED_FIELD, f->buf, REGION_BYTES, q);
+        EXPECT_REJECTED(f, clpe_enqueue_add_out(f->enc, q, 1, N, &s.emb, &bad, NULL, 0, NULL,
+                                                event),
+                        CLPE_ERROR_RESERVED_FIELD, f->buf, REGION_BYTES, q);
+        EXPECT_REJECTED(f, clpe_enqueue_gather(f->enc, q, 1, N, &s.ids, &bad_emb, CLPE_DTYPE_F32,
+                                               2, &s.out, NULL, NULL, 0, NULL, event),
+                        CLPE_ERROR_RESERVED_FIELD, f->buf, REGION_BYTES, q);
+        EXPECT_REJECTED(f, clpe_enqueue_gather(f->enc, q, 1, N, &s.ids, &s.emb, CLPE_DTYPE_F32, 2,
+                                               &bad, NULL, NULL, 0, NULL, event),
+                        CLPE_ERROR_RESERVED_FIELD, f->buf, REGION_BYTES, q);
     }
-    /* The same calls with the reserved fields zero go through. */
-    cr_expect_eq(clpe_enqueue_gather(f.enc, q, B, S, &ids, &good_emb, CLPE_DTYPE_F32, 2, &good,
+    /* The same call with the reserved fields zero goes through. */
+    cr_expect_eq(clpe_enqueue_gather(f->enc, q, 1, N, &s.ids, &s.emb, CLPE_DTYPE_F32, 2, &s.out,
                                      NULL, NULL, 0, NULL, NULL),
                  CLPE_SUCCESS);
-    cr_expect_eq(clFinish(q), CL_SUCCESS);
-    side_inputs_close(&in);
-    fixture_close(&f);
+    side_fixture_close(&s);
 }
 
 Test(bad_input, reserved_field_in_positions)
 {
-    fixture f;
-    fixture_open(&f);
-    cl_command_queue q = f.t.queue;
-    const size_t B = 1, S = N;
-    side_inputs in;
-    side_inputs_open(&f.t, &in);
-    clpe_token_ids ids = {.buffer = in.ids};
-    clpe_tensor x = {.buffer = f.buf}, et = {.buffer = in.emb};
-    clpe_tensor scratch = {.buffer = test_buffer_poisoned(&f.t, REGION_BYTES, POISON)};
+    side_fixture s;
+    side_fixture_open(&s);
+    fixture *f = &s.f;
+    cl_command_queue q = s.q;
+    /* accepted calls write here, as the rejections check f->buf kept its poison */
+    clpe_tensor scratch = {.buffer = test_buffer_poisoned(&f->t, REGION_BYTES, POISON)};
     const clpe_positions sources[] = {
         {.source = CLPE_POSITIONS_START, .start = 3},
-        {.source = CLPE_POSITIONS_PER_SEQUENCE, .buffer = in.pos},
-        {.source = CLPE_POSITIONS_IDS, .buffer = in.pos},
+        {.source = CLPE_POSITIONS_PER_SEQUENCE, .buffer = s.pos_buf},
+        {.source = CLPE_POSITIONS_IDS, .buffer = s.pos_buf},
     };
     cr_assert_geq(N_RESERVED(sources[0]), 1);
-    for (size_t s = 0; s < sizeof sources / sizeof sources[0]; ++s) {
-        for (size_t k = 0; k < N_RESERVED(sources[s]); ++k) {
-            clpe_positions bad = sources[s];
+    for (size_t src = 0; src < sizeof sources / sizeof sources[0]; ++src) {
+        for (size_t k = 0; k < N_RESERVED(sources[src]); ++k) {
+            clpe_positions bad = sources[src];
             bad.reserved[k] = 1;
-            EXPECT_REJECTED(&f, clpe_enqueue_add(f.enc, q, B, S, &x, &bad, 0, NULL, event),
-                            CLPE_ERROR_RESERVED_FIELD, f.buf, REGION_BYTES, q);
-            EXPECT_REJECTED(&f, clpe_enqueue_add_out(f.enc, q, B, S, &et, &x, &bad, 0, NULL,
-                                                     event),
-                            CLPE_ERROR_RESERVED_FIELD, f.buf, REGION_BYTES, q);
-            EXPECT_REJECTED(&f, clpe_enqueue_gather(f.enc, q, B, S, &ids, &et, CLPE_DTYPE_F32, 2,
-                                                    &x, &bad, NULL, 0, NULL, event),
-                            CLPE_ERROR_RESERVED_FIELD, f.buf, REGION_BYTES, q);
+            EXPECT_REJECTED(f, clpe_enqueue_add(f->enc, q, 1, N, &s.out, &bad, 0, NULL, event),
+                            CLPE_ERROR_RESERVED_FIELD, f->buf, REGION_BYTES, q);
+            EXPECT_REJECTED(f, clpe_enqueue_add_out(f->enc, q, 1, N, &s.emb, &s.out, &bad, 0, NULL,
+                                                    event),
+                            CLPE_ERROR_RESERVED_FIELD, f->buf, REGION_BYTES, q);
+            EXPECT_REJECTED(f, clpe_enqueue_gather(f->enc, q, 1, N, &s.ids, &s.emb,
+                                                   CLPE_DTYPE_F32, 2, &s.out, &bad, NULL, 0, NULL,
+                                                   event),
+                            CLPE_ERROR_RESERVED_FIELD, f->buf, REGION_BYTES, q);
         }
-        /* zero reserved words: accepted (into a buffer of its own, as the
-         * next source's rejections check that f.buf kept its poison) */
-        cr_expect_eq(clpe_enqueue_gather(f.enc, q, B, S, &ids, &et, CLPE_DTYPE_F32, 2, &scratch,
-                                         &sources[s], NULL, 0, NULL, NULL),
-                     CLPE_SUCCESS, "source %zu", s);
+        cr_expect_eq(clpe_enqueue_gather(f->enc, q, 1, N, &s.ids, &s.emb, CLPE_DTYPE_F32, 2,
+                                         &scratch, &sources[src], NULL, 0, NULL, NULL),
+                     CLPE_SUCCESS, "source %zu", src);
     }
     cr_expect_eq(clFinish(q), CL_SUCCESS);
     clReleaseMemObject(scratch.buffer);
-    side_inputs_close(&in);
-    fixture_close(&f);
+    side_fixture_close(&s);
 }
 
 Test(bad_input, reserved_field_in_token_ids)
 {
-    fixture f;
-    fixture_open(&f);
-    cl_command_queue q = f.t.queue;
-    const size_t B = 1, S = N;
-    side_inputs in;
-    side_inputs_open(&f.t, &in);
+    side_fixture s;
+    side_fixture_open(&s);
+    fixture *f = &s.f;
+    cl_command_queue q = s.q;
     /* the positions pad_positions would write: N int64, poisoned */
-    cl_mem pos_out = test_buffer_poisoned(&f.t, N * sizeof(int64_t), POISON);
-    clpe_tensor x = {.buffer = f.buf}, et = {.buffer = in.emb};
-    const clpe_token_ids good = {.buffer = in.ids};
-    cr_assert_geq(N_RESERVED(good), 1);
-    for (size_t k = 0; k < N_RESERVED(good); ++k) {
-        clpe_token_ids bad = good;
+    cl_mem pos_out = test_buffer_poisoned(&f->t, N * sizeof(int64_t), POISON);
+    cr_assert_geq(N_RESERVED(s.ids), 1);
+    for (size_t k = 0; k < N_RESERVED(s.ids); ++k) {
+        clpe_token_ids bad = s.ids;
         bad.reserved[k] = 1;
-        EXPECT_REJECTED(&f, clpe_enqueue_gather(f.enc, q, B, S, &bad, &et, CLPE_DTYPE_F32, 2, &x,
-                                                NULL, NULL, 0, NULL, event),
-                        CLPE_ERROR_RESERVED_FIELD, f.buf, REGION_BYTES, q);
-        EXPECT_REJECTED(&f, clpe_enqueue_pad_positions(f.enc, q, B, S, &bad, 1, 2, 1, pos_out, 0,
-                                                       0, NULL, event),
+        EXPECT_REJECTED(f, clpe_enqueue_gather(f->enc, q, 1, N, &bad, &s.emb, CLPE_DTYPE_F32, 2,
+                                               &s.out, NULL, NULL, 0, NULL, event),
+                        CLPE_ERROR_RESERVED_FIELD, f->buf, REGION_BYTES, q);
+        EXPECT_REJECTED(f, clpe_enqueue_pad_positions(f->enc, q, 1, N, &bad, 1, 2, 1, pos_out, 0,
+                                                      0, NULL, event),
                         CLPE_ERROR_RESERVED_FIELD, pos_out, N * sizeof(int64_t), q);
     }
-    cr_expect_eq(clpe_enqueue_pad_positions(f.enc, q, B, S, &good, 1, 2, 1, pos_out, 0, 0, NULL,
+    cr_expect_eq(clpe_enqueue_pad_positions(f->enc, q, 1, N, &s.ids, 1, 2, 1, pos_out, 0, 0, NULL,
                                             NULL),
                  CLPE_SUCCESS);
     cr_expect_eq(clFinish(q), CL_SUCCESS);
     clReleaseMemObject(pos_out);
-    side_inputs_close(&in);
-    fixture_close(&f);
+    side_fixture_close(&s);
 }
