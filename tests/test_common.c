@@ -1,5 +1,5 @@
 /*
- * test_common.c - the helpers the tool, the benchmark and the tests share
+ * test_common.c - the functions the tool, the benchmark and the tests share
  * (common/): element sizes, element values decoded from bit patterns whose
  * meaning the IEEE 754 and bfloat16 formats fix, JSON string escaping, and
  * the pseudo-random stream's published first value.
