@@ -132,10 +132,7 @@ static clpe_status check_host_positions(clpe_position_source source, int64_t sta
         return CLPE_ERROR_INVALID_POSITIONS;
     if (source != CLPE_POSITIONS_START && !positions)
         return CLPE_ERROR_NULL_POINTER;
-    if (source == CLPE_POSITIONS_START && seq > 0 &&
-        (uint64_t)(seq - 1) > (uint64_t)INT64_MAX - (uint64_t)start)
-        return CLPE_ERROR_POSITION_OVERFLOW;
-    return CLPE_SUCCESS;
+    return source == CLPE_POSITIONS_START ? clpe__check_start(start, seq) : CLPE_SUCCESS;
 }
 
 clpe_status clpe_host_table(const clpe_encoder *enc, int64_t start, size_t n, void *out,
