@@ -557,7 +557,7 @@ static const bad_case BAD[] = {
     {2, "--base expects a number, got 'nan'", NULL, {"table", "--d", "8", "--pos", "1", "--base", "nan"}},
     {2, "--base must be a finite number above 1, got 1e999", NULL, {"table", "--d", "8", "--pos", "1", "--base", "1e999"}},
     {2, "--freq must be paper or t2t, got 'fast'", NULL, {"table", "--d", "8", "--pos", "1", "--freq", "fast"}},
-    {2, "--layout must be interleaved or split", NULL, {"table", "--d", "8", "--pos", "1", "--layout", "x"}},
+    {2, "--layout must be interleaved, split or cos-first", NULL, {"table", "--d", "8", "--pos", "1", "--layout", "x"}},
     {2, "--preset must be vaswani", NULL, {"table", "--d", "8", "--pos", "1", "--preset", "nosuch"}},
     {2, "--freq cannot be combined with --preset", NULL, {"table", "--d", "8", "--pos", "1", "--preset", "fairseq", "--freq", "paper"}},
     {2, "--dtype must be f32, f16, bf16 or f64, got 'f8'", NULL, {"encode", "--seq", "4", "--d", "8", "--dtype", "f8", "-o", OUT}},

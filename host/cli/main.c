@@ -3,6 +3,7 @@
  * run one command. Everything here is a client of the public API.
  */
 #include "cli.h"
+#include "signals.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -125,6 +126,7 @@ int main(int argc, char **argv)
     cli_args args;
     char err[512];
     int rc;
+    cli_signals_init();
     switch (cli_parse(argc, argv, &args, err, sizeof err)) {
     case CLI_PARSE_HELP:
         fputs(help_for(args.command), stdout);

@@ -1,0 +1,64 @@
+/*
+ * signals.c - remove the temporary output file on a terminating signal,
+ * keeping inherited SIG_IGN dispositions (see signals.h).
+ */
+#include "signals.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+/* A handler can reach only static storage; unlinkat is async-signal-safe
+ * and needs no path longer than a temporary name. */
+static char armed_name[64];
+static volatile sig_atomic_t armed_dir_fd = -1;
+
+static const int TERMINATING[] = {SIGHUP, SIGINT, SIGQUIT, SIGPIPE,
+                                  SIGALRM, SIGTERM, SIGUSR1, SIGUSR2};
+
+static void on_terminating_signal(int sig)
+{
+    int fd = armed_dir_fd;
+    if (fd >= 0)
+        unlinkat(fd, armed_name, 0);
+    /* Die of the same signal, so the parent sees what happened. */
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void cli_signals_init(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_terminating_signal;
+    sigemptyset(&sa.sa_mask);
+    for (size_t k = 0; k < sizeof TERMINATING / sizeof TERMINATING[0]; ++k) {
+        struct sigaction old;
+        if (sigaction(TERMINATING[k], NULL, &old) != 0)
+            continue;
+        /* nohup and background jobs ignore some signals on purpose; a
+         * caller-installed handler cannot exist yet in a fresh process. */
+        if (old.sa_handler == SIG_IGN)
+            continue;
+        sigaction(TERMINATING[k], &sa, NULL);
+    }
+    /* Without this a file-size limit kills the process mid-write and
+     * leaves the temporary file; ignored, write() fails with EFBIG. */
+    signal(SIGXFSZ, SIG_IGN);
+}
+
+void cli_signals_arm(int dir_fd, const char *name)
+{
+    size_t len = strlen(name);
+    if (len >= sizeof armed_name)
+        return;
+    armed_dir_fd = -1;
+    memcpy(armed_name, name, len + 1);
+    armed_dir_fd = dir_fd;
+}
+
+void cli_signals_disarm(void)
+{
+    armed_dir_fd = -1;
+}
