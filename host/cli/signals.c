@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -14,8 +15,12 @@
 static char armed_name[64];
 static volatile sig_atomic_t armed_dir_fd = -1;
 
-static const int TERMINATING[] = {SIGHUP, SIGINT, SIGQUIT, SIGPIPE,
-                                  SIGALRM, SIGTERM, SIGUSR1, SIGUSR2};
+/* Every signal whose default action ends the process, the crashes too: a
+ * driver that aborts (LLVM on a full disk) or faults must not leave the
+ * temporary file behind either. */
+static const int TERMINATING[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGPIPE, SIGALRM, SIGTERM,
+                                  SIGUSR1, SIGUSR2, SIGABRT, SIGSEGV, SIGBUS,  SIGFPE,
+                                  SIGILL,  SIGTRAP, SIGSYS};
 
 static void on_terminating_signal(int sig)
 {
@@ -27,8 +32,18 @@ static void on_terminating_signal(int sig)
     raise(sig);
 }
 
+/* exit() from inside a driver (LLVM's fatal errors end that way) skips the
+ * tool's own clean-up; the temporary file goes all the same. */
+static void remove_armed_at_exit(void)
+{
+    int fd = armed_dir_fd;
+    if (fd >= 0)
+        unlinkat(fd, armed_name, 0);
+}
+
 void cli_signals_init(void)
 {
+    atexit(remove_armed_at_exit);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_terminating_signal;

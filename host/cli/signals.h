@@ -8,10 +8,12 @@
 #define CLPE_CLI_SIGNALS_H
 
 /* Call once at start-up, before any output file is opened. For each
- * terminating signal (HUP, INT, QUIT, PIPE, ALRM, TERM, USR1, USR2) whose
- * disposition is the default, install a handler that removes the armed
+ * terminating signal (HUP, INT, QUIT, PIPE, ALRM, TERM, USR1, USR2, and the
+ * crashes ABRT, SEGV, BUS, FPE, ILL, TRAP, SYS) whose disposition is the
+ * default, install a handler that removes the armed
  * temporary file and then dies of the same signal; a signal the parent set
- * to SIG_IGN (nohup, a shell's background job) is left ignored. SIGXFSZ is
+ * to SIG_IGN (nohup, a shell's background job) is left ignored. An exit()
+ * while a file is armed (a driver's fatal error) removes it too. SIGXFSZ is
  * ignored, so exceeding `ulimit -f` fails the write with EFBIG. */
 void cli_signals_init(void);
 
