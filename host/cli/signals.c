@@ -48,16 +48,25 @@ void cli_signals_init(void)
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_terminating_signal;
     sigemptyset(&sa.sa_mask);
+    sigset_t inherited_ignored;
+    sigemptyset(&inherited_ignored);
     for (size_t k = 0; k < sizeof TERMINATING / sizeof TERMINATING[0]; ++k) {
         struct sigaction old;
         if (sigaction(TERMINATING[k], NULL, &old) != 0)
             continue;
-        /* nohup and background jobs ignore some signals on purpose; a
-         * caller-installed handler cannot exist yet in a fresh process. */
-        if (old.sa_handler == SIG_IGN)
+        /* nohup and background jobs ignore some signals on purpose. */
+        if (old.sa_handler == SIG_IGN) {
+            sigaddset(&inherited_ignored, TERMINATING[k]);
             continue;
+        }
         sigaction(TERMINATING[k], &sa, NULL);
     }
+    /* Ignored is not enough: an OpenCL compiler built on LLVM installs its
+     * own handlers for HUP, INT, TERM... while it builds a kernel, and one
+     * arriving then deletes the compiler's files and fails the build.
+     * Blocked in every thread (threads inherit the mask), such a signal
+     * reaches no handler at all, whoever installs one. */
+    sigprocmask(SIG_BLOCK, &inherited_ignored, NULL);
     /* Without this a file-size limit kills the process mid-write and
      * leaves the temporary file; ignored, write() fails with EFBIG. */
     signal(SIGXFSZ, SIG_IGN);

@@ -12,7 +12,8 @@
  * crashes ABRT, SEGV, BUS, FPE, ILL, TRAP, SYS) whose disposition is the
  * default, install a handler that removes the armed
  * temporary file and then dies of the same signal; a signal the parent set
- * to SIG_IGN (nohup, a shell's background job) is left ignored. An exit()
+ * to SIG_IGN (nohup, a shell's background job) is left ignored, and blocked
+ * too, so that no handler a library installs later runs for it. An exit()
  * while a file is armed (a driver's fatal error) removes it too. SIGXFSZ is
  * ignored, so exceeding `ulimit -f` fails the write with EFBIG. */
 void cli_signals_init(void);
