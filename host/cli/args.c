@@ -38,7 +38,7 @@ int cli_parse_i64(const char *s, int64_t *out)
         return CLI_NUM_SYNTAX;
     char *end = NULL;
     errno = 0;
-    long long v = strtoll(s, &end, 0);
+    long long v = strtoll(s, &end, 10); /* base 10: "010" is ten, not octal eight */
     if (*end)
         return CLI_NUM_SYNTAX;
     if (errno == ERANGE || v < INT64_MIN || v > INT64_MAX)
@@ -60,7 +60,7 @@ int cli_parse_u64(const char *s, uint64_t *out)
         return CLI_NUM_SYNTAX;
     char *end = NULL;
     errno = 0;
-    unsigned long long v = strtoull(s, &end, 0);
+    unsigned long long v = strtoull(s, &end, 10);
     if (*end)
         return CLI_NUM_SYNTAX;
     if (errno == ERANGE || v > UINT64_MAX)
@@ -72,6 +72,9 @@ int cli_parse_u64(const char *s, uint64_t *out)
 int cli_parse_double(const char *s, double *out)
 {
     if (!plain_token(s))
+        return CLI_NUM_SYNTAX;
+    /* strtod also reads hexadecimal ("0x1p4"); numbers here are decimal. */
+    if (strpbrk(s, "xX"))
         return CLI_NUM_SYNTAX;
     char *end = NULL;
     errno = 0;
@@ -107,6 +110,7 @@ static const struct name_value {
     {"tensor2tensor", CLPE_FREQ_TENSOR2TENSOR},
 }, LAYOUT_NAMES[] = {
     {"interleaved", CLPE_LAYOUT_INTERLEAVED}, {"split", CLPE_LAYOUT_SPLIT},
+    {"cos-first", CLPE_LAYOUT_SPLIT_COS_FIRST},
 };
 
 static int lookup(const struct name_value *table, size_t n, const char *s)
@@ -141,9 +145,12 @@ const char *cli_freq_name(int freq)
 
 const char *cli_layout_name(int layout)
 {
-    return layout == CLPE_LAYOUT_INTERLEAVED ? "interleaved"
-           : layout == CLPE_LAYOUT_SPLIT     ? "split"
-                                             : "?";
+    switch (layout) {
+    case CLPE_LAYOUT_INTERLEAVED: return "interleaved";
+    case CLPE_LAYOUT_SPLIT: return "split";
+    case CLPE_LAYOUT_SPLIT_COS_FIRST: return "cos-first";
+    }
+    return "?";
 }
 
 const char *cli_command_name(cli_command cmd)
@@ -308,7 +315,7 @@ int cli_parse_positions(const char *s, int64_t **out, size_t *count, char *err, 
 enum flag_id {
     F_HELP, F_D, F_POS, F_SEQ, F_START, F_BASE, F_FREQ, F_LAYOUT, F_DTYPE, F_PRESET,
     F_DIGITS, F_DEVICE, F_ALL_DEVICES, F_QUICK, F_JSON, F_OUTPUT, F_CHUNK_ROWS, F_QUIET,
-    F_QUERY, F_COUNT
+    F_QUERY, F_MEASURE_WRITE, F_PADDING_IDX, F_COUNT
 };
 
 #define C_DEV (1u << CLI_CMD_DEVICES)
@@ -345,6 +352,8 @@ static const struct flag_spec {
     {"--chunk-rows", NULL, F_CHUNK_ROWS, C_ENC, 1},
     {"--quiet", "-q", F_QUIET, C_ENC | C_CHK, 0},
     {"--query", NULL, F_QUERY, C_PLT, 1},
+    {"--measure-write", NULL, F_MEASURE_WRITE, C_ENC, 0},
+    {"--padding-idx", NULL, F_PADDING_IDX, C_CFG, 1},
 };
 
 static const struct flag_spec *find_flag(const char *name, size_t len)
@@ -445,6 +454,16 @@ static int apply_flag(cli_args *a, const struct flag_spec *f, const char *val, c
     case F_QUERY:
         a->have_query = 1;
         return flag_i64("--query", val, &a->query, err, errlen);
+    case F_PADDING_IDX:
+        if (flag_i64("--padding-idx", val, &a->padding_idx, err, errlen))
+            return CLI_PARSE_USAGE;
+        if (a->padding_idx == INT64_MAX) {
+            /* The first position, padding_idx + 1, must exist. */
+            set_err(err, errlen, "--padding-idx must be below 2^63-1, got %s", q);
+            return CLI_PARSE_USAGE;
+        }
+        a->have_padding_idx = 1;
+        return 0;
     case F_BASE: {
         int rc = cli_parse_double(val, &a->base);
         if (rc == CLI_NUM_SYNTAX) {
@@ -468,7 +487,7 @@ static int apply_flag(cli_args *a, const struct flag_spec *f, const char *val, c
     case F_LAYOUT:
         a->layout = cli_layout_from_name(val);
         if (a->layout == CLI_UNSET) {
-            set_err(err, errlen, "--layout must be interleaved or split, got '%s'", q);
+            set_err(err, errlen, "--layout must be interleaved, split or cos-first, got '%s'", q);
             return CLI_PARSE_USAGE;
         }
         return 0;
@@ -514,6 +533,7 @@ static int apply_flag(cli_args *a, const struct flag_spec *f, const char *val, c
     case F_ALL_DEVICES: a->all_devices = 1; return 0;
     case F_QUICK: a->quick = 1; return 0;
     case F_QUIET: a->quiet = 1; return 0;
+    case F_MEASURE_WRITE: a->measure_write = 1; return 0;
     case F_HELP:
     case F_COUNT: break;
     }

@@ -59,6 +59,9 @@ typedef struct cli_args {
     const char *json;       /* check --json FILE */
     const char *output;     /* -o FILE */
     uint64_t chunk_rows;    /* encode: rows per chunk; 0 = automatic */
+    int measure_write;      /* encode: also time plain writes of the same bytes */
+    int have_padding_idx;
+    int64_t padding_idx;    /* --padding-idx: zero row here, first position + 1 */
     int quiet;
     int have_query;
     int64_t query;          /* plot: the position compared with every other */
@@ -77,8 +80,10 @@ void cli_args_free(cli_args *args);
 const char *cli_command_name(cli_command cmd);
 
 /* Number parsers: 0 on success, CLI_NUM_SYNTAX if s is not a number of
- * that kind (empty, trailing junk, spaces), CLI_NUM_RANGE if it does not
- * fit. Integers are decimal, or hexadecimal with 0x. */
+ * that kind (empty, trailing junk, spaces, hexadecimal), CLI_NUM_RANGE if
+ * it does not fit. Every number is decimal: leading zeros are ignored
+ * ("010" is ten, "08" is eight), never octal; "0x10" and hexadecimal
+ * floating point are refused. */
 enum { CLI_NUM_OK = 0, CLI_NUM_SYNTAX = 1, CLI_NUM_RANGE = 2 };
 int cli_parse_i64(const char *s, int64_t *out);
 int cli_parse_u64(const char *s, uint64_t *out);

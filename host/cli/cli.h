@@ -1,12 +1,14 @@
 /*
- * cli.h - what the clpe tool's commands share: exit codes, messages, device
- * opening, encoder configuration and output files that appear only when
- * complete. Element sizes and values come from common/dtype.h.
+ * cli.h - what the clpe tool's commands share: exit codes, messages
+ * (messages.c), device opening (device.c), encoder configuration
+ * (encoder_setup.c), the clock (clock.c) and output files (output_file.h).
+ * Element sizes and values come from common/dtype.h.
  */
 #ifndef CLPE_CLI_H
 #define CLPE_CLI_H
 
 #include "args.h"
+#include "output_file.h"
 
 #include <clpe.h>
 
@@ -16,8 +18,12 @@
  * check), 2 bad command line. */
 enum { CLI_EXIT_OK = 0, CLI_EXIT_RUNTIME = 1, CLI_EXIT_USAGE = 2 };
 
-/* One line on stderr, prefixed "clpe: ". */
+/* One line on stderr, prefixed "clpe: " (messages.c). Control characters
+ * in the formatted text (from echoed paths, names, library strings) are
+ * written as C escapes, so a message is always exactly one line. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same for a line that reports rather than fails (a summary). */
+void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Print a library failure as one line: "clpe: WHAT: <status string>". */
 void cli_status_error(const char *what, clpe_status status);
@@ -56,24 +62,6 @@ int cli_config_from_args(const cli_args *args, clpe_config *cfg, int64_t *first_
 /* Create an encoder, printing the failure (and any build log) on error. */
 clpe_encoder *cli_encoder_create(const cli_device *dev, const clpe_config *cfg);
 
-/* An output file that appears under its final name only when complete: it
- * is written under a temporary name in the same directory and renamed by
- * cli_outfile_commit. The temporary file is removed on abort, and on
- * SIGINT/SIGTERM/SIGHUP while it is open. */
-typedef struct cli_outfile {
-    FILE *f;
-    char *final_path;
-    char *tmp_path;
-} cli_outfile;
-
-/* flag names the option in messages ("-o"). Prints the reason and returns
- * CLI_EXIT_RUNTIME if the directory is not writable. */
-int cli_outfile_open(cli_outfile *o, const char *path, const char *flag);
-/* Flush, close and rename. Prints the reason and returns CLI_EXIT_RUNTIME
- * on failure (the temporary file is then removed). */
-int cli_outfile_commit(cli_outfile *o, const char *flag);
-/* Close and remove the temporary file. Safe on a zeroed or closed struct. */
-void cli_outfile_abort(cli_outfile *o);
 
 /* Seconds on a monotonic clock. */
 double cli_now(void);

@@ -2,21 +2,31 @@
  * cmd_encode.c - `clpe encode`: the [N, D] encoding of N consecutive
  * positions, computed on the device in chunks and streamed to a .npy file.
  *
- * Two device buffers and two host buffers alternate, so the device computes
- * and reads back chunk k+1 while the host writes chunk k to disk. The file
- * is written under a temporary name and renamed only when complete.
+ * The chunks flow through encode_pipeline.c: the file is written without
+ * pause while the device computes and transfers the chunks after the one
+ * being written. Output files follow output_file.h: a file appears under
+ * its name only when complete.
+ *
+ * --measure-write first writes the same number of bytes, in the same chunk
+ * sizes, into the same temporary file (plain_write.h) and empties it again:
+ * the rate the file system takes plain writes at, measured in the same run,
+ * printed next to the rate of the encode.
  */
+#include "checked_size.h"
 #include "cli.h"
+#include "encode_pipeline.h"
 #include "npy.h"
+#include "plain_write.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
-/* Default chunk: big enough to amortise launches, small enough for any device. */
-#define CHUNK_BYTES ((size_t)32 << 20)
+/* Default chunk: big enough to amortise a launch and a system call, small
+ * enough that a chunk is still in the CPU's caches when it is copied into
+ * the file. */
+#define CHUNK_BYTES ((size_t)4 << 20)
 
 typedef struct progress {
     int enabled;
@@ -33,6 +43,13 @@ static void human_bytes(double b, char *out, size_t cap)
         ++u;
     }
     snprintf(out, cap, u ? "%.2f %s" : "%.0f %s", b, unit[u]);
+}
+
+static void progress_draw(progress *pg, uint64_t done_bytes, int final);
+
+static void progress_step(void *ctx, uint64_t done_bytes)
+{
+    progress_draw(ctx, done_bytes, 0);
 }
 
 static void progress_draw(progress *pg, uint64_t done_bytes, int final)
@@ -76,20 +93,27 @@ int cli_cmd_encode(const cli_args *args)
         return CLI_EXIT_USAGE;
     }
     const size_t esize = dtype_size(cfg.dtype);
-    const uint64_t row_bytes = (uint64_t)cfg.d * esize;
-    const uint64_t total_bytes = seq * row_bytes; /* fits: checked by the parser */
+    const uint64_t row_bytes = (uint64_t)cfg.d * esize; /* <= 2^24 * 8 */
     const char *descr = npy_descr_for_dtype(cfg.dtype);
+    char header[NPY_HEADER_MAX];
+    const size_t header_len = npy_header(header, sizeof header, descr, seq, cfg.d);
+    uint64_t total_bytes = 0, file_bytes = 0;
+    if (header_len == 0 || cli_mul_u64(seq, row_bytes, &total_bytes) ||
+        cli_add_u64(total_bytes, header_len, &file_bytes)) {
+        cli_error("--seq %llu times --d %u is too large: the file would pass 2^64 bytes",
+                  (unsigned long long)seq, (unsigned)cfg.d);
+        return CLI_EXIT_USAGE;
+    }
 
     cli_device dev;
     if ((rc = cli_device_open(args->device, &dev)))
         return rc;
     clpe_encoder *enc = NULL;
-    cl_mem dbuf[2] = {NULL, NULL};
-    unsigned char *hbuf[2] = {NULL, NULL};
-    cl_event ready[2] = {NULL, NULL};
+    unsigned char *probe = NULL;
     cli_outfile out;
     memset(&out, 0, sizeof out);
     progress pg = {0, 0.0, 0.0, total_bytes};
+    int write_err = 0;
     rc = CLI_EXIT_RUNTIME;
 
     if (!cli_device_supports(dev.device, cfg.dtype)) {
@@ -114,140 +138,103 @@ int cli_cmd_encode(const cli_args *args)
         chunk = max_alloc / row_bytes;
     if (chunk > seq)
         chunk = seq;
-    if (chunk > SIZE_MAX / row_bytes) {
+    size_t chunk_bytes = 0;
+    if (cli_mul_size(chunk, row_bytes, &chunk_bytes)) {
         cli_error("--chunk-rows %llu is too large", (unsigned long long)chunk);
         goto done;
     }
-    const size_t chunk_bytes = (size_t)(chunk * row_bytes);
 
     /* The output file first: a bad path fails before any device work. */
     if ((rc = cli_outfile_open(&out, args->output, "-o")) != CLI_EXIT_OK)
         goto done;
     rc = CLI_EXIT_RUNTIME;
-    {
-        /* Refuse early rather than fill the disk and fail at the end. */
-        char dir[4096];
-        const char *slash = strrchr(out.tmp_path, '/');
-        size_t dl = slash ? (size_t)(slash - out.tmp_path) + 1 : 0;
-        if (dl < sizeof dir) {
-            memcpy(dir, out.tmp_path, dl);
-            snprintf(dir + dl, sizeof dir - dl, ".");
-            struct statvfs vfs;
-            if (statvfs(dir, &vfs) == 0 && vfs.f_frsize &&
-                (uint64_t)vfs.f_bavail < (total_bytes + NPY_HEADER_MAX) / vfs.f_frsize) {
-                char need[32], have[32];
-                human_bytes((double)total_bytes, need, sizeof need);
-                human_bytes((double)vfs.f_bavail * (double)vfs.f_frsize, have, sizeof have);
-                cli_error("cannot write -o '%s': needs %s, only %s free", args->output, need,
-                          have);
-                goto done;
-            }
-        }
-    }
-    char header[NPY_HEADER_MAX];
-    const size_t header_len = npy_header(header, sizeof header, descr, seq, cfg.d);
-    if (header_len == 0 || fwrite(header, 1, header_len, out.f) != header_len) {
-        cli_error("cannot write -o '%s': %s", args->output, strerror(errno));
+    if (args->measure_write && out.streamed) {
+        cli_error("--measure-write needs -o to name a file, not a FIFO, device or descriptor");
         goto done;
     }
+    uint64_t free_bytes = 0;
+    if (cli_outfile_free_bytes(&out, &free_bytes) == 0 && file_bytes > free_bytes) {
+        /* Refuse early rather than fill the disk and fail at the end. */
+        char need[32], have[32];
+        human_bytes((double)file_bytes, need, sizeof need);
+        human_bytes((double)free_bytes, have, sizeof have);
+        cli_error("cannot write -o '%s': needs %s, only %s free", args->output, need, have);
+        goto done;
+    }
+    /* The data goes to the descriptor in large writes: nothing may wait in
+     * the stream's buffer ahead of it (stdout, when -o names it). */
+    if (fflush(out.f) != 0) {
+        write_err = errno;
+        goto done;
+    }
+    const int fd = fileno(out.f);
 
     enc = cli_encoder_create(&dev, &cfg);
     if (!enc)
         goto done;
-    for (int k = 0; k < 2; ++k) {
-        cl_int err = CL_SUCCESS;
-        dbuf[k] = clCreateBuffer(dev.context, CL_MEM_WRITE_ONLY, chunk_bytes, NULL, &err);
-        if (!dbuf[k]) {
-            cli_status_error("cannot allocate a device buffer", err);
-            goto done;
-        }
-        hbuf[k] = malloc(chunk_bytes);
-        if (!hbuf[k]) {
+
+    double plain_rate = 0.0;
+    if (args->measure_write) {
+        probe = malloc(chunk_bytes);
+        if (!probe) {
             cli_error("out of memory for a chunk of %zu bytes", chunk_bytes);
             goto done;
         }
+        memset(probe, 0x3c, chunk_bytes); /* touched, so no page fault is timed */
+        write_err = cli_measure_plain_write(fd, file_bytes, probe, chunk_bytes, &plain_rate);
+        free(probe);
+        probe = NULL;
+        if (write_err)
+            goto done;
     }
 
     pg.enabled = isatty(STDERR_FILENO) && !args->quiet;
     pg.t0 = cli_now();
     const double t0 = pg.t0;
-    const uint64_t nchunks = (seq + chunk - 1) / chunk;
-    uint64_t written = 0;
-    /* Chunk c goes to slot c % 2; chunk c is written while c + 1 computes. */
-    for (uint64_t c = 0; c <= nchunks; ++c) {
-        if (c < nchunks) {
-            int s = (int)(c % 2);
-            uint64_t rows = c + 1 < nchunks ? chunk : seq - c * chunk;
-            clpe_tensor t = {.buffer = dbuf[s], .offset = 0, .row_pitch = 0, .batch_pitch = 0};
-            cl_event done_table = NULL;
-            clpe_status st = clpe_enqueue_table(enc, dev.queue, (int64_t)((uint64_t)start + c * chunk),
-                                                (size_t)rows, &t, 0, NULL, &done_table);
-            if (st != CLPE_SUCCESS) {
-                progress_draw(&pg, 0, 1);
-                cli_status_error("table", st);
-                goto done;
-            }
-            cl_int err = clEnqueueReadBuffer(dev.queue, dbuf[s], CL_FALSE, 0,
-                                             (size_t)(rows * row_bytes), hbuf[s], 1, &done_table,
-                                             &ready[s]);
-            clReleaseEvent(done_table);
-            if (err != CL_SUCCESS) {
-                progress_draw(&pg, 0, 1);
-                cli_status_error("cannot read a chunk back", err);
-                goto done;
-            }
-            clFlush(dev.queue);
-        }
-        if (c > 0) {
-            int s = (int)((c - 1) % 2);
-            uint64_t rows = c < nchunks ? chunk : seq - (c - 1) * chunk;
-            cl_int err = clWaitForEvents(1, &ready[s]);
-            clReleaseEvent(ready[s]);
-            ready[s] = NULL;
-            if (err != CL_SUCCESS) {
-                progress_draw(&pg, 0, 1);
-                cli_status_error("device failed while encoding", err);
-                goto done;
-            }
-            size_t bytes = (size_t)(rows * row_bytes);
-            if (fwrite(hbuf[s], 1, bytes, out.f) != bytes) {
-                progress_draw(&pg, 0, 1);
-                cli_error("cannot write -o '%s': %s", args->output, strerror(errno));
-                goto done;
-            }
-            written += bytes;
-            progress_draw(&pg, written, 0);
-        }
-    }
-    progress_draw(&pg, written, 1);
+    if ((write_err = cli_write_all(fd, header, header_len)))
+        goto done;
+    encode_job job = {
+        .dev = &dev,
+        .enc = enc,
+        .start = start,
+        .seq = seq,
+        .row_bytes = row_bytes,
+        .chunk_rows = chunk,
+        .fd = fd,
+        .progress = pg.enabled ? progress_step : NULL,
+        .progress_ctx = &pg,
+    };
+    int failed = encode_pipeline_run(&job, &write_err);
+    progress_draw(&pg, total_bytes, 1);
+    if (failed)
+        goto done;
     if ((rc = cli_outfile_commit(&out, "-o")) != CLI_EXIT_OK)
         goto done;
+    const double elapsed = cli_now() - t0;
+    const double rate = elapsed > 0 ? (double)file_bytes / elapsed : 0.0;
+    char rate_s[32];
+    human_bytes(rate, rate_s, sizeof rate_s);
     if (!args->quiet) {
-        double el = cli_now() - t0;
-        char size[32], rate[32];
-        human_bytes((double)(total_bytes + header_len), size, sizeof size);
-        human_bytes(el > 0 ? (double)total_bytes / el : 0.0, rate, sizeof rate);
+        char size[32];
+        human_bytes((double)file_bytes, size, sizeof size);
         double elems = (double)seq * (double)cfg.d;
-        fprintf(stderr,
-                "clpe: wrote %s: [%llu, %u] %s, positions %lld..%lld, %s\n"
-                "clpe: device '%s', %.3f s, %.1f Melem/s, %s/s\n",
-                args->output, (unsigned long long)seq, (unsigned)cfg.d,
-                cli_dtype_name(cfg.dtype), (long long)start,
-                (long long)((uint64_t)start + seq - 1), size, dev.name, el,
-                el > 0 ? elems / el / 1e6 : 0.0, rate);
+        cli_note("wrote %s: [%llu, %u] %s, positions %lld..%lld, %s", args->output,
+                 (unsigned long long)seq, (unsigned)cfg.d, cli_dtype_name(cfg.dtype),
+                 (long long)start, (long long)((uint64_t)start + seq - 1), size);
+        cli_note("device '%s', %.3f s, %.1f Melem/s, %s/s", dev.name, elapsed,
+                 elapsed > 0 ? elems / elapsed / 1e6 : 0.0, rate_s);
+    }
+    if (args->measure_write) {
+        char plain_s[32];
+        human_bytes(plain_rate, plain_s, sizeof plain_s);
+        cli_note("encode %s/s; plain write of the same bytes to the same file system %s/s; "
+                 "ratio %.2f", rate_s, plain_s, plain_rate > 0 ? rate / plain_rate : 0.0);
     }
     rc = CLI_EXIT_OK;
 done:
-    /* Reads may still be in flight into the host buffers. */
-    if (dev.queue)
-        clFinish(dev.queue);
-    for (int k = 0; k < 2; ++k) {
-        if (ready[k])
-            clReleaseEvent(ready[k]);
-        if (dbuf[k])
-            clReleaseMemObject(dbuf[k]);
-        free(hbuf[k]);
-    }
+    if (write_err)
+        cli_outfile_write_error(&out, "-o", write_err);
+    free(probe);
     cli_outfile_abort(&out);
     clpe_encoder_release(enc);
     cli_device_close(&dev);

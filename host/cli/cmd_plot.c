@@ -349,8 +349,13 @@ int cli_cmd_plot(const cli_args *args)
         x_axis(&img, lx, ly + lh + 1, lw, seq, &t_wide, "position q");
     }
 
-    if (image_write_png(&img, out.f) != 0) {
-        cli_error("cannot write -o '%s': PNG encoding failed", args->output);
+    int write_errno = 0;
+    char why[192];
+    if (image_write_png(&img, out.f, &write_errno, why, sizeof why) != 0) {
+        if (write_errno)
+            cli_outfile_write_error(&out, "-o", write_errno);
+        else
+            cli_error("cannot write -o '%s': %s", args->output, why);
         goto done;
     }
     rc = cli_outfile_commit(&out, "-o");

@@ -3,6 +3,7 @@
  * computed on the device (one table launch per run of consecutive
  * positions), one row per position.
  */
+#include "checked_size.h"
 #include "cli.h"
 
 #include <stdlib.h>
@@ -11,20 +12,31 @@
 /* Column heading of element k of a row. */
 static void column_name(const clpe_config *cfg, uint32_t k, char *out, size_t cap)
 {
-    uint32_t pairs = cfg->d / 2;
-    if (k >= 2 * pairs) {
-        snprintf(out, cap, "pad"); /* the zero column of an odd width */
+    const int half_pair = (cfg->flags & CLPE_FLAG_ODD_D_HALF_PAIR) && (cfg->d & 1u);
+    /* Sines per row; a half pair (odd d, Marian/XLM) has one more sine than
+     * cosines, a zero column (odd d, fairseq) pads after the pairs. */
+    const uint32_t sines = half_pair ? (cfg->d + 1) / 2 : cfg->d / 2;
+    const uint32_t cosines = cfg->d / 2;
+    if (k >= sines + cosines) {
+        snprintf(out, cap, "pad");
         return;
     }
     int is_cos;
     uint32_t i;
-    if (cfg->layout == CLPE_LAYOUT_SPLIT) {
-        /* With an odd width the pairs fill d-1 slots: sines, then cosines. */
-        is_cos = k >= pairs;
-        i = is_cos ? k - pairs : k;
-    } else {
+    switch (cfg->layout) {
+    case CLPE_LAYOUT_SPLIT:
+        is_cos = k >= sines;
+        i = is_cos ? k - sines : k;
+        break;
+    case CLPE_LAYOUT_SPLIT_COS_FIRST:
+        is_cos = k < cosines;
+        i = is_cos ? k : k - cosines;
+        break;
+    case CLPE_LAYOUT_INTERLEAVED:
+    default:
         is_cos = (int)(k & 1u);
         i = k / 2;
+        break;
     }
     snprintf(out, cap, "%s%u", is_cos ? "cos" : "sin", (unsigned)i);
 }
@@ -54,21 +66,22 @@ int cli_cmd_table(const cli_args *args)
     const size_t n = args->n_positions;
     const int64_t *pos = args->positions;
     const size_t esize = dtype_size(cfg.dtype);
-    const size_t row_bytes = (size_t)cfg.d * esize;
+    const size_t row_bytes = (size_t)cfg.d * esize; /* <= 2^24 * 8 */
     unsigned char *host = NULL;
     cl_mem buf = NULL;
+    size_t bytes = 0;
     rc = CLI_EXIT_RUNTIME;
-    if (n > SIZE_MAX / row_bytes) {
+    if (cli_mul_size(n, row_bytes, &bytes)) {
         cli_error("--pos lists too many positions for --d %u", (unsigned)cfg.d);
         goto done;
     }
-    host = malloc(n * row_bytes);
+    host = malloc(bytes);
     if (!host) {
         cli_error("out of memory for %zu rows of --d %u", n, (unsigned)cfg.d);
         goto done;
     }
     cl_int err = CL_SUCCESS;
-    buf = clCreateBuffer(dev.context, CL_MEM_WRITE_ONLY, n * row_bytes, NULL, &err);
+    buf = clCreateBuffer(dev.context, CL_MEM_WRITE_ONLY, bytes, NULL, &err);
     if (!buf) {
         cli_status_error("cannot allocate the device buffer", err);
         goto done;
@@ -86,7 +99,7 @@ int cli_cmd_table(const cli_args *args)
         }
         r += len;
     }
-    err = clEnqueueReadBuffer(dev.queue, buf, CL_TRUE, 0, n * row_bytes, host, 0, NULL, NULL);
+    err = clEnqueueReadBuffer(dev.queue, buf, CL_TRUE, 0, bytes, host, 0, NULL, NULL);
     if (err != CL_SUCCESS) {
         cli_status_error("cannot read the table back", err);
         goto done;

@@ -6,7 +6,9 @@
 
 #include <png.h>
 
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -124,23 +126,76 @@ rgb image_diverging(double v)
     return out;
 }
 
-int image_write_png(const image *img, FILE *f)
+/* Where libpng's complaints go instead of its own printing to stderr: the
+ * first error (or write failure, with its errno) is kept for the tool's
+ * one line. */
+typedef struct png_sink {
+    FILE *f;
+    int err;            /* errno of a failed write, 0 if none */
+    char message[128];  /* libpng's error text */
+} png_sink;
+
+static void on_png_error(png_structp png, png_const_charp message)
 {
-    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
-    if (!png)
+    png_sink *sink = png_get_error_ptr(png);
+    if (sink && !sink->message[0])
+        snprintf(sink->message, sizeof sink->message, "%s", message ? message : "PNG error");
+    png_longjmp(png, 1);
+}
+
+static void on_png_warning(png_structp png, png_const_charp message)
+{
+    (void)png;
+    (void)message; /* nothing clpe writes can draw a warning worth a line */
+}
+
+static void on_png_write(png_structp png, png_bytep data, size_t len)
+{
+    png_sink *sink = png_get_io_ptr(png);
+    if (fwrite(data, 1, len, sink->f) != len) {
+        sink->err = errno ? errno : EIO;
+        png_error(png, "write failed");
+    }
+}
+
+static void on_png_flush(png_structp png)
+{
+    png_sink *sink = png_get_io_ptr(png);
+    if (fflush(sink->f) != 0) {
+        sink->err = errno ? errno : EIO;
+        png_error(png, "write failed");
+    }
+}
+
+int image_write_png(const image *img, FILE *f, int *write_errno, char *why, size_t why_cap)
+{
+    png_sink sink;
+    memset(&sink, 0, sizeof sink);
+    sink.f = f;
+    *write_errno = 0;
+    if (why_cap)
+        why[0] = '\0';
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &sink, on_png_error,
+                                              on_png_warning);
+    if (!png) {
+        snprintf(why, why_cap, "out of memory for the PNG encoder");
         return -1;
+    }
     png_infop info = png_create_info_struct(png);
     if (!info) {
         png_destroy_write_struct(&png, NULL);
+        snprintf(why, why_cap, "out of memory for the PNG encoder");
         return -1;
     }
     /* libpng reports errors by longjmp; nothing here needs unwinding but
      * the png structs themselves. */
     if (setjmp(png_jmpbuf(png))) {
         png_destroy_write_struct(&png, &info);
+        *write_errno = sink.err;
+        snprintf(why, why_cap, "PNG encoding failed: %s", sink.message);
         return -1;
     }
-    png_init_io(png, f);
+    png_set_write_fn(png, &sink, on_png_write, on_png_flush);
     png_set_IHDR(png, info, (png_uint_32)img->w, (png_uint_32)img->h, 8, PNG_COLOR_TYPE_RGB,
                  PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     png_text text;

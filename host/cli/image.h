@@ -38,7 +38,9 @@ int image_text_width(int scale, const char *s);
 /* Blue (-1) through white (0) to red (+1); v is clamped to [-1, 1]. */
 rgb image_diverging(double v);
 
-/* Write img as an 8-bit RGB PNG. Returns 0, or -1 on a libpng or I/O error. */
-int image_write_png(const image *img, FILE *f);
+/* Write img as an 8-bit RGB PNG. Returns 0, or -1 on a libpng or I/O
+ * error: *write_errno then holds the errno of a failed write (0 if none)
+ * and why a one-line reason. libpng itself prints nothing. */
+int image_write_png(const image *img, FILE *f, int *write_errno, char *why, size_t why_cap);
 
 #endif

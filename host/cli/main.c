@@ -3,6 +3,7 @@
  * run one command. Everything here is a client of the public API.
  */
 #include "cli.h"
+#include "signals.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -25,6 +26,7 @@ static const char GENERAL_HELP[] =
     "Devices are chosen by --device SEL (an index from 'clpe devices', gpu, cpu, or\n"
     "part of a platform, device or vendor name) or the CLPE_DEVICE environment\n"
     "variable; otherwise the first GPU, else the first device.\n"
+    "Numbers are decimal: leading zeros are ignored (010 is ten), 0x is refused.\n"
     "Exit status: 0 success, 1 runtime failure (device, I/O, failed check), 2 usage.\n";
 
 #define CONFIG_FLAGS                                                                  \
@@ -32,13 +34,17 @@ static const char GENERAL_HELP[] =
     "  --base B           frequency base, > 1 (default 10000)\n"                      \
     "  --freq paper|t2t   frequencies: paper base^(-2i/d) (default), or\n"            \
     "                     tensor2tensor base^(-i/(d/2-1))\n"                          \
-    "  --layout interleaved|split\n"                                                  \
-    "                     sin,cos pairs side by side (default), or all sines first\n" \
+    "  --layout interleaved|split|cos-first\n"                                        \
+    "                     sin,cos pairs side by side (default), all sines first,\n"   \
+    "                     or all cosines first (Hugging Face Musicgen)\n"             \
     "  --dtype f32|f16|bf16|f64\n"                                                    \
     "                     element type (default f32)\n"                               \
     "  --preset NAME      a framework's convention: vaswani, tensor2tensor, fairseq,\n" \
-    "                     marian, opennmt-tf (sets --freq, --layout and the first\n"  \
-    "                     position; fairseq allows odd --d)\n"                        \
+    "                     marian, opennmt-tf, xlm, musicgen (sets --freq, --layout\n" \
+    "                     and the first position; some allow odd --d)\n"            \
+    "  --padding-idx N    fairseq's padding_idx: position N's row is all zeros and\n" \
+    "                     the first position is N+1 unless --start is given (with\n" \
+    "                     any preset or none; fairseq's own is 1)\n"                 \
     "  --device SEL       device selector (see 'clpe --help')\n"
 
 static const char DEVICES_HELP[] =
@@ -66,14 +72,18 @@ static const char ENCODE_HELP[] =
     "write it as a NumPy .npy file (version 1.0, C order). Element types: f32 '<f4',\n"
     "f16 '<f2', f64 '<f8'; bf16 is stored as '<u2' holding the raw bfloat16 bits\n"
     "(in NumPy: (a.astype(np.uint32) << 16).view(np.float32)). The array is computed\n"
-    "and written in chunks, so it may be larger than device memory. The file appears\n"
-    "only when complete.\n"
+    "and written in chunks, so it may be larger than device memory. A file appears\n"
+    "only when complete and keeps the mode of the one it replaces; a link is\n"
+    "followed; a FIFO, a terminal or /dev/stdout is written directly.\n"
     "\n"
     "  --seq N            number of positions (rows), >= 1 (required)\n"
     "  --start P          first position, any 64-bit integer (default 0, or the\n"
     "                     preset's first position)\n"
     "  -o, --output FILE  the .npy file to write (required)\n"
     "  --chunk-rows R     rows per chunk (default: about 32 MiB per chunk)\n"
+    "  --measure-write    first time plain writes of the same bytes to the same\n"
+    "                     file system (in the output's temporary file) and print\n"
+    "                     that rate next to the encode's\n"
     "  -q, --quiet        no progress bar and no summary on stderr\n" CONFIG_FLAGS
     "\n"
     "example: clpe encode --seq 1000000 --d 512 -o pe.npy\n";
@@ -125,6 +135,7 @@ int main(int argc, char **argv)
     cli_args args;
     char err[512];
     int rc;
+    cli_signals_init();
     switch (cli_parse(argc, argv, &args, err, sizeof err)) {
     case CLI_PARSE_HELP:
         fputs(help_for(args.command), stdout);

@@ -5,7 +5,9 @@
  * The input is split at NUL bytes into argv[1..]; cli_parse must return one
  * of its results, leave a NUL-terminated error line inside the buffer, and
  * give everything back through cli_args_free (LSan checks). The number and
- * --pos parsers get the whole input as one string as well.
+ * --pos parsers get the whole input as one string as well, and an integer
+ * they accept must be the decimal value of its digits (leading zeros are not
+ * octal, no 0x), checked against a digit-by-digit reading here.
  */
 #include "args.h"
 
@@ -22,6 +24,28 @@
     } while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The decimal value of [+-]digits, as an unsigned magnitude; 0 if s is not
+ * of that form or the magnitude passes 2^64 - 1. */
+static int decimal_reading(const char *s, int *negative, uint64_t *magnitude)
+{
+    *negative = *s == '-';
+    if (*s == '-' || *s == '+')
+        ++s;
+    if (!*s)
+        return 0;
+    uint64_t v = 0;
+    for (; *s; ++s) {
+        if (*s < '0' || *s > '9')
+            return 0;
+        unsigned digit = (unsigned)(*s - '0');
+        if (v > (UINT64_MAX - digit) / 10)
+            return 0;
+        v = v * 10 + digit;
+    }
+    *magnitude = v;
+    return 1;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -61,10 +85,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int64_t i;
     uint64_t u;
     double dbl;
+    int negative = 0;
+    uint64_t magnitude = 0;
+    const int is_decimal = decimal_reading(text, &negative, &magnitude);
     int rc = cli_parse_i64(text, &i);
     CHECK(rc == CLI_NUM_OK || rc == CLI_NUM_SYNTAX || rc == CLI_NUM_RANGE, "i64");
+    if (rc == CLI_NUM_OK)
+        CHECK(is_decimal && (negative ? (uint64_t)0 - (uint64_t)i : (uint64_t)i) == magnitude,
+              "i64 accepted something other than its decimal value");
     rc = cli_parse_u64(text, &u);
     CHECK(rc == CLI_NUM_OK || rc == CLI_NUM_SYNTAX || rc == CLI_NUM_RANGE, "u64");
+    if (rc == CLI_NUM_OK)
+        CHECK(is_decimal && !negative && u == magnitude,
+              "u64 accepted something other than its decimal value");
     rc = cli_parse_double(text, &dbl);
     CHECK(rc == CLI_NUM_OK || rc == CLI_NUM_SYNTAX || rc == CLI_NUM_RANGE, "double");
 

@@ -1,0 +1,38 @@
+/*
+ * encode_pipeline.h - the device-to-file pipeline of `clpe encode`.
+ *
+ * Device buffers in host-visible memory rotate through SLOTS chunks. The
+ * calling thread computes each chunk on the device and maps it for reading
+ * (neither waits); a writer thread waits for each mapped chunk in turn and
+ * writes it to the file; the calling thread unmaps a written chunk's buffer
+ * and fills it with the next one. So the file is written without pause
+ * while the device computes and transfers the chunks after it, and the
+ * writer never waits on an enqueue. Where the device shares host memory the
+ * map copies nothing; on a discrete GPU it is a DMA into pinned memory.
+ */
+#ifndef CLPE_CLI_ENCODE_PIPELINE_H
+#define CLPE_CLI_ENCODE_PIPELINE_H
+
+#include "cli.h"
+
+#include <stdint.h>
+
+typedef struct encode_job {
+    const cli_device *dev;
+    clpe_encoder *enc;
+    int64_t start;         /* first position; start + seq - 1 must fit */
+    uint64_t seq;          /* rows, >= 1 */
+    uint64_t row_bytes;
+    uint64_t chunk_rows;   /* >= 1; chunk_rows * row_bytes fits a size_t and a device buffer */
+    int fd;                /* the data goes here, in order, after what fd holds */
+    /* Called by the writer thread after each chunk (may be NULL). */
+    void (*progress)(void *ctx, uint64_t bytes_written);
+    void *progress_ctx;
+} encode_job;
+
+/* Run the job. Returns 0 when every row is written. On failure returns -1:
+ * a device failure has been printed, or *write_err holds the errno of the
+ * write that failed (not printed: the caller names the file). */
+int encode_pipeline_run(const encode_job *job, int *write_err);
+
+#endif
