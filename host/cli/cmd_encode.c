@@ -26,7 +26,7 @@
 /* Default chunk: big enough to amortise a launch and a system call, small
  * enough that a chunk is still in the CPU's caches when it is copied into
  * the file. */
-#define CHUNK_BYTES ((size_t)4 << 20)
+#define CHUNK_BYTES ((size_t)8 << 20)
 
 typedef struct progress {
     int enabled;

@@ -80,7 +80,7 @@ static const char ENCODE_HELP[] =
     "  --start P          first position, any 64-bit integer (default 0, or the\n"
     "                     preset's first position)\n"
     "  -o, --output FILE  the .npy file to write (required)\n"
-    "  --chunk-rows R     rows per chunk (default: about 32 MiB per chunk)\n"
+    "  --chunk-rows R     rows per chunk (default: about 8 MiB per chunk)\n"
     "  --measure-write    first time plain writes of the same bytes to the same\n"
     "                     file system (in the output's temporary file) and print\n"
     "                     that rate next to the encode's\n"
