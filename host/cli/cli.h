@@ -67,6 +67,8 @@ double cli_elem_to_double(const void *p, int dtype);
 
 /* Seconds on a monotonic clock. */
 double cli_now(void);
+/* CPU seconds (user + system) of every thread of the process so far. */
+double cli_cpu_seconds(void);
 
 /* The commands. Each returns an exit status. */
 int cli_cmd_devices(const cli_args *args);

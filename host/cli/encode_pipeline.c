@@ -197,6 +197,7 @@ int encode_pipeline_run(const encode_job *job, int *write_err, encode_timing *ti
     if (warm_up(&p))
         goto release;
     p.timing.started_at = cli_now();
+    p.timing.started_cpu = cli_cpu_seconds();
     pthread_mutex_init(&p.lock, NULL);
     pthread_cond_init(&p.changed, NULL);
     pthread_t writer;

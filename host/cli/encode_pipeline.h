@@ -39,6 +39,7 @@ typedef struct encode_job {
  * device (a well-fed pipeline waits only for the first chunk). */
 typedef struct encode_timing {
     double started_at; /* cli_now() when the first chunk was enqueued, after warm-up */
+    double started_cpu; /* cli_cpu_seconds() then */
     double writing_s;
     double waiting_s;
 } encode_timing;
