@@ -1213,3 +1213,56 @@ Test(cli, new_presets_are_passed_to_the_library, .timeout = 60)
         cr_assert(memcmp(got, want, sizeof got) == 0, "--preset %s differs", names[k]);
     }
 }
+
+/* ---- encode's rate against the plain write rate ----------------------------------- */
+
+Test(cli, measure_write_reports_both_rates_and_leaves_the_right_file, .timeout = 120)
+{
+    char dir[64], path[128], fifo[128];
+    make_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/pe.npy", dir);
+    /* 9 chunks through the pipeline's 4 buffers, the last one short. */
+    run_result r = RUN("encode", "--seq", "1000", "--d", "64", "--chunk-rows", "112",
+                       "--start", "-37", "--measure-write", "-q", "-o", path);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.err, "plain write of the same bytes to the same file system"), "[%s]",
+              r.err);
+    cr_assert(strstr(r.err, "ratio ") && strstr(r.err, "CPU time"), "[%s]", r.err);
+    /* The timing passes are emptied again: the file holds the encoding only. */
+    npy_file f = npy_load(path);
+    cr_assert_eq(f.rows, 1000);
+    clpe_config cfg = clpe_config_default(64);
+    float *ref = malloc(1000 * 64 * sizeof *ref);
+    cr_assert(ref);
+    host_rows(&cfg, -37, 1000, ref);
+    cr_assert_eq(f.data_len, 1000 * 64 * sizeof *ref);
+    cr_assert(memcmp(f.data, ref, f.data_len) == 0, "data differ from the host emulation");
+    free(ref);
+    free(f.whole);
+    cr_assert_eq(dir_entries(dir), 1, "temporary file left behind");
+    run_free(&r);
+
+    /* Nothing to time on a FIFO: refused, and the reader sees no byte. */
+    snprintf(fifo, sizeof fifo, "%s/p.npy", dir);
+    cr_assert_eq(mkfifo(fifo, 0644), 0);
+    pid_t reader = fork();
+    cr_assert(reader >= 0);
+    if (reader == 0) {
+        int in = open(fifo, O_RDONLY);
+        char c;
+        _exit(in >= 0 && read(in, &c, 1) == 0 ? 0 : 1);
+    }
+    r = RUN("encode", "--seq", "4", "--d", "4", "--measure-write", "-o", fifo);
+    cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    assert_one_error_line(&r, "--measure-write needs -o to name a file");
+    int st = 0;
+    for (int i = 0; i < 500 && waitpid(reader, &st, WNOHANG) == 0; ++i)
+        sleep_ms(10);
+    if (waitpid(reader, &st, WNOHANG) == 0) {
+        kill(reader, SIGKILL);
+        waitpid(reader, &st, 0);
+    }
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the FIFO's reader got bytes or no EOF");
+    run_free(&r);
+    rm_dir(dir);
+}
