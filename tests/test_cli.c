@@ -1266,3 +1266,45 @@ Test(cli, measure_write_reports_both_rates_and_leaves_the_right_file, .timeout =
     run_free(&r);
     rm_dir(dir);
 }
+
+/* Run as an ordinary user (nobody), where the test itself runs as root. */
+static void become_nobody(void)
+{
+    if (setgid(65534) != 0 || setuid(65534) != 0)
+        _exit(126);
+}
+
+Test(cli, output_file_the_user_cannot_write_is_refused, .timeout = 60)
+{
+    if (geteuid() != 0)
+        cr_skip_test("needs root to run the tool as another user");
+    /* A directory anyone may write into, holding root's 0644 file: nobody
+     * could make a temporary file there and rename it over root's file, but
+     * may not, because nobody cannot write that file. */
+    char dir[64], path[128], cache[128], env[160];
+    make_dir(dir, sizeof dir);
+    cr_assert_eq(chmod(dir, 0777), 0); /* no sticky bit: renaming over is allowed */
+    snprintf(path, sizeof path, "%s/root.npy", dir);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    cr_assert_eq(mkdir(cache, 0777), 0);
+    cr_assert_eq(chmod(cache, 0777), 0);
+    write_text(path, "root's", 0644);
+    snprintf(env, sizeof env, "POCL_CACHE_DIR=%s", cache);
+    run_result r = run_full((const char *const[]){env, NULL},
+                            (const char *const[]){"encode", "--seq", "4", "--d", "4", "-o", path,
+                                                  NULL},
+                            become_nobody);
+    cr_assert_neq(r.status, 126, "cannot become nobody");
+    cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    assert_one_error_line(&r, "Permission denied");
+    assert_file_is(path, "root's", 6);
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_eq(st.st_uid, 0, "the file changed owner");
+    cr_assert_eq(dir_entries(dir), 2, "temporary file left behind");
+    run_free(&r);
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache);
+    cr_assert_eq(system(cmd), 0);
+    rm_dir(dir);
+}
