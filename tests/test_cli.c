@@ -1308,3 +1308,23 @@ Test(cli, output_file_the_user_cannot_write_is_refused, .timeout = 60)
     cr_assert_eq(system(cmd), 0);
     rm_dir(dir);
 }
+
+Test(cli, failed_kernel_build_is_one_line, .timeout = 60)
+{
+#ifndef CLPE_FAULT_SHIM_PATH
+    cr_skip_test("built without the fault-injection shim");
+#else
+    /* The shim really builds broken source, so the compiler prints its own
+     * diagnostics to stderr as well as into the build log. */
+    run_result r = run_env((const char *const[]){"LD_PRELOAD=" CLPE_FAULT_SHIM_PATH,
+                                                 "CLPE_FAULT_FUNC=clBuildProgram",
+                                                 "CLPE_FAULT_ERR=-11", NULL},
+                           (const char *const[]){"table", "--d", "4", "--pos", "1", NULL});
+    cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    assert_one_error_line(&r, "cannot create an encoder");
+    cr_assert(strstr(r.err, "clpe_fault_injected_build_error"),
+              "the build log's error is not in the line: [%s]", r.err);
+    cr_assert_str_eq(r.out, "");
+    run_free(&r);
+#endif
+}
