@@ -1083,6 +1083,9 @@ Test(cli, echoed_values_stay_on_one_line, .timeout = 60)
         const char *args[12];
     } cases[] = {
         {2, "got 'a\\nb'", {"encode", "--seq", "4", "--d", "4", "-o", "a\nb"}},
+        {2, "unknown command 'a\\nb'", {"a\nb"}},
+        {2, "--d expects a positive even integer, got '4\\t\\x1b'", {"table", "--d", "4\t\x1b",
+                                                                     "--pos", "1"}},
         {1, "--device 'x\\ny'", {"table", "--d", "4", "--pos", "1", "--device", "x\ny"}},
         {2, "got 'x\\ny'", {"table", "--d", "4", "--pos", "1", "--preset", "x\ny"}},
         {2, "got '\\x1b[31m'", {"table", "--d", "4", "--pos", "1", "--preset", "\x1b[31m"}},
