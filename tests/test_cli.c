@@ -836,10 +836,17 @@ Test(cli, output_fifo_is_streamed_in_place, .timeout = 60)
 }
 
 /* A character device node in dir, like the system's (1,3) null or (1,7)
- * full; 0 if this system lets no one make one (then the test skips). */
+ * full; 0 if this system lets no one make or open one (a container's
+ * device rules; then the test skips). */
 static int make_char_device(const char *path, unsigned minor)
 {
-    return mknod(path, S_IFCHR | 0666, makedev(1, minor)) == 0;
+    if (mknod(path, S_IFCHR | 0666, makedev(1, minor)) != 0)
+        return 0;
+    int fd = open(path, O_WRONLY);
+    if (fd < 0)
+        return 0;
+    close(fd);
+    return 1;
 }
 
 Test(cli, output_char_device_is_streamed_in_place, .timeout = 60)
@@ -976,11 +983,11 @@ Test(cli, inherited_ignored_signal_stays_ignored, .timeout = 120)
     rm_dir(dir);
 }
 
-/* `ulimit -f 2048` in an ordinary shell, where SIGXFSZ has its default
+/* `ulimit -f 8192` in an ordinary shell, where SIGXFSZ has its default
  * action (kill), whatever the test runner inherited. */
-static void limit_file_size_2mib(void)
+static void limit_file_size_8mib(void)
 {
-    struct rlimit rl = {2u << 20, 2u << 20};
+    struct rlimit rl = {8u << 20, 8u << 20};
     setrlimit(RLIMIT_FSIZE, &rl);
     signal(SIGXFSZ, SIG_DFL);
 }
@@ -993,7 +1000,7 @@ Test(cli, file_size_limit_is_a_clean_error, .timeout = 120)
     make_dir(dir, sizeof dir);
     snprintf(path, sizeof path, "%s/big.npy", dir);
     run_result r = run_full(NULL, (const char *const[]){"encode", "--seq", "100000", "--d", "64",
-                                                         "-o", path, NULL}, limit_file_size_2mib);
+                                                         "-o", path, NULL}, limit_file_size_8mib);
     cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
     assert_one_error_line(&r, "file too large");
     cr_assert_eq(dir_entries(dir), 0, "temporary file left behind");
@@ -1011,14 +1018,14 @@ Test(cli, free_space_check_does_not_wrap, .timeout = 60)
     snprintf(path, sizeof path, "%s/w.npy", dir);
     run_result r = run_full(NULL, (const char *const[]){"encode", "--seq", "2305843009213693951",
                                                          "--d", "2", "-o", path, NULL},
-                            limit_file_size_2mib);
+                            limit_file_size_8mib);
     cr_assert(r.status == 1 || r.status == 2, "exit %d: %s", r.status, r.err);
     assert_one_error_line(&r, "would pass 2^64 bytes");
     cr_assert_eq(dir_entries(dir), 0);
     run_free(&r);
     /* Without the wrap: more than any disk, refused before writing. */
     r = run_full(NULL, (const char *const[]){"encode", "--seq", "1099511627776", "--d", "1024",
-                                             "-o", path, NULL}, limit_file_size_2mib);
+                                             "-o", path, NULL}, limit_file_size_8mib);
     cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
     assert_one_error_line(&r, "free");
     cr_assert_eq(dir_entries(dir), 0);
