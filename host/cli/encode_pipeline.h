@@ -1,7 +1,7 @@
 /*
  * encode_pipeline.h - the device-to-file pipeline of `clpe encode`.
  *
- * Device buffers in host-visible memory rotate through SLOTS chunks. The
+ * Four device buffers in host-visible memory rotate through the chunks. The
  * calling thread computes each chunk on the device and maps it for reading
  * (neither waits); a writer thread waits for each mapped chunk in turn and
  * writes it to the file; the calling thread unmaps a written chunk's buffer
