@@ -836,10 +836,17 @@ Test(cli, output_fifo_is_streamed_in_place, .timeout = 60)
 }
 
 /* A character device node in dir, like the system's (1,3) null or (1,7)
- * full; 0 if this system lets no one make one (then the test skips). */
+ * full; 0 if this system lets no one make or open one (a container's
+ * device rules; then the test skips). */
 static int make_char_device(const char *path, unsigned minor)
 {
-    return mknod(path, S_IFCHR | 0666, makedev(1, minor)) == 0;
+    if (mknod(path, S_IFCHR | 0666, makedev(1, minor)) != 0)
+        return 0;
+    int fd = open(path, O_WRONLY);
+    if (fd < 0)
+        return 0;
+    close(fd);
+    return 1;
 }
 
 Test(cli, output_char_device_is_streamed_in_place, .timeout = 60)
@@ -976,11 +983,11 @@ Test(cli, inherited_ignored_signal_stays_ignored, .timeout = 120)
     rm_dir(dir);
 }
 
-/* `ulimit -f 2048` in an ordinary shell, where SIGXFSZ has its default
+/* `ulimit -f 8192` in an ordinary shell, where SIGXFSZ has its default
  * action (kill), whatever the test runner inherited. */
-static void limit_file_size_2mib(void)
+static void limit_file_size_8mib(void)
 {
-    struct rlimit rl = {2u << 20, 2u << 20};
+    struct rlimit rl = {8u << 20, 8u << 20};
     setrlimit(RLIMIT_FSIZE, &rl);
     signal(SIGXFSZ, SIG_DFL);
 }
@@ -993,7 +1000,7 @@ Test(cli, file_size_limit_is_a_clean_error, .timeout = 120)
     make_dir(dir, sizeof dir);
     snprintf(path, sizeof path, "%s/big.npy", dir);
     run_result r = run_full(NULL, (const char *const[]){"encode", "--seq", "100000", "--d", "64",
-                                                         "-o", path, NULL}, limit_file_size_2mib);
+                                                         "-o", path, NULL}, limit_file_size_8mib);
     cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
     assert_one_error_line(&r, "file too large");
     cr_assert_eq(dir_entries(dir), 0, "temporary file left behind");
@@ -1011,14 +1018,14 @@ Test(cli, free_space_check_does_not_wrap, .timeout = 60)
     snprintf(path, sizeof path, "%s/w.npy", dir);
     run_result r = run_full(NULL, (const char *const[]){"encode", "--seq", "2305843009213693951",
                                                          "--d", "2", "-o", path, NULL},
-                            limit_file_size_2mib);
+                            limit_file_size_8mib);
     cr_assert(r.status == 1 || r.status == 2, "exit %d: %s", r.status, r.err);
     assert_one_error_line(&r, "would pass 2^64 bytes");
     cr_assert_eq(dir_entries(dir), 0);
     run_free(&r);
     /* Without the wrap: more than any disk, refused before writing. */
     r = run_full(NULL, (const char *const[]){"encode", "--seq", "1099511627776", "--d", "1024",
-                                             "-o", path, NULL}, limit_file_size_2mib);
+                                             "-o", path, NULL}, limit_file_size_8mib);
     cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
     assert_one_error_line(&r, "free");
     cr_assert_eq(dir_entries(dir), 0);
@@ -1083,6 +1090,9 @@ Test(cli, echoed_values_stay_on_one_line, .timeout = 60)
         const char *args[12];
     } cases[] = {
         {2, "got 'a\\nb'", {"encode", "--seq", "4", "--d", "4", "-o", "a\nb"}},
+        {2, "unknown command 'a\\nb'", {"a\nb"}},
+        {2, "--d expects a positive even integer, got '4\\t\\x1b'", {"table", "--d", "4\t\x1b",
+                                                                     "--pos", "1"}},
         {1, "--device 'x\\ny'", {"table", "--d", "4", "--pos", "1", "--device", "x\ny"}},
         {2, "got 'x\\ny'", {"table", "--d", "4", "--pos", "1", "--preset", "x\ny"}},
         {2, "got '\\x1b[31m'", {"table", "--d", "4", "--pos", "1", "--preset", "\x1b[31m"}},
@@ -1212,4 +1222,119 @@ Test(cli, new_presets_are_passed_to_the_library, .timeout = 60)
         host_rows(&cfg, first, 4, want);
         cr_assert(memcmp(got, want, sizeof got) == 0, "--preset %s differs", names[k]);
     }
+}
+
+/* ---- encode's rate against the plain write rate ----------------------------------- */
+
+Test(cli, measure_write_reports_both_rates_and_leaves_the_right_file, .timeout = 120)
+{
+    char dir[64], path[128], fifo[128];
+    make_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/pe.npy", dir);
+    /* 9 chunks through the pipeline's 4 buffers, the last one short. */
+    run_result r = RUN("encode", "--seq", "1000", "--d", "64", "--chunk-rows", "112",
+                       "--start", "-37", "--measure-write", "-q", "-o", path);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.err, "plain write of the same bytes to the same file system"), "[%s]",
+              r.err);
+    cr_assert(strstr(r.err, "ratio ") && strstr(r.err, "CPU time"), "[%s]", r.err);
+    /* The timing passes are emptied again: the file holds the encoding only. */
+    npy_file f = npy_load(path);
+    cr_assert_eq(f.rows, 1000);
+    clpe_config cfg = clpe_config_default(64);
+    float *ref = malloc(1000 * 64 * sizeof *ref);
+    cr_assert(ref);
+    host_rows(&cfg, -37, 1000, ref);
+    cr_assert_eq(f.data_len, 1000 * 64 * sizeof *ref);
+    cr_assert(memcmp(f.data, ref, f.data_len) == 0, "data differ from the host emulation");
+    free(ref);
+    free(f.whole);
+    cr_assert_eq(dir_entries(dir), 1, "temporary file left behind");
+    run_free(&r);
+
+    /* Nothing to time on a FIFO: refused, and the reader sees no byte. */
+    snprintf(fifo, sizeof fifo, "%s/p.npy", dir);
+    cr_assert_eq(mkfifo(fifo, 0644), 0);
+    pid_t reader = fork();
+    cr_assert(reader >= 0);
+    if (reader == 0) {
+        int in = open(fifo, O_RDONLY);
+        char c;
+        _exit(in >= 0 && read(in, &c, 1) == 0 ? 0 : 1);
+    }
+    r = RUN("encode", "--seq", "4", "--d", "4", "--measure-write", "-o", fifo);
+    cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    assert_one_error_line(&r, "--measure-write needs -o to name a file");
+    int st = 0;
+    for (int i = 0; i < 500 && waitpid(reader, &st, WNOHANG) == 0; ++i)
+        sleep_ms(10);
+    if (waitpid(reader, &st, WNOHANG) == 0) {
+        kill(reader, SIGKILL);
+        waitpid(reader, &st, 0);
+    }
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the FIFO's reader got bytes or no EOF");
+    run_free(&r);
+    rm_dir(dir);
+}
+
+/* Run as an ordinary user (nobody), where the test itself runs as root. */
+static void become_nobody(void)
+{
+    if (setgid(65534) != 0 || setuid(65534) != 0)
+        _exit(126);
+}
+
+Test(cli, output_file_the_user_cannot_write_is_refused, .timeout = 60)
+{
+    if (geteuid() != 0)
+        cr_skip_test("needs root to run the tool as another user");
+    /* A directory anyone may write into, holding root's 0644 file: nobody
+     * could make a temporary file there and rename it over root's file, but
+     * may not, because nobody cannot write that file. */
+    char dir[64], path[128], cache[128], env[160];
+    make_dir(dir, sizeof dir);
+    cr_assert_eq(chmod(dir, 0777), 0); /* no sticky bit: renaming over is allowed */
+    snprintf(path, sizeof path, "%s/root.npy", dir);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    cr_assert_eq(mkdir(cache, 0777), 0);
+    cr_assert_eq(chmod(cache, 0777), 0);
+    write_text(path, "root's", 0644);
+    snprintf(env, sizeof env, "POCL_CACHE_DIR=%s", cache);
+    run_result r = run_full((const char *const[]){env, NULL},
+                            (const char *const[]){"encode", "--seq", "4", "--d", "4", "-o", path,
+                                                  NULL},
+                            become_nobody);
+    cr_assert_neq(r.status, 126, "cannot become nobody");
+    cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    assert_one_error_line(&r, "Permission denied");
+    assert_file_is(path, "root's", 6);
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_eq(st.st_uid, 0, "the file changed owner");
+    cr_assert_eq(dir_entries(dir), 2, "temporary file left behind");
+    run_free(&r);
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache);
+    cr_assert_eq(system(cmd), 0);
+    rm_dir(dir);
+}
+
+Test(cli, failed_kernel_build_is_one_line, .timeout = 60)
+{
+#ifndef CLPE_FAULT_SHIM_PATH
+    cr_skip_test("built without the fault-injection shim");
+#else
+    /* The shim really builds broken source, so the compiler prints its own
+     * diagnostics to stderr as well as into the build log. */
+    run_result r = run_env((const char *const[]){"LD_PRELOAD=" CLPE_FAULT_SHIM_PATH,
+                                                 "CLPE_FAULT_FUNC=clBuildProgram",
+                                                 "CLPE_FAULT_ERR=-11", NULL},
+                           (const char *const[]){"table", "--d", "4", "--pos", "1", NULL});
+    cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    assert_one_error_line(&r, "cannot create an encoder");
+    cr_assert(strstr(r.err, "clpe_fault_injected_build_error"),
+              "the build log's error is not in the line: [%s]", r.err);
+    cr_assert_str_eq(r.out, "");
+    run_free(&r);
+#endif
 }

@@ -178,13 +178,32 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
     va_end(ap);
 }
 
-/* A value quoted in a message, cut short so one line stays one line. */
+/* A value quoted in a message, cut short, with control characters written
+ * as C escapes (\n, \x1b) as every clpe message writes them: one line stays
+ * one line. */
 static void quote(char *dst, size_t cap, const char *s)
 {
     size_t n = 0;
-    for (; s && *s && n + 4 < cap && n < 40; ++s)
-        dst[n++] = isprint((unsigned char)*s) ? *s : '?';
-    if (s && *s && n + 4 <= cap) {
+    const unsigned char *p = (const unsigned char *)s;
+    for (; p && *p && n < 40; ++p) {
+        char esc[8];
+        size_t len = 1;
+        if (*p >= 0x20 && *p != 0x7f)
+            esc[0] = (char)*p;
+        else if (*p == '\n')
+            len = (size_t)snprintf(esc, sizeof esc, "\\n");
+        else if (*p == '\t')
+            len = (size_t)snprintf(esc, sizeof esc, "\\t");
+        else if (*p == '\r')
+            len = (size_t)snprintf(esc, sizeof esc, "\\r");
+        else
+            len = (size_t)snprintf(esc, sizeof esc, "\\x%02x", *p);
+        if (n + len + 4 > cap) /* room for "..." and the NUL */
+            break;
+        memcpy(dst + n, esc, len);
+        n += len;
+    }
+    if (p && *p && n + 4 <= cap) {
         memcpy(dst + n, "...", 3);
         n += 3;
     }

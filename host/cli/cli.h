@@ -65,6 +65,8 @@ clpe_encoder *cli_encoder_create(const cli_device *dev, const clpe_config *cfg);
 
 /* Seconds on a monotonic clock. */
 double cli_now(void);
+/* CPU seconds (user + system) of every thread of the process so far. */
+double cli_cpu_seconds(void);
 
 /* The commands. Each returns an exit status. */
 int cli_cmd_devices(const cli_args *args);

@@ -1,7 +1,7 @@
 /*
  * encode_pipeline.h - the device-to-file pipeline of `clpe encode`.
  *
- * Device buffers in host-visible memory rotate through SLOTS chunks. The
+ * Four device buffers in host-visible memory rotate through the chunks. The
  * calling thread computes each chunk on the device and maps it for reading
  * (neither waits); a writer thread waits for each mapped chunk in turn and
  * writes it to the file; the calling thread unmaps a written chunk's buffer
@@ -9,6 +9,11 @@
  * while the device computes and transfers the chunks after it, and the
  * writer never waits on an enqueue. Where the device shares host memory the
  * map copies nothing; on a discrete GPU it is a DMA into pinned memory.
+ *
+ * Before the first chunk, each launch size the run uses (the chunk, and a
+ * shorter last chunk) is run once: drivers compile a kernel per launch
+ * shape on first use (PoCL does), which would otherwise stall the writer
+ * for a good part of a second, once at the start and once at the end.
  */
 #ifndef CLPE_CLI_ENCODE_PIPELINE_H
 #define CLPE_CLI_ENCODE_PIPELINE_H
@@ -30,9 +35,19 @@ typedef struct encode_job {
     void *progress_ctx;
 } encode_job;
 
+/* Where the writer thread's time went: in write() calls, or waiting for the
+ * device (a well-fed pipeline waits only for the first chunk). */
+typedef struct encode_timing {
+    double started_at; /* cli_now() when the first chunk was enqueued, after warm-up */
+    double started_cpu; /* cli_cpu_seconds() then */
+    double writing_s;
+    double waiting_s;
+} encode_timing;
+
 /* Run the job. Returns 0 when every row is written. On failure returns -1:
  * a device failure has been printed, or *write_err holds the errno of the
- * write that failed (not printed: the caller names the file). */
-int encode_pipeline_run(const encode_job *job, int *write_err);
+ * write that failed (not printed: the caller names the file). timing may be
+ * NULL. */
+int encode_pipeline_run(const encode_job *job, int *write_err, encode_timing *timing);
 
 #endif

@@ -3,6 +3,7 @@
  * an encoder on the device, each failure one line naming the flag.
  */
 #include "cli.h"
+#include "stderr_capture.h"
 
 #include <string.h>
 
@@ -120,7 +121,12 @@ clpe_encoder *cli_encoder_create(const cli_device *dev, const clpe_config *cfg)
     clpe_build_log bl = {log, sizeof log, 0};
     clpe_status st = CLPE_SUCCESS;
     log[0] = '\0';
+    /* The driver's compiler may print to stderr itself; what it says is in
+     * the build log too, and the tool speaks one line. */
+    char printed[240];
+    const int held = cli_stderr_hold() == 0;
     clpe_encoder *enc = clpe_encoder_create(dev->context, dev->device, cfg, &bl, &st);
+    cli_stderr_restore(printed, sizeof printed);
     if (enc)
         return enc;
     if (st == CLPE_ERROR_UNSUPPORTED_DTYPE) {
@@ -131,8 +137,9 @@ clpe_encoder *cli_encoder_create(const cli_device *dev, const clpe_config *cfg)
     } else {
         char line[240];
         first_diagnostic(bl.length > 1 ? log : "", line, sizeof line);
+        const char *what = line[0] ? "; build log: " : held && printed[0] ? "; driver: " : "";
         cli_error("cannot create an encoder on '%s': %s (%d)%s%s", dev->name,
-                  clpe_status_string(st), (int)st, line[0] ? "; build log: " : "", line);
+                  clpe_status_string(st), (int)st, what, line[0] ? line : printed);
     }
     return NULL;
 }

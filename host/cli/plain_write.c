@@ -27,11 +27,12 @@ int cli_write_all(int fd, const void *buf, size_t len)
 }
 
 int cli_measure_plain_write(int fd, uint64_t bytes, const unsigned char *buf, size_t chunk,
-                            double *rate)
+                            double *rate, double *cpu_s)
 {
     *rate = 0.0;
+    *cpu_s = 0.0;
     for (int pass = 0; pass < 2; ++pass) {
-        double t0 = cli_now();
+        double t0 = cli_now(), cpu0 = cli_cpu_seconds();
         for (uint64_t done = 0; done < bytes;) {
             size_t n = bytes - done < chunk ? (size_t)(bytes - done) : chunk;
             int e = cli_write_all(fd, buf, n);
@@ -39,11 +40,13 @@ int cli_measure_plain_write(int fd, uint64_t bytes, const unsigned char *buf, si
                 return e;
             done += n;
         }
-        double elapsed = cli_now() - t0;
+        double elapsed = cli_now() - t0, cpu = cli_cpu_seconds() - cpu0;
         if (ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) != 0)
             return errno;
-        if (elapsed > 0 && (double)bytes / elapsed > *rate)
+        if (elapsed > 0 && (double)bytes / elapsed > *rate) {
             *rate = (double)bytes / elapsed;
+            *cpu_s = cpu;
+        }
     }
     return 0;
 }

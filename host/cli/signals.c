@@ -55,10 +55,13 @@ void cli_signals_init(void)
         if (sigaction(TERMINATING[k], NULL, &old) != 0)
             continue;
         /* nohup and background jobs ignore some signals on purpose. */
-        if (old.sa_handler == SIG_IGN) {
+        if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN) {
             sigaddset(&inherited_ignored, TERMINATING[k]);
             continue;
         }
+        /* A handler already there (a sanitizer's, for crashes) stays. */
+        if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
+            continue;
         sigaction(TERMINATING[k], &sa, NULL);
     }
     /* Ignored is not enough: an OpenCL compiler built on LLVM installs its

@@ -10,7 +10,7 @@
 /* Call once at start-up, before any output file is opened. For each
  * terminating signal (HUP, INT, QUIT, PIPE, ALRM, TERM, USR1, USR2, and the
  * crashes ABRT, SEGV, BUS, FPE, ILL, TRAP, SYS) whose disposition is the
- * default, install a handler that removes the armed
+ * default (a sanitizer's crash handler is left in place), install a handler that removes the armed
  * temporary file and then dies of the same signal; a signal the parent set
  * to SIG_IGN (nohup, a shell's background job) is left ignored, and blocked
  * too, so that no handler a library installs later runs for it. An exit()
