@@ -71,9 +71,15 @@ if [[ -z $ptxas && -z ${PTXAS+set} ]]; then
 fi
 # cuobjdump -sass runs nvdisasm from PATH; PyPI's wheels keep both in
 # site-packages/nvidia/cu*/bin
-nvbin=$(python3 -c 'import glob, importlib.util as u
-s = u.find_spec("nvidia")
-print(next(iter(sorted(glob.glob(p + "/*/bin/cuobjdump") for p in (s.submodule_search_locations if s else []))), [""])[-1].rpartition("/")[0])' 2>/dev/null || true)
+nvbin=$(python3 - 2>/dev/null <<'EOF' || true
+import glob, importlib.util
+spec = importlib.util.find_spec("nvidia")
+for root in spec.submodule_search_locations if spec else []:
+    for tool in sorted(glob.glob(root + "/*/bin/cuobjdump")):
+        print(tool.rpartition("/")[0])
+        raise SystemExit
+EOF
+)
 [[ -n $nvbin ]] && PATH="$PATH:$nvbin"
 [[ -n $ptxas ]] && PATH="$PATH:$(dirname "$ptxas")"
 cuobjdump=$(command -v cuobjdump || true)
@@ -89,7 +95,12 @@ keep=${STATIC_COST_KEEP:-}
 # spelling from libclc's (nvcl/nvidiacl, amd/unknown): -Wno-linker-warnings.
 common=(-cl-std=CL1.2 -O3 -Xclang -finclude-default-header -Wno-linker-warnings -I "$incdir")
 
-echo "# clpe static cost of $src ($(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD -- "$src" 2>/dev/null || echo ', modified'))"
+# which kernels: the commit, when they are this repository's own
+origin=
+if [[ $incdir == "$PWD/kernels" ]]; then
+  origin=" ($(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD -- kernels 2>/dev/null || echo ', modified'))"
+fi
+echo "# clpe static cost of $src$origin"
 echo "# $("$clang" --version | head -1); libclc $clc${ptxas:+; $("$ptxas" --version | tail -1)}"
 [[ -n $ptxas && -z $cuobjdump ]] && echo "# cuobjdump/nvdisasm not found: NVIDIA rows have no instruction counts"
 printf '%-8s %2s %-20s %5s %9s %9s %6s %5s %7s  %s\n' target W kernel regs spill occ insns loop /out "int fp mem"

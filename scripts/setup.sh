@@ -34,10 +34,12 @@ s = u.find_spec("nvidia")
 sys.exit(0 if s and all(any(glob.glob(p + "/*/bin/" + t) for p in s.submodule_search_locations)
                         for t in ("cuobjdump", "nvdisasm")) else 1)' 2>/dev/null && return 0
   echo "setup: installing cuobjdump and nvdisasm (PyPI) for the SASS counts"
-  python3 -m pip install -q --disable-pip-version-check nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm ||
+  local pip=(python3 -m pip install -q --disable-pip-version-check)
+  local tools=(nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)
+  # a Debian-managed python3 refuses plain installs (PEP 668)
+  "${pip[@]}" "${tools[@]}" 2>/dev/null || "${pip[@]}" --break-system-packages "${tools[@]}" ||
     echo "setup: warning: cuobjdump/nvdisasm not installed; bench/static_cost.sh will omit SASS counts" >&2
 }
-
 
 missing=()
 for p in "${packages[@]}"; do
