@@ -353,7 +353,17 @@ int main(void)
                 clpe_encoder_release(enc);
         }
     }
+    clpe_launch_info info = {0};
     if (first) {
+        /* the shape asked for through the environment must be the one in
+         * effect, or this run checks another shape than its name says */
+        expect_status(&c, "launch info", clpe_encoder_get_launch_info(first, &info));
+        const char *pairs = getenv("CLPE_PAIRS_PER_ITEM");
+        if (pairs && strtoul(pairs, NULL, 10) != info.pairs_per_item)
+            fail(&c, "launch shape", "CLPE_PAIRS_PER_ITEM was not applied");
+        const char *rows = getenv("CLPE_MAX_LAUNCH_ROWS");
+        if (rows && strtoul(rows, NULL, 10) != info.max_launch_rows)
+            fail(&c, "launch shape", "CLPE_MAX_LAUNCH_ROWS was not applied");
         check_pad_positions(&c, first);
         clpe_encoder_release(first);
     }
@@ -365,6 +375,8 @@ int main(void)
     }
     char name[128] = "";
     clGetDeviceInfo(c.device, CL_DEVICE_NAME, sizeof name - 1, name, NULL);
-    printf("kernel_checks: %d results on '%s', every bit as the host emulation\n", c.runs, name);
+    printf("kernel_checks: %d results on '%s' (%u pairs per work-item, up to %zu rows and %zu "
+           "sequences per launch), every bit as the host emulation\n",
+           c.runs, name, info.pairs_per_item, info.max_launch_rows, info.max_launch_batch);
     return 0;
 }
