@@ -171,9 +171,16 @@ def amd_counts(insns, labels, branches):
 
 
 def row(target, w, kernel, regs, spill, occupancy, total, loop, classes):
-    # values a work-item writes per row: 2*W, one position for pad_positions
-    outs = 1 if kernel.endswith("pad_positions") else 2 * int(w)
-    per_out = f"{loop / outs:.1f}" if loop else "-"
+    # values a work-item writes per row: 2*W for the encoding kernels, one
+    # position for pad_positions; left out for kernels whose rows hold
+    # another amount of work (the rotary ones)
+    if kernel.endswith("pad_positions"):
+        outs = 1
+    elif re.match(r"clpe_(table|add|gather)_", kernel):
+        outs = 2 * int(w)
+    else:
+        outs = None
+    per_out = f"{loop / outs:.1f}" if loop and outs else "-"
     cls = " ".join(f"{k}{classes.get(k, 0)}" for k in ("int", "fp", "mem")) if classes else "-"
     print(f"{target:<8} {w:>2} {kernel:<20} {regs:>5} {spill:>9} {occupancy:>9} "
           f"{total if total is not None else '-':>6} {loop if loop else '-':>5} {per_out:>7}  {cls}")

@@ -30,7 +30,8 @@
 #          branch: every path of one row (float8 group, one pair, scalar
 #          tail) counted once, an inner loop (the scalar tail; f64 in the
 #          W=8 shape) counted once
-#   /out   loop / values a work-item writes per row (2*W; 1 for pad_positions)
+#   /out   loop / values a work-item writes per row (2*W for table, add and
+#          gather; 1 for pad_positions; "-" for the rotary kernels)
 #   int fp mem   the row loop's integer, floating-point and memory instructions
 #
 # Environment: STATIC_COST_TARGETS (default "sm_90 gfx90a gfx1100"),
