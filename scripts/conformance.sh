@@ -15,9 +15,9 @@
 # Launch shapes (CLPE_SHAPES, default "1 8"): CLPE_PAIRS_PER_ITEM=1 is the
 # one-pair-per-work-item shape GPUs get, 8 the float8 shape CPUs get.
 # CLPE_CHECK_ARGS (default --quick) sizes the run: the quick check compares
-# about 0.7 million elements per dtype and path with the host emulation,
-# which keeps the six runs within a few minutes on two cores; "" runs the
-# full check (about 45 million per dtype).
+# every path at about a million elements per dtype with the host emulation,
+# which keeps the six runs within about five minutes on two cores (Rusticl's
+# float8 run is the slowest); "" runs the full check, some 35 times larger.
 # Prints one line per runtime and shape with the mismatch count per dtype;
 # the JSON of each run is kept in BUILD_DIR/conformance/. A runtime that is
 # not installed fails the script (CI installs all three); leave it out of
