@@ -12,7 +12,34 @@ packages=(
   libpng-dev                             # clpe plot
   clang libclang-rt-dev                  # libFuzzer targets (the runtime is only a Recommends)
   python3                                # CLI tests read .npy files back
+  mesa-opencl-icd                        # a second CPU runtime: Rusticl on llvmpipe (RUSTICL_ENABLE=llvmpipe)
+  oclgrind                               # a third: the OpenCL simulator, with memory and race checkers
+  clang-15 libclc-15 lld-15              # offline GPU compiles: OpenCL C to PTX and AMD ISA (bench/static_cost.sh)
 )
+
+# bench/static_cost.sh reads NVIDIA's SASS with cuobjdump and nvdisasm. The
+# CUDA toolkit brings ptxas but, on some installs, not those two; NVIDIA ships
+# them on PyPI. Only where ptxas exists (else the NVIDIA compile is skipped),
+# and never fatal: without them the report still has registers and spills.
+ptxas_found() {
+  command -v ptxas >/dev/null 2>&1 || compgen -G "/usr/local/cuda*/bin/ptxas" >/dev/null
+}
+sass_tools() {
+  ptxas_found || return 0
+  if command -v cuobjdump >/dev/null 2>&1 && command -v nvdisasm >/dev/null 2>&1; then
+    return 0
+  fi
+  python3 -c 'import glob, importlib.util as u, sys
+s = u.find_spec("nvidia")
+sys.exit(0 if s and all(any(glob.glob(p + "/*/bin/" + t) for p in s.submodule_search_locations)
+                        for t in ("cuobjdump", "nvdisasm")) else 1)' 2>/dev/null && return 0
+  echo "setup: installing cuobjdump and nvdisasm (PyPI) for the SASS counts"
+  local pip=(python3 -m pip install -q --disable-pip-version-check)
+  local tools=(nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)
+  # a Debian-managed python3 refuses plain installs (PEP 668)
+  "${pip[@]}" "${tools[@]}" 2>/dev/null || "${pip[@]}" --break-system-packages "${tools[@]}" ||
+    echo "setup: warning: cuobjdump/nvdisasm not installed; bench/static_cost.sh will omit SASS counts" >&2
+}
 
 missing=()
 for p in "${packages[@]}"; do
@@ -20,6 +47,7 @@ for p in "${packages[@]}"; do
 done
 if ((${#missing[@]} == 0)); then
   echo "setup: all dependencies present"
+  sass_tools
   exit 0
 fi
 
@@ -29,3 +57,4 @@ if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+sass_tools

@@ -14,6 +14,12 @@ cmake --build build -j "$(nproc)"
 echo "== test suite"
 ctest --test-dir build --output-on-failure
 
+echo "== conformance: clpe check on PoCL, Rusticl (llvmpipe) and Oclgrind, both launch shapes (scripts/conformance.sh)"
+scripts/conformance.sh build
+
+echo "== offline GPU compiles: NVIDIA sm_90, AMD gfx90a and gfx1100 (bench/static_cost.sh)"
+bench/static_cost.sh
+
 echo "== benchmark smoke test (tiny sizes: it must run and write valid JSON, not a measurement)"
 build/bench/clpe-bench --quick --json build/bench-smoke.json
 python3 -m json.tool build/bench-smoke.json >/dev/null

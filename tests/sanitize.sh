@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # sanitize.sh - build clpe, its CLI and tests with sanitizers in a separate
-# tree and run the test suite on PoCL under them.
+# tree and run the test suite on PoCL under them (the tests load PoCL only:
+# CLPE_TEST_ICDS in tests/CMakeLists.txt).
 #
 #   tests/sanitize.sh          ASan + UBSan + LSan (build-asan), whole ctest suite
 #   tests/sanitize.sh tsan     ThreadSanitizer (build-tsan), the concurrency tests
 #
 # UBSan halts on the first error; ASan and LSan always do. The suppression
-# files in tests/suppressions/ name frames inside PoCL, LLVM and the OpenCL
-# ICD loader only: a finding in clpe's own code is never suppressed.
+# files in tests/suppressions/ name frames inside the OpenCL runtimes (PoCL,
+# Mesa), LLVM and the OpenCL ICD loader only: a finding in clpe's own code is
+# never suppressed.
 # CC picks the compiler (gcc by default; clang works too). JOBS (default 2)
 # bounds the build's parallelism.
 set -euo pipefail

@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+"""static_cost.py - the table rows of bench/static_cost.sh, from compiler output.
+
+    static_cost.py nvidia W PTXAS_LOG [SASS_DUMP]   (cuobjdump -sass output)
+    static_cost.py amd W TARGET ASM                 (clang -S output for amdgcn)
+
+Prints one row per kernel (see static_cost.sh for the columns and what they
+count). W is the launch shape the kernels were compiled for (-DPE_W): a
+work-item writes 2*W values per row.
+"""
+import math
+import re
+import sys
+
+# The library's work-group size on GPUs (host/program.c): occupancy is
+# counted in whole work-groups of this many work-items.
+GPU_WORK_GROUP = 128
+
+
+def nvidia_occupancy(regs):
+    """Resident warps / 64 on sm_90 given registers per thread: 64 K
+    registers per SM, allocated per warp in units of 256, whole blocks."""
+    if regs <= 0:
+        return None
+    per_warp = math.ceil(regs * 32 / 256) * 256
+    warps = min(64, 65536 // per_warp)
+    block_warps = GPU_WORK_GROUP // 32
+    warps = (warps // block_warps) * block_warps
+    return warps / 64
+
+
+def parse_ptxas(path):
+    """{kernel: (registers, spill store bytes, spill load bytes, stack)}"""
+    info, current = {}, None
+    for line in open(path, errors="replace"):
+        m = re.search(r"Compiling entry function '(\w+)'", line)
+        if m:
+            current = m.group(1)
+            info[current] = [0, 0, 0, 0]
+            continue
+        if current is None:
+            continue
+        m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", line)
+        if m:
+            info[current][3], info[current][1], info[current][2] = map(int, m.groups())
+        m = re.search(r"Used (\d+) registers", line)
+        if m:
+            info[current][0] = int(m.group(1))
+    return info
+
+
+SASS_LINE = re.compile(r"^\s+/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)([.\w]*)\s*([^;]*);")
+
+
+def sass_class(op, suffix):
+    if op in ("I2F", "I2FP", "F2I", "F2F", "F2FP", "MUFU") or op[0] in "FD":
+        return "fp"
+    if op == "HFMA2" and suffix.startswith(".MMA"):
+        return "other"  # ptxas's idiom for moving a constant into a register
+    if op[0] == "H":
+        return "fp"
+    if op[0] == "I" or op in ("LEA", "SHF", "LOP3", "SEL", "PRMT", "BMSK", "POPC", "FLO",
+                              "SGXT", "VIADD", "VIMNMX", "IABS", "SHL", "SHR"):
+        return "int"
+    if op.startswith(("LD", "ST", "ATOM", "RED")):
+        return "mem"
+    return "other"
+
+
+def parse_sass(path):
+    """{kernel: [(address, opcode, suffix, operands)]}"""
+    kernels, current = {}, None
+    for line in open(path, errors="replace"):
+        m = re.search(r"Function : (\w+)", line)
+        if m:
+            current = m.group(1)
+            kernels[current] = []
+            continue
+        m = SASS_LINE.match(line)
+        if m and current:
+            kernels[current].append((int(m.group(1), 16), m.group(3), m.group(4), m.group(5)))
+    return kernels
+
+
+def branch_target(operands):
+    m = re.search(r"0x([0-9a-f]+)", operands)
+    return int(m.group(1), 16) if m else None
+
+
+def sass_counts(insns):
+    """(instructions, row-loop instructions, class counts in the loop)."""
+    body = [i for i in insns if i[1] != "NOP"]
+    # the trailing "BRA to itself" that pads every kernel is not code
+    while body and body[-1][1] == "BRA" and branch_target(body[-1][3]) == body[-1][0]:
+        body.pop()
+    # loops: a branch back to an earlier address; the row loop is the
+    # outermost one (the widest span), inner ones are the scalar tail
+    spans = []
+    for addr, op, _, operands in body:
+        target = branch_target(operands) if op == "BRA" else None
+        if target is not None:
+            if target < addr:
+                spans.append((target, addr))
+    if not spans:
+        return len(body), None, {}
+    lo, hi = max(spans, key=lambda s: s[1] - s[0])
+    loop = [i for i in body if lo <= i[0] <= hi]
+    classes = {}
+    for _, op, suffix, _ in loop:
+        c = sass_class(op, suffix)
+        classes[c] = classes.get(c, 0) + 1
+    return len(body), len(loop), classes
+
+
+AMD_INSN = re.compile(r"^\s+([sv]_|global_|flat_|buffer_|ds_|scratch_)(\w*)")
+
+
+def amd_class(mnemonic):
+    if mnemonic.startswith(("global_", "flat_", "buffer_", "ds_", "scratch_", "s_load", "s_buffer_load")):
+        return "mem"
+    if mnemonic.startswith("v_") and re.search(r"_f(16|32|64)|_(sin|cos|rcp|sqrt|rsq|exp|log)|cvt_", mnemonic):
+        return "fp"
+    if mnemonic.startswith("s_") and re.match(r"s_(c?branch|endpgm|waitcnt|setpc|swappc|nop)", mnemonic):
+        return "other"
+    return "int"
+
+
+def parse_amd(path):
+    """{kernel: (info dict, [(line index, mnemonic)], {label: line index}, [(line, target)])}"""
+    kernels, current, insns, labels, branches = {}, None, [], {}, []
+    pending_info = None
+    for n, line in enumerate(open(path, errors="replace")):
+        m = re.match(r"^(\w+):\s*;\s*@(\w+)", line)
+        if m:
+            current, insns, labels, branches = m.group(1), [], {}, []
+            kernels[current] = [{}, insns, labels, branches]
+            continue
+        if current is None:
+            continue
+        m = re.match(r"^(\.LBB\w+):", line)
+        if m:
+            labels[m.group(1)] = len(insns)
+            continue
+        if line.startswith(".Lfunc_end"):
+            pending_info = current
+            continue
+        m = re.match(r"^; (NumVgprs|NumAgprs|TotalNumVgprs|NumSgprs|ScratchSize|Occupancy): (\d+)", line)
+        if m and pending_info:
+            kernels[pending_info][0][m.group(1)] = int(m.group(2))
+            continue
+        m = AMD_INSN.match(line)
+        if m and pending_info != current:
+            mnemonic = m.group(1) + m.group(2)
+            insns.append(mnemonic)
+            b = re.match(r"^\s+s_c?branch\w*\s+(\.LBB\w+)", line)
+            if b:
+                branches.append((len(insns) - 1, b.group(1)))
+    return kernels
+
+
+def amd_counts(insns, labels, branches):
+    spans = [(labels[t], at) for at, t in branches if t in labels and labels[t] <= at]
+    if not spans:
+        return len(insns), None, {}
+    lo, hi = max(spans, key=lambda s: s[1] - s[0])
+    classes = {}
+    for mnemonic in insns[lo:hi + 1]:
+        c = amd_class(mnemonic)
+        classes[c] = classes.get(c, 0) + 1
+    return len(insns), hi - lo + 1, classes
+
+
+def row(target, w, kernel, regs, spill, occupancy, total, loop, classes):
+    # values a work-item writes per row: 2*W for the encoding kernels, one
+    # position for pad_positions; left out for kernels whose rows hold
+    # another amount of work (the rotary ones)
+    if kernel.endswith("pad_positions"):
+        outs = 1
+    elif re.match(r"clpe_(table|add|gather)_", kernel):
+        outs = 2 * int(w)
+    else:
+        outs = None
+    per_out = f"{loop / outs:.1f}" if loop and outs else "-"
+    cls = " ".join(f"{k}{classes.get(k, 0)}" for k in ("int", "fp", "mem")) if classes else "-"
+    print(f"{target:<8} {w:>2} {kernel:<20} {regs:>5} {spill:>9} {occupancy:>9} "
+          f"{total if total is not None else '-':>6} {loop if loop else '-':>5} {per_out:>7}  {cls}")
+
+
+def main(argv):
+    if len(argv) >= 4 and argv[1] == "nvidia":
+        w, regs = argv[2], parse_ptxas(argv[3])
+        sass = parse_sass(argv[4]) if len(argv) > 4 else {}
+        for kernel in sorted(regs):
+            r, st, ld, _ = regs[kernel]
+            occ = nvidia_occupancy(r)
+            total = loop = None
+            classes = {}
+            if kernel in sass:
+                total, loop, classes = sass_counts(sass[kernel])
+            row("sm_90", w, kernel, r, f"{st}/{ld}", f"{occ:.0%}" if occ else "-", total, loop, classes)
+        return 0
+    if len(argv) == 5 and argv[1] == "amd":
+        w, target = argv[2], argv[3]
+        for kernel, (info, insns, labels, branches) in sorted(parse_amd(argv[4]).items()):
+            total, loop, classes = amd_counts(insns, labels, branches)
+            vgprs = info.get("TotalNumVgprs", info.get("NumVgprs", 0))
+            scratch = info.get("ScratchSize", 0)
+            occ = f"{info['Occupancy']} waves" if "Occupancy" in info else "-"
+            row(target, w, kernel, vgprs, f"{scratch}B", occ, total, loop, classes)
+        return 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

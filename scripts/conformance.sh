@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# conformance.sh - run `clpe check --all-devices` on each OpenCL runtime of
+# this machine, in each launch shape, and fail on any mismatch.
+#
+#   scripts/conformance.sh [BUILD_DIR]      (default build)
+#
+# Runtimes (CLPE_RUNTIMES, default "pocl rusticl oclgrind"):
+#   pocl      PoCL (pocl-opencl-icd)
+#   rusticl   Mesa Rusticl on llvmpipe (mesa-opencl-icd, RUSTICL_ENABLE=llvmpipe;
+#             no fp64, so f64 is skipped there)
+#   oclgrind  the Oclgrind simulator (oclgrind), which runs the program under
+#             its own OpenCL library
+# Each runtime is run alone: OCL_ICD_VENDORS names a folder holding only its
+# .icd file, so a result is never attributed to the wrong runtime.
+# Launch shapes (CLPE_SHAPES, default "1 8"): CLPE_PAIRS_PER_ITEM=1 is the
+# one-pair-per-work-item shape GPUs get, 8 the float8 shape CPUs get.
+# Sizes: PoCL runs the full check (about 80 million elements per dtype,
+# about 15 s per shape on two cores); Rusticl and Oclgrind run --quick
+# (about 1.3 million: a full run there takes too long for CI), which keeps
+# the six runs within about five minutes on two cores (Rusticl's float8 run
+# is the slowest). CLPE_CHECK_ARGS, when set, replaces the size options of
+# every run ("" for full, --quick for quick).
+# Prints one line per runtime and shape with the mismatch count per dtype;
+# the JSON of each run is kept in BUILD_DIR/conformance/. A runtime that is
+# not installed fails the script (CI installs all three); leave it out of
+# CLPE_RUNTIMES to run without it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+clpe="$build/host/cli/clpe"
+runtimes=${CLPE_RUNTIMES:-pocl rusticl oclgrind}
+shapes=${CLPE_SHAPES:-1 8}
+out="$build/conformance"
+vendors=${OCL_ICD_VENDORS:-/etc/OpenCL/vendors}
+[[ -d $vendors ]] || vendors=/etc/OpenCL/vendors
+
+if [[ ! -x $clpe ]]; then
+  echo "conformance: $clpe not found; build first (cmake --build $build)" >&2
+  exit 2
+fi
+rm -rf "$out"
+mkdir -p "$out"
+
+# A folder with one runtime's .icd file, or nothing if it is not installed.
+pin_icd() {
+  local icd=$1 dir="$out/vendors-${1%.icd}"
+  [[ -f $vendors/$icd ]] || return 1
+  mkdir -p "$dir"
+  cp "$vendors/$icd" "$dir/"
+  echo "$dir"
+}
+
+# One line from the JSON of a run: the mismatches per dtype and in all.
+summarize() {
+  python3 - "$1" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+cells, total = [], 0
+for dev in r["devices"]:
+    for t in dev.get("results", []):
+        if t.get("verdict") == "skipped":
+            cells.append(f"{t['dtype']} -")
+            continue
+        n = t.get("bit_mismatches", 0)
+        total += n
+        cells.append(f"{t['dtype']} {n}/{t.get('elements', 0)}")
+names = ", ".join(d["name"][:28] for d in r["devices"])
+print(f"{len(r['devices'])} device(s) [{names}]  mismatches {total}  ({'  '.join(cells)})")
+EOF
+}
+
+failed=0
+printf '%-9s %-5s %-7s %s\n' runtime shape time result
+for rt in $runtimes; do
+  launcher=()
+  env_rt=()
+  case $rt in
+  pocl | rusticl)
+    icd=pocl.icd
+    [[ $rt == rusticl ]] && icd=rusticl.icd
+    if ! dir=$(pin_icd "$icd"); then
+      printf '%-9s %-5s %-7s %s\n' "$rt" - - "FAIL: $vendors/$icd not found (not installed)"
+      failed=1
+      continue
+    fi
+    env_rt=(OCL_ICD_VENDORS="$dir")
+    [[ $rt == rusticl ]] && env_rt+=(RUSTICL_ENABLE=llvmpipe)
+    ;;
+  oclgrind)
+    if ! command -v oclgrind >/dev/null; then
+      printf '%-9s %-5s %-7s %s\n' "$rt" - - "FAIL: oclgrind not found (not installed)"
+      failed=1
+      continue
+    fi
+    launcher=(oclgrind)
+    ;;
+  *)
+    echo "conformance: unknown runtime '$rt' (pocl, rusticl, oclgrind)" >&2
+    exit 2
+    ;;
+  esac
+  check_args=--quick
+  [[ $rt == pocl ]] && check_args=
+  [[ -n ${CLPE_CHECK_ARGS+set} ]] && check_args=$CLPE_CHECK_ARGS
+  for w in $shapes; do
+    json="$out/$rt-w$w.json"
+    log="$out/$rt-w$w.log"
+    t0=$SECONDS
+    status=0
+    # shellcheck disable=SC2086 # check_args is a list of options
+    env "${env_rt[@]}" CLPE_PAIRS_PER_ITEM="$w" "${launcher[@]}" "$clpe" check --all-devices \
+      $check_args --json "$json" >"$log" 2>&1 || status=$?
+    secs=$((SECONDS - t0))
+    if [[ -s $json ]]; then
+      line=$(summarize "$json")
+    else
+      line="no result (exit $status)"
+    fi
+    verdict=pass
+    if ((status != 0)) || [[ ! -s $json ]] || [[ $line == "0 device(s)"* ]]; then
+      verdict=FAIL
+      failed=1
+    fi
+    printf '%-9s %-5s %-7s %s  %s\n' "$rt" "W=$w" "${secs}s" "$verdict" "$line"
+    if [[ $verdict == FAIL ]]; then
+      sed 's/^/    /' "$log" | tail -n 20
+    fi
+  done
+done
+if ((failed)); then
+  echo "conformance: FAIL (logs and JSON in $out/)"
+  exit 1
+fi
+echo "conformance: PASS"

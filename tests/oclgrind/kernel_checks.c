@@ -1,0 +1,382 @@
+/*
+ * kernel_checks.c - run every clpe kernel (table, add, add_out, gather,
+ * pad_positions) on small, awkward shapes and compare every output bit with
+ * the host emulation (or, for pad_positions and the bad-id report, with
+ * values worked out here).
+ *
+ * Meant to run under `oclgrind --check-api --data-races` (tests/oclgrind/
+ * run.sh): every buffer is exactly as large as the call needs, so a read or
+ * write one element outside it is a report from Oclgrind's memory checker,
+ * and a work-item writing another's element is one from its race checker.
+ * Shapes covered: d/2 smaller than, a multiple of, and not a multiple of 8
+ * (the float8 path, its scalar tail and the one-pair path), odd d with the
+ * zero column, a padding row, rows with padding between them, positions
+ * that wrap past INT64_MAX, every position source, bad token ids. The
+ * caller picks the launch shape and the launch splitting through the
+ * environment (CLPE_PAIRS_PER_ITEM, CLPE_MAX_LAUNCH_ROWS,
+ * CLPE_MAX_LAUNCH_BATCH).
+ *
+ * Prints one line and exits 0 when every output matches; else one line per
+ * difference on stderr and exits 1.
+ */
+#include <clpe.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { BATCH = 2, SEQ = 5, VOCAB = 7, PAD_EXTRA = 3 };
+
+typedef struct ctx {
+    cl_context context;
+    cl_device_id device;
+    cl_command_queue queue;
+    int failures;
+    int runs;
+} ctx;
+
+static size_t dtype_size(clpe_dtype t)
+{
+    return t == CLPE_DTYPE_F64 ? 8 : t == CLPE_DTYPE_F32 ? 4 : 2;
+}
+
+static const char *dtype_name(clpe_dtype t)
+{
+    static const char *names[] = {"f32", "f16", "bf16", "f64"};
+    return names[t];
+}
+
+static uint64_t next_random(uint64_t *s) /* splitmix64 */
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15u);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+    return z ^ (z >> 31);
+}
+
+/* n finite values of type t with magnitudes in [0.5, 1), as raw bits. */
+static void fill_values(void *dst, clpe_dtype t, size_t n, uint64_t *seed)
+{
+    for (size_t k = 0; k < n; ++k) {
+        uint64_t r = next_random(seed);
+        switch (t) {
+        case CLPE_DTYPE_F32: ((uint32_t *)dst)[k] = (uint32_t)((r & 0x807FFFFFu) | 0x3F000000u); break;
+        case CLPE_DTYPE_F16: ((uint16_t *)dst)[k] = (uint16_t)((r & 0x83FFu) | 0x3800u); break;
+        case CLPE_DTYPE_BF16: ((uint16_t *)dst)[k] = (uint16_t)((r & 0x807Fu) | 0x3F00u); break;
+        case CLPE_DTYPE_F64:
+            ((uint64_t *)dst)[k] = (r & 0x800FFFFFFFFFFFFFu) | 0x3FE0000000000000u;
+            break;
+        }
+    }
+}
+
+static void fail(ctx *c, const char *what, const char *why)
+{
+    fprintf(stderr, "kernel_checks: %s: %s\n", what, why);
+    c->failures++;
+}
+
+static cl_mem buffer_from(ctx *c, const void *host, size_t bytes)
+{
+    cl_int err;
+    cl_mem m = clCreateBuffer(c->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes,
+                              (void *)host, &err);
+    if (err != CL_SUCCESS) {
+        fprintf(stderr, "kernel_checks: clCreateBuffer(%zu bytes) failed: %d\n", bytes, err);
+        exit(2);
+    }
+    return m;
+}
+
+/* Wait for the queue, read `bytes` of m into host and compare with want. */
+static void expect_buffer(ctx *c, const char *what, cl_mem m, const void *want, size_t bytes,
+                          size_t esize)
+{
+    unsigned char *got = malloc(bytes);
+    if (!got)
+        exit(2);
+    cl_int err = clEnqueueReadBuffer(c->queue, m, CL_TRUE, 0, bytes, got, 0, NULL, NULL);
+    c->runs++;
+    if (err != CL_SUCCESS) {
+        char why[64];
+        snprintf(why, sizeof why, "read back failed (%d)", err);
+        fail(c, what, why);
+    } else if (memcmp(got, want, bytes) != 0) {
+        size_t k = 0;
+        while (memcmp(got + k * esize, (const unsigned char *)want + k * esize, esize) == 0)
+            ++k;
+        char why[96];
+        snprintf(why, sizeof why, "element %zu differs from the host emulation", k);
+        fail(c, what, why);
+    }
+    free(got);
+}
+
+static void expect_status(ctx *c, const char *what, clpe_status st)
+{
+    if (st != CLPE_SUCCESS)
+        fail(c, what, clpe_status_string(st));
+}
+
+static void check_table(ctx *c, clpe_encoder *enc, const clpe_config *cfg, const char *tag)
+{
+    const size_t esize = dtype_size(cfg->dtype), pitch = cfg->d + PAD_EXTRA;
+    const size_t bytes = SEQ * pitch * esize;
+    const int64_t start = INT64_MAX - 2; /* the last rows of the position range */
+    unsigned char *want = malloc(bytes);
+    if (!want)
+        exit(2);
+    memset(want, 0xA5, bytes); /* padding between rows must stay as it was */
+    char what[96];
+    snprintf(what, sizeof what, "%s table", tag);
+    expect_status(c, what, clpe_host_table(enc, start, 3, want, pitch));
+    expect_status(c, what, clpe_host_table(enc, -2, SEQ - 3, want + 3 * pitch * esize, pitch));
+    unsigned char *init = malloc(bytes);
+    if (!init)
+        exit(2);
+    memset(init, 0xA5, bytes);
+    cl_mem out = buffer_from(c, init, bytes);
+    clpe_tensor t = {.buffer = out, .row_pitch = pitch};
+    expect_status(c, what, clpe_enqueue_table(enc, c->queue, start, 3, &t, 0, NULL, NULL));
+    clpe_tensor rest = {.buffer = out, .offset = 3 * pitch * esize, .row_pitch = pitch};
+    expect_status(c, what, clpe_enqueue_table(enc, c->queue, -2, SEQ - 3, &rest, 0, NULL, NULL));
+    expect_buffer(c, what, out, want, bytes, esize);
+    clReleaseMemObject(out);
+    free(init);
+    free(want);
+}
+
+/* Positions for each source: START ending at INT64_MAX (the furthest the
+ * API allows), PER_SEQUENCE wrapping past INT64_MAX to INT64_MIN within a
+ * sequence, IDS with extremes. */
+#define START_POSITION (INT64_MAX - (SEQ - 1))
+static const int64_t per_sequence[BATCH] = {INT64_MAX - 1, -7};
+static const int64_t ids_positions[BATCH * SEQ] = {
+    0, 1, INT64_MAX, INT64_MIN, -1, 1 << 20, (int64_t)1 << 40, 3, 3, -((int64_t)1 << 62)};
+
+static void positions_for(ctx *c, clpe_position_source src, clpe_positions *pos, cl_mem *buf)
+{
+    *buf = NULL;
+    memset(pos, 0, sizeof *pos);
+    pos->source = src;
+    if (src == CLPE_POSITIONS_START)
+        pos->start = START_POSITION;
+    else if (src == CLPE_POSITIONS_PER_SEQUENCE)
+        *buf = buffer_from(c, per_sequence, sizeof per_sequence);
+    else
+        *buf = buffer_from(c, ids_positions, sizeof ids_positions);
+    pos->buffer = *buf;
+}
+
+static const int64_t *host_positions(clpe_position_source src)
+{
+    return src == CLPE_POSITIONS_PER_SEQUENCE ? per_sequence
+           : src == CLPE_POSITIONS_IDS        ? ids_positions
+                                              : NULL;
+}
+
+static void check_add(ctx *c, clpe_encoder *enc, const clpe_config *cfg, const char *tag,
+                      clpe_position_source src, int out_of_place, uint64_t *seed)
+{
+    const size_t esize = dtype_size(cfg->dtype), pitch = cfg->d + PAD_EXTRA;
+    const size_t n = BATCH * SEQ * pitch, bytes = n * esize;
+    unsigned char *x = malloc(bytes), *want = malloc(bytes);
+    if (!x || !want)
+        exit(2);
+    fill_values(x, cfg->dtype, n, seed);
+    memcpy(want, x, bytes);
+    char what[96];
+    snprintf(what, sizeof what, "%s %s source %d", tag, out_of_place ? "add_out" : "add", (int)src);
+    expect_status(c, what,
+                  clpe_host_add(enc, BATCH, SEQ, want, pitch, SEQ * pitch, src,
+                                START_POSITION, host_positions(src)));
+    clpe_positions pos;
+    cl_mem pbuf;
+    positions_for(c, src, &pos, &pbuf);
+    cl_mem xbuf = buffer_from(c, x, bytes);
+    clpe_tensor xt = {.buffer = xbuf, .row_pitch = pitch};
+    if (out_of_place) {
+        /* out starts as x, so its padding must come through untouched */
+        cl_mem obuf = buffer_from(c, x, bytes);
+        clpe_tensor ot = {.buffer = obuf, .row_pitch = pitch};
+        expect_status(c, what,
+                      clpe_enqueue_add_out(enc, c->queue, BATCH, SEQ, &xt, &ot, &pos, 0, NULL, NULL));
+        expect_buffer(c, what, obuf, want, bytes, esize);
+        expect_buffer(c, what, xbuf, x, bytes, esize); /* x is only read */
+        clReleaseMemObject(obuf);
+    } else {
+        expect_status(c, what, clpe_enqueue_add(enc, c->queue, BATCH, SEQ, &xt, &pos, 0, NULL, NULL));
+        expect_buffer(c, what, xbuf, want, bytes, esize);
+    }
+    clReleaseMemObject(xbuf);
+    if (pbuf)
+        clReleaseMemObject(pbuf);
+    free(x);
+    free(want);
+}
+
+static void check_gather(ctx *c, clpe_encoder *enc, const clpe_config *cfg, const char *tag,
+                         clpe_position_source src, uint64_t *seed)
+{
+    const size_t esize = dtype_size(cfg->dtype), d = cfg->d;
+    const size_t emb_bytes = VOCAB * d * esize, out_bytes = BATCH * SEQ * d * esize;
+    /* in range, and out of range on both sides; the first bad one at flat 1 */
+    static const int32_t ids[BATCH * SEQ] = {3, -1, 0, 6, 7, 2, 1000, 5, 4, INT32_MIN};
+    const uint32_t want_bad[2] = {4, 1};
+    unsigned char *emb = malloc(emb_bytes), *want = malloc(out_bytes);
+    if (!emb || !want)
+        exit(2);
+    fill_values(emb, cfg->dtype, VOCAB * d, seed);
+    memset(want, 0, out_bytes);
+    char what[96];
+    snprintf(what, sizeof what, "%s gather source %d", tag, (int)src);
+    size_t bad = 0;
+    expect_status(c, what,
+                  clpe_host_gather(enc, BATCH, SEQ, ids, emb, VOCAB, d, want, d, src,
+                                   START_POSITION, host_positions(src), &bad));
+    if (bad != want_bad[0])
+        fail(c, what, "the host emulation counts the bad ids wrong");
+    clpe_positions pos;
+    cl_mem pbuf;
+    positions_for(c, src, &pos, &pbuf);
+    cl_mem ebuf = buffer_from(c, emb, emb_bytes);
+    cl_mem ibuf = buffer_from(c, ids, sizeof ids);
+    unsigned char *poison = malloc(out_bytes);
+    if (!poison)
+        exit(2);
+    memset(poison, 0xA5, out_bytes);
+    cl_mem obuf = buffer_from(c, poison, out_bytes);
+    const uint32_t stale[2] = {77, 0};
+    cl_mem bbuf = buffer_from(c, stale, sizeof stale);
+    clpe_token_ids it = {.buffer = ibuf};
+    clpe_tensor et = {.buffer = ebuf}, ot = {.buffer = obuf};
+    expect_status(c, what,
+                  clpe_enqueue_gather(enc, c->queue, BATCH, SEQ, &it, &et, cfg->dtype, VOCAB, &ot,
+                                      &pos, bbuf, 0, NULL, NULL));
+    expect_buffer(c, what, obuf, want, out_bytes, esize);
+    expect_buffer(c, what, bbuf, want_bad, sizeof want_bad, sizeof want_bad[0]);
+    clReleaseMemObject(bbuf);
+    clReleaseMemObject(obuf);
+    clReleaseMemObject(ibuf);
+    clReleaseMemObject(ebuf);
+    if (pbuf)
+        clReleaseMemObject(pbuf);
+    free(poison);
+    free(emb);
+    free(want);
+}
+
+static void check_pad_positions(ctx *c, clpe_encoder *enc)
+{
+    /* fairseq: padding_idx 1, so pad id 1, first position 2, pad position 1 */
+    static const int32_t ids[BATCH * SEQ] = {1, 1, 5, 9, 1, 4, 1, 1, 1, 8};
+    static const int64_t want[BATCH * SEQ] = {1, 1, 2, 3, 1, 2, 1, 1, 1, 3};
+    cl_mem ibuf = buffer_from(c, ids, sizeof ids);
+    int64_t poison[BATCH * SEQ];
+    memset(poison, 0xA5, sizeof poison);
+    cl_mem pbuf = buffer_from(c, poison, sizeof poison);
+    clpe_token_ids it = {.buffer = ibuf};
+    expect_status(c, "pad_positions",
+                  clpe_enqueue_pad_positions(enc, c->queue, BATCH, SEQ, &it, 1, 2, 1, pbuf, 0, 0,
+                                             NULL, NULL));
+    expect_buffer(c, "pad_positions", pbuf, want, sizeof want, sizeof want[0]);
+    clReleaseMemObject(pbuf);
+    clReleaseMemObject(ibuf);
+}
+
+int main(void)
+{
+    ctx c;
+    memset(&c, 0, sizeof c);
+    cl_platform_id platform;
+    clpe_status st = clpe_select_device(NULL, &platform, &c.device);
+    if (st != CLPE_SUCCESS) {
+        fprintf(stderr, "kernel_checks: no OpenCL device: %s\n", clpe_status_string(st));
+        return 2;
+    }
+    cl_int err;
+    c.context = clCreateContext(NULL, 1, &c.device, NULL, NULL, &err);
+    if (err == CL_SUCCESS)
+        c.queue = clCreateCommandQueue(c.context, c.device, 0, &err);
+    if (err != CL_SUCCESS) {
+        fprintf(stderr, "kernel_checks: cannot open the device (%d)\n", err);
+        return 2;
+    }
+
+    /* d/2 = 5 (under one float8 group), 21 odd with the zero column and a
+     * padding row (d/2 = 10: one group and a tail), d/2 = 16 (two groups). */
+    struct shape {
+        uint32_t d;
+        clpe_freq freq;
+        clpe_layout layout;
+        uint32_t flags;
+    } shapes[] = {
+        {10, CLPE_FREQ_PAPER, CLPE_LAYOUT_INTERLEAVED, 0},
+        {21, CLPE_FREQ_TENSOR2TENSOR, CLPE_LAYOUT_SPLIT,
+         CLPE_FLAG_ODD_D_ZERO_COLUMN | CLPE_FLAG_PADDING_ROW},
+        {32, CLPE_FREQ_PAPER, CLPE_LAYOUT_SPLIT, 0},
+    };
+    uint64_t seed = 0x0C16A1D0u;
+    clpe_encoder *first = NULL;
+    for (int t = CLPE_DTYPE_F32; t <= CLPE_DTYPE_F64; ++t) {
+        if (!clpe_device_supports_dtype(c.device, (clpe_dtype)t)) {
+            printf("kernel_checks: %s skipped (the device lacks it)\n", dtype_name((clpe_dtype)t));
+            continue;
+        }
+        for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; ++k) {
+            clpe_config cfg = clpe_config_default(shapes[k].d);
+            cfg.freq = shapes[k].freq;
+            cfg.layout = shapes[k].layout;
+            cfg.flags = shapes[k].flags;
+            cfg.dtype = (clpe_dtype)t;
+            cfg.scale = 1.5;
+            cfg.padding_position = -1; /* a row of the START source below */
+            /* one program build (slow under a simulator); the rest share it */
+            clpe_encoder *enc = first ? clpe_encoder_create_like(first, &cfg, &st)
+                                      : clpe_encoder_create(c.context, c.device, &cfg, NULL, &st);
+            char tag[48];
+            snprintf(tag, sizeof tag, "%s d=%u", dtype_name(cfg.dtype), cfg.d);
+            if (!enc) {
+                fail(&c, tag, clpe_status_string(st));
+                continue;
+            }
+            check_table(&c, enc, &cfg, tag);
+            for (int src = CLPE_POSITIONS_START; src <= CLPE_POSITIONS_IDS; ++src) {
+                check_add(&c, enc, &cfg, tag, (clpe_position_source)src, 0, &seed);
+                check_add(&c, enc, &cfg, tag, (clpe_position_source)src, 1, &seed);
+                check_gather(&c, enc, &cfg, tag, (clpe_position_source)src, &seed);
+            }
+            if (!first)
+                first = enc;
+            else
+                clpe_encoder_release(enc);
+        }
+    }
+    clpe_launch_info info = {0};
+    if (first) {
+        /* the shape asked for through the environment must be the one in
+         * effect, or this run checks another shape than its name says */
+        expect_status(&c, "launch info", clpe_encoder_get_launch_info(first, &info));
+        const char *pairs = getenv("CLPE_PAIRS_PER_ITEM");
+        if (pairs && strtoul(pairs, NULL, 10) != info.pairs_per_item)
+            fail(&c, "launch shape", "CLPE_PAIRS_PER_ITEM was not applied");
+        const char *rows = getenv("CLPE_MAX_LAUNCH_ROWS");
+        if (rows && strtoul(rows, NULL, 10) != info.max_launch_rows)
+            fail(&c, "launch shape", "CLPE_MAX_LAUNCH_ROWS was not applied");
+        check_pad_positions(&c, first);
+        clpe_encoder_release(first);
+    }
+    clReleaseCommandQueue(c.queue);
+    clReleaseContext(c.context);
+    if (c.failures) {
+        fprintf(stderr, "kernel_checks: %d of %d results differ\n", c.failures, c.runs);
+        return 1;
+    }
+    char name[128] = "";
+    clGetDeviceInfo(c.device, CL_DEVICE_NAME, sizeof name - 1, name, NULL);
+    printf("kernel_checks: %d results on '%s' (%u pairs per work-item, up to %zu rows and %zu "
+           "sequences per launch), every bit as the host emulation\n",
+           c.runs, name, info.pairs_per_item, info.max_launch_rows, info.max_launch_batch);
+    return 0;
+}
