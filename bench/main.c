@@ -23,6 +23,7 @@
 #include "report.h"
 #include "results.h"
 #include "timing.h"
+#include "verify.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +152,16 @@ static int run_dtype(run_state *s, const dtype_info *dt, clpe_encoder *base)
     snprintf(what, sizeof what, "the %s baselines", dt->name);
     cl_program baselines = env_build(&s->env, bench_baselines_source, dt->define, what);
     int rc = baselines ? 0 : -1;
+    if (rc == 0 && !skip_baseline[0]) {
+        int v = verify_baselines(&s->env, dt, enc, baselines, opt->batch,
+                                 options_small_seq(opt), opt->d, text, sizeof text);
+        if (v < 0)
+            rc = -1;
+        else if (v > 0) {
+            s->res.failed = 1;
+            note(s, text);
+        }
+    }
 
     for (int z = 0; z < 2 && rc == 0; z++) {
         size_t seq = z == 0 ? opt->seq : options_small_seq(opt);

@@ -45,6 +45,7 @@ typedef struct op_def {
     const char *limit;       /* family it is held against, or NULL */
     const char *baseline;    /* family of the user's alternative it is compared with, or NULL */
     int needs_table;         /* reads the precomputed table (env->table) */
+    int writes_out;          /* writes env->y (else env->x, in place) */
     /* Set the kernel arguments that stay fixed over a run; NULL for clpe calls. */
     cl_int (*set_args)(const struct op_ctx *o);
     /* Enqueue one iteration; with event non-NULL, return its event. */
