@@ -89,7 +89,12 @@ static void write_params(FILE *f, const options *o)
             fprintf(f, "%s\"%s\"", first ? "" : ", ", BENCH_DTYPES[i].name);
             first = 0;
         }
-    fprintf(f, "]},\n");
+    fprintf(f, "], \"ops\": ");
+    if (o->ops)
+        json_string(f, o->ops);
+    else
+        fputs("null", f);
+    fprintf(f, ", \"small\": %s},\n", o->no_small ? "false" : "true");
 }
 
 /* "key": {"op": ..., "dtype": ...}, "ratio_key": ratio */

@@ -163,12 +163,13 @@ static int run_dtype(run_state *s, const dtype_info *dt, clpe_encoder *base)
         }
     }
 
-    for (int z = 0; z < 2 && rc == 0; z++) {
+    for (int z = 0; z < (opt->no_small ? 1 : 2) && rc == 0; z++) {
         size_t seq = z == 0 ? opt->seq : options_small_seq(opt);
         for (size_t k = 0; k < BENCH_N_OPS && rc == 0; k++) {
             const op_def *def = &BENCH_OPS[k];
             const char *label = op_dtype_label(def, dt);
-            if (!op_fits(def, opt->d) || measured_already(s, def, label, SIZES[z]))
+            if (!options_wants_op(opt, def->family, def->label) || !op_fits(def, opt->d) ||
+                measured_already(s, def, label, SIZES[z]))
                 continue;
             const char *skip = NULL;
             if (def->role == OP_ROLE_CLPE && skip_clpe[0])
@@ -199,12 +200,19 @@ static int measure_costs(run_state *s, clpe_encoder *enc)
 {
     static const char *const labels[] = {"opencl-launch", "table", "add", "add-out", "gather"};
     size_t seq = s->opt->seq < 4 ? s->opt->seq : 4;
+    int any = 0;
+    for (size_t k = 1; k < sizeof labels / sizeof labels[0]; k++)
+        any |= options_wants_op(s->opt, labels[k], labels[k]);
+    if (!any)
+        return 0;
     report_costs_header(seq, s->opt->d, s->opt->calls);
     for (size_t k = 0; k < sizeof labels / sizeof labels[0]; k++) {
         const op_def *def = &BENCH_RAW_LAUNCH;
         for (size_t i = 0; i < BENCH_N_OPS; i++)
             if (strcmp(BENCH_OPS[i].label, labels[k]) == 0)
                 def = &BENCH_OPS[i];
+        if (k > 0 && !options_wants_op(s->opt, def->family, def->label))
+            continue;
         op_ctx o = {.def = def, .env = &s->env, .dt = &BENCH_DTYPES[0], .enc = enc,
                     .batch = 1, .seq = seq, .d = s->opt->d};
         if (op_prepare(&o, NULL) != CL_SUCCESS)

@@ -178,8 +178,7 @@ const op_def BENCH_OPS[] = {
      .set_args = args_fill, .enqueue = enqueue_flat},
     {.label = "gather-stream", .family = "gather-stream", .role = OP_ROLE_LIMIT, .width = 1,
      .program = OP_PROGRAM_STREAMS, .kernel = "gather", .elem_bytes = 2, .row_bytes = 4,
-     .set_args = args_gather_stream, .writes_out = 1,
-     .enqueue = enqueue_rows},
+     .writes_out = 1, .set_args = args_gather_stream, .enqueue = enqueue_rows},
     {.label = "stream-x4", .family = "stream", .role = OP_ROLE_LIMIT, .width = 4,
      .program = OP_PROGRAM_STREAMS, .kernel = "stream4", .elem_bytes = 2,
      .set_args = args_stream, .enqueue = enqueue_flat},
@@ -188,8 +187,7 @@ const op_def BENCH_OPS[] = {
      .set_args = args_fill, .enqueue = enqueue_flat},
     {.label = "gather-stream-x4", .family = "gather-stream", .role = OP_ROLE_LIMIT, .width = 4,
      .program = OP_PROGRAM_STREAMS, .kernel = "gather4", .elem_bytes = 2, .row_bytes = 4,
-     .set_args = args_gather_stream, .writes_out = 1,
-     .enqueue = enqueue_rows},
+     .writes_out = 1, .set_args = args_gather_stream, .enqueue = enqueue_rows},
 
     /* Baselines: baselines.cl over the table clpe computed once (seq rows). x,
      * the table row, x again: 3 element sizes per element. */
@@ -204,13 +202,11 @@ const op_def BENCH_OPS[] = {
     {.label = "gather-table-add", .family = "gather-table-add", .role = OP_ROLE_BASELINE,
      .width = 1, .program = OP_PROGRAM_BASELINES, .kernel = "gather_table_add",
      .elem_bytes = 3, .row_bytes = 4, .limit = "gather-stream", .needs_table = 1,
-     .set_args = args_gather_table_add, .writes_out = 1,
-     .enqueue = enqueue_rows_by_sequence},
+     .writes_out = 1, .set_args = args_gather_table_add, .enqueue = enqueue_rows_by_sequence},
     {.label = "gather-table-add-x4", .family = "gather-table-add", .role = OP_ROLE_BASELINE,
      .width = 4, .program = OP_PROGRAM_BASELINES, .kernel = "gather_table_add4",
      .elem_bytes = 3, .row_bytes = 4, .limit = "gather-stream", .needs_table = 1,
-     .set_args = args_gather_table_add, .writes_out = 1,
-     .enqueue = enqueue_rows_by_sequence},
+     .writes_out = 1, .set_args = args_gather_table_add, .enqueue = enqueue_rows_by_sequence},
 
     /* clpe. */
     {.label = "table", .family = "table", .role = OP_ROLE_CLPE, .width = 1, .elem_bytes = 1,
@@ -218,12 +214,10 @@ const op_def BENCH_OPS[] = {
     {.label = "add", .family = "add", .role = OP_ROLE_CLPE, .width = 1, .elem_bytes = 2,
      .limit = "stream", .baseline = "table-add", .enqueue = enqueue_add},
     {.label = "add-out", .family = "add-out", .role = OP_ROLE_CLPE, .width = 1, .elem_bytes = 2,
-     .limit = "stream", .writes_out = 1,
-     .enqueue = enqueue_add_out},
+     .limit = "stream", .writes_out = 1, .enqueue = enqueue_add_out},
     {.label = "gather", .family = "gather", .role = OP_ROLE_CLPE, .width = 1, .elem_bytes = 2,
      .row_bytes = 4, .limit = "gather-stream", .baseline = "gather-table-add",
-     .writes_out = 1,
-     .enqueue = enqueue_gather},
+     .writes_out = 1, .enqueue = enqueue_gather},
 };
 const size_t BENCH_N_OPS = sizeof BENCH_OPS / sizeof BENCH_OPS[0];
 

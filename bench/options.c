@@ -2,6 +2,7 @@
  * options.c - the command line of clpe-bench (see options.h).
  */
 #include "options.h"
+#include "ops.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -37,6 +38,11 @@ static void usage(FILE *f)
             "  --d N            model width (default 1024; --quick 128)\n"
             "  --vocab N        embedding rows for gather (default 8192; --quick 512)\n"
             "  --dtype LIST     comma-separated f32,f16,bf16,f64 or 'all' (default all)\n"
+            "  --ops LIST       comma-separated operations to run, by family (stream, fill,\n"
+            "                   gather-stream, table-add, gather-table-add, table, add,\n"
+            "                   add-out, gather: both variants) or label (stream-x4);\n"
+            "                   default all. Ratios need both sides in the list.\n"
+            "  --no-small       skip the 1/64 lines (halves the run time)\n"
             "  --target-ms T    wall time of one timed repeat (default 100; --quick 5)\n"
             "  --repeats N      timed repeats; the median is reported (default 5; --quick 3)\n"
             "  --calls N        enqueue calls per repeat for the host cost (default 2000;\n"
@@ -47,6 +53,39 @@ static void usage(FILE *f)
             "\n"
             "Exit status: 0 when every operation ran or was skipped as unsupported, 1 when\n"
             "one failed, 2 on bad usage.\n");
+}
+
+/* Whether name is one of the comma-separated items of list. */
+static int listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = strstr(list, name); p; p = strstr(p + 1, name))
+        if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
+            return 1;
+    return 0;
+}
+
+int options_wants_op(const options *o, const char *family, const char *label)
+{
+    return !o->ops || listed(o->ops, family) || listed(o->ops, label);
+}
+
+/* Every item of an --ops list names a family or a label of the table. */
+static int valid_ops(const char *list)
+{
+    char buf[256];
+    if (!*list || strlen(list) >= sizeof buf)
+        return 0;
+    strcpy(buf, list);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        size_t i = 0;
+        while (i < BENCH_N_OPS && strcmp(tok, BENCH_OPS[i].family) != 0 &&
+               strcmp(tok, BENCH_OPS[i].label) != 0)
+            i++;
+        if (i == BENCH_N_OPS)
+            return 0;
+    }
+    return 1;
 }
 
 static int parse_size(const char *s, size_t *out)
@@ -99,6 +138,9 @@ int options_parse(int argc, char **argv, options *o)
         } else if (strcmp(a, "--quick") == 0) {
             o->quick = 1;
             continue;
+        } else if (strcmp(a, "--no-small") == 0) {
+            o->no_small = 1;
+            continue;
         } else if (!v) {
             fprintf(stderr, "clpe-bench: %s needs a value (or is unknown); see --help\n", a);
             return 2;
@@ -106,6 +148,13 @@ int options_parse(int argc, char **argv, options *o)
             o->device = v;
         } else if (strcmp(a, "--json") == 0) {
             o->json = v;
+        } else if (strcmp(a, "--ops") == 0) {
+            if (!valid_ops(v)) {
+                fprintf(stderr, "clpe-bench: --ops takes operation names (see --help), not '%s'\n",
+                        v);
+                return 2;
+            }
+            o->ops = v;
         } else if (strcmp(a, "--dtype") == 0) {
             if (!parse_dtypes(v, &o->dtype_mask)) {
                 fprintf(stderr, "clpe-bench: --dtype takes f32,f16,bf16,f64 or all, not '%s'\n", v);

@@ -30,10 +30,15 @@ typedef struct options {
     int repeats;
     size_t calls;         /* enqueue calls per repeat for the host cost */
     const char *json;
+    const char *ops;      /* comma-separated families or labels to run; NULL: all */
+    int no_small;         /* skip the 1/64 lines */
 } options;
 
 /* Rows of the 1/64 size: fixed costs per launch show there. */
 size_t options_small_seq(const options *o);
+
+/* Whether a line of this family and label is asked for (--ops). */
+int options_wants_op(const options *o, const char *family, const char *label);
 
 /* Parse argv into *o. Returns 0 to run, 1 to exit 0 (--help printed), 2 on
  * bad usage (one line printed on stderr). */
