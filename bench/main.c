@@ -54,9 +54,19 @@ static void note(run_state *s, const char *text)
     report_note(stored);
 }
 
-/* Time one prepared operation (or record it as skipped) and report its line. */
-static void measure(run_state *s, op_ctx *o, const char *size, const char *skip_note)
+/* One operation of a group: bound, calibrated, then timed repeat by repeat. */
+typedef struct pending {
+    op_ctx o;
+    const char *skip;        /* not run: why */
+    cl_int status;
+    size_t iters;
+    double *device_s, *wall_s; /* per repeat */
+} pending;
+
+/* Append the line of one timed (or skipped) operation and report it. */
+static void record(run_state *s, const pending *p, const char *size)
 {
+    const op_ctx *o = &p->o;
     row *r = results_add(&s->res);
     if (!r)
         out_of_memory();
@@ -69,25 +79,42 @@ static void measure(run_state *s, op_ctx *o, const char *size, const char *skip_
     r->d = o->d;
     r->elements = (double)(o->batch * o->seq) * (double)o->d;
     r->bytes = op_bytes(o->def, o->batch * o->seq, o->d, o->dt->size);
-    if (skip_note) {
+    if (p->skip) {
         r->state = ROW_SKIPPED;
-        snprintf(r->note, sizeof r->note, "%s", skip_note);
+        snprintf(r->note, sizeof r->note, "%s", p->skip);
+    } else if (p->status == CLPE_ERROR_UNSUPPORTED_DTYPE) {
+        r->state = ROW_SKIPPED;
+        snprintf(r->note, sizeof r->note, "%s", clpe_status_string(p->status));
+    } else if (p->status != CL_SUCCESS) {
+        r->state = ROW_FAILED;
+        s->res.failed = 1;
+        snprintf(r->note, sizeof r->note, "%s (%d)", clpe_status_string(p->status),
+                 (int)p->status);
     } else {
-        bench_time(s->env.queue, op_enqueue, o, &s->plan, &r->r);
-        if (r->r.status == CLPE_ERROR_UNSUPPORTED_DTYPE) {
-            r->state = ROW_SKIPPED;
-            snprintf(r->note, sizeof r->note, "%s", clpe_status_string(r->r.status));
-        } else if (r->r.status != CL_SUCCESS) {
-            r->state = ROW_FAILED;
-            s->res.failed = 1;
-            snprintf(r->note, sizeof r->note, "%s (%d)", clpe_status_string(r->r.status),
-                     (int)r->r.status);
-        } else if (!r->r.event_timed) {
+        bench_summarize(p->device_s, p->wall_s, s->plan.repeats, p->iters, &r->r);
+        if (!r->r.event_timed)
             snprintf(r->note, sizeof r->note, "wall clock: no event profiling");
-        }
     }
     results_link(&s->res, idx);
     report_row(&s->res, &s->res.rows[idx]);
+}
+
+/* Time a group of operations that are compared with each other: each is
+ * calibrated, then they take turns, one repeat each, so that a change in
+ * the load of a shared machine falls on all of them alike. */
+static void time_group(run_state *s, pending *p, size_t n, const char *size)
+{
+    cl_command_queue q = s->env.queue;
+    for (size_t i = 0; i < n; i++)
+        if (!p[i].skip)
+            p[i].status = bench_calibrate(q, op_enqueue, &p[i].o, &s->plan, &p[i].iters);
+    for (int r = 0; r < s->plan.repeats; r++)
+        for (size_t i = 0; i < n; i++)
+            if (!p[i].skip && p[i].status == CL_SUCCESS)
+                p[i].status = bench_repeat(q, op_enqueue, &p[i].o, p[i].iters,
+                                           &p[i].device_s[r], &p[i].wall_s[r]);
+    for (size_t i = 0; i < n; i++)
+        record(s, &p[i], size);
 }
 
 /* Limits depend on the element width only: f16 and bf16 share theirs. */
@@ -163,29 +190,39 @@ static int run_dtype(run_state *s, const dtype_info *dt, clpe_encoder *base)
         }
     }
 
+    pending *group = malloc(BENCH_N_OPS * sizeof *group);
+    double *times = malloc(2 * BENCH_N_OPS * (size_t)s->plan.repeats * sizeof *times);
+    if (!group || !times)
+        out_of_memory();
     for (int z = 0; z < (opt->no_small ? 1 : 2) && rc == 0; z++) {
         size_t seq = z == 0 ? opt->seq : options_small_seq(opt);
+        size_t n = 0;
         for (size_t k = 0; k < BENCH_N_OPS && rc == 0; k++) {
             const op_def *def = &BENCH_OPS[k];
             const char *label = op_dtype_label(def, dt);
             if (!options_wants_op(opt, def->family, def->label) || !op_fits(def, opt->d) ||
                 measured_already(s, def, label, SIZES[z]))
                 continue;
-            const char *skip = NULL;
+            pending *p = &group[n];
+            *p = (pending){.o = {.def = def, .env = &s->env, .dt = dt, .enc = enc,
+                                 .batch = opt->batch, .seq = seq, .d = opt->d},
+                           .device_s = times + 2 * n * (size_t)s->plan.repeats};
+            p->wall_s = p->device_s + s->plan.repeats;
             if (def->role == OP_ROLE_CLPE && skip_clpe[0])
-                skip = skip_clpe;
+                p->skip = skip_clpe;
             else if (def->needs_table && skip_baseline[0])
-                skip = skip_baseline;
-            op_ctx o = {.def = def, .env = &s->env, .dt = dt, .enc = enc,
-                        .batch = opt->batch, .seq = seq, .d = opt->d};
-            if (!skip && op_prepare(&o, baselines) != CL_SUCCESS) {
+                p->skip = skip_baseline;
+            if (!p->skip && op_prepare(&p->o, baselines) != CL_SUCCESS)
                 rc = -1;
-                break;
-            }
-            measure(s, &o, SIZES[z], skip);
-            op_release(&o);
+            n++;
         }
+        if (rc == 0)
+            time_group(s, group, n, SIZES[z]);
+        for (size_t i = 0; i < n; i++)
+            op_release(&group[i].o);
     }
+    free(times);
+    free(group);
     if (baselines)
         clReleaseProgram(baselines);
     if (enc != base)
