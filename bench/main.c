@@ -158,7 +158,7 @@ static int run_dtype(run_state *s, const dtype_info *dt, clpe_encoder *base)
     }
 
     clpe_encoder *enc = base;
-    char skip_clpe[200] = "", skip_baseline[200] = "";
+    char skip_clpe[160] = "", skip_baseline[200] = ""; /* room for "no table: " + skip_clpe */
     if (dt->dtype != CLPE_DTYPE_F32) {
         clpe_config cfg = clpe_config_default((uint32_t)opt->d);
         cfg.dtype = dt->dtype;
