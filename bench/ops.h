@@ -15,7 +15,11 @@
  * Adding an operation is one entry: its label, family, role, bytes moved,
  * what it is compared with, and the functions that set its arguments and
  * enqueue one iteration (a new operation that needs its own buffers adds
- * them to bench_env).
+ * them to bench_env). A rotary embedding, for example, would be a clpe
+ * entry {.label = "rotary", .elem_bytes = 2, .limit = "stream",
+ * .baseline = "rotary-table"} with its enqueue function, a baseline entry
+ * "rotary-table" whose kernel in baselines.cl reads a cached cos/sin table,
+ * a line in headline.c's RATIOS, and the two families in check_json.py.
  */
 #ifndef CLPE_BENCH_OPS_H
 #define CLPE_BENCH_OPS_H
