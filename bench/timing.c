@@ -75,27 +75,22 @@ static cl_int run_batch(cl_command_queue queue, bench_enqueue_fn fn, void *ctx, 
     return err;
 }
 
-void bench_time(cl_command_queue queue, bench_enqueue_fn fn, void *ctx, const bench_plan *plan,
-                bench_result *out)
+cl_int bench_calibrate(cl_command_queue queue, bench_enqueue_fn fn, void *ctx,
+                       const bench_plan *plan, size_t *iters)
 {
-    *out = (bench_result){0};
     double dev, wall;
     /* Warm-up: the first launch of a kernel may compile it (PoCL compiles per
      * work-group size) and first-touch the buffer's pages. */
     cl_int err = run_batch(queue, fn, ctx, 1, &dev, &wall);
-    if (err != CL_SUCCESS) {
-        out->status = err;
-        return;
-    }
-    /* Calibrate: grow the batch until it lasts a tenth of the target, so
-     * the per-iteration estimate is not just launch latency. */
+    if (err != CL_SUCCESS)
+        return err;
+    /* Grow the batch until it lasts a tenth of the target, so the
+     * per-iteration estimate is not just launch latency. */
     size_t n = 1;
     for (;;) {
         err = run_batch(queue, fn, ctx, n, &dev, &wall);
-        if (err != CL_SUCCESS) {
-            out->status = err;
-            return;
-        }
+        if (err != CL_SUCCESS)
+            return err;
         if (wall >= 0.1 * plan->target_s || n >= plan->max_iters)
             break;
         size_t grow = wall > 0 ? (size_t)ceil(0.12 * plan->target_s / wall) : 16;
@@ -104,46 +99,74 @@ void bench_time(cl_command_queue queue, bench_enqueue_fn fn, void *ctx, const be
             n = plan->max_iters;
     }
     double per_iter = wall / (double)n;
-    size_t iters = per_iter > 0 ? (size_t)llround(plan->target_s / per_iter) : plan->max_iters;
-    if (iters < 1)
-        iters = 1;
-    if (iters > plan->max_iters)
-        iters = plan->max_iters;
+    size_t it = per_iter > 0 ? (size_t)llround(plan->target_s / per_iter) : plan->max_iters;
+    *iters = it < 1 ? 1 : (it > plan->max_iters ? plan->max_iters : it);
+    return CL_SUCCESS;
+}
 
-    int reps = plan->repeats < 1 ? 1 : plan->repeats;
-    double *dev_s = malloc(sizeof(double) * (size_t)reps);
-    double *wall_s = malloc(sizeof(double) * (size_t)reps);
-    if (!dev_s || !wall_s) {
-        free(dev_s);
-        free(wall_s);
-        out->status = CL_OUT_OF_HOST_MEMORY;
+cl_int bench_repeat(cl_command_queue queue, bench_enqueue_fn fn, void *ctx, size_t iters,
+                    double *device_s, double *wall_s)
+{
+    double dev = -1.0, wall = 0.0;
+    cl_int err = run_batch(queue, fn, ctx, iters, &dev, &wall);
+    if (err == CL_SUCCESS) {
+        *device_s = dev > 0 ? dev / (double)iters : -1.0;
+        *wall_s = wall / (double)iters;
+    }
+    return err;
+}
+
+void bench_summarize(const double *device_s, const double *wall_s, int repeats, size_t iters,
+                     bench_result *out)
+{
+    *out = (bench_result){0};
+    double *dev = malloc(sizeof(double) * (size_t)repeats);
+    double *wall = malloc(sizeof(double) * (size_t)repeats);
+    if (repeats < 1 || !dev || !wall) {
+        free(dev);
+        free(wall);
+        out->status = repeats < 1 ? CL_INVALID_VALUE : CL_OUT_OF_HOST_MEMORY;
         return;
     }
     int events_ok = 1;
-    for (int r = 0; r < reps; r++) {
-        err = run_batch(queue, fn, ctx, iters, &dev, &wall);
-        if (err != CL_SUCCESS) {
-            free(dev_s);
-            free(wall_s);
-            out->status = err;
-            return;
-        }
-        if (dev <= 0)
+    for (int r = 0; r < repeats; r++) {
+        dev[r] = device_s[r];
+        wall[r] = wall_s[r];
+        if (dev[r] <= 0)
             events_ok = 0;
-        dev_s[r] = dev / (double)iters;
-        wall_s[r] = wall / (double)iters;
     }
-    double *use = events_ok ? dev_s : wall_s;
+    double *use = events_ok ? dev : wall;
     out->iters = iters;
-    out->repeats = reps;
+    out->repeats = repeats;
     out->event_timed = events_ok;
     out->min_s = out->max_s = use[0];
-    for (int r = 1; r < reps; r++) {
+    for (int r = 1; r < repeats; r++) {
         out->min_s = fmin(out->min_s, use[r]);
         out->max_s = fmax(out->max_s, use[r]);
     }
-    out->median_s = bench_median(use, reps);
-    out->wall_median_s = bench_median(wall_s, reps);
+    out->median_s = bench_median(use, repeats);
+    out->wall_median_s = bench_median(wall, repeats);
+    free(dev);
+    free(wall);
+}
+
+void bench_time(cl_command_queue queue, bench_enqueue_fn fn, void *ctx, const bench_plan *plan,
+                bench_result *out)
+{
+    *out = (bench_result){0};
+    int reps = plan->repeats < 1 ? 1 : plan->repeats;
+    double *dev_s = malloc(sizeof(double) * (size_t)reps);
+    double *wall_s = malloc(sizeof(double) * (size_t)reps);
+    size_t iters = 0;
+    cl_int err = dev_s && wall_s ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
+    if (err == CL_SUCCESS)
+        err = bench_calibrate(queue, fn, ctx, plan, &iters);
+    for (int r = 0; r < reps && err == CL_SUCCESS; r++)
+        err = bench_repeat(queue, fn, ctx, iters, &dev_s[r], &wall_s[r]);
+    if (err == CL_SUCCESS)
+        bench_summarize(dev_s, wall_s, reps, iters, out);
+    else
+        out->status = err;
     free(dev_s);
     free(wall_s);
 }

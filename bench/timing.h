@@ -56,6 +56,22 @@ double bench_median(double *v, int n);
 void bench_time(cl_command_queue queue, bench_enqueue_fn fn, void *ctx, const bench_plan *plan,
                 bench_result *out);
 
+/* bench_time in parts, so that several operations can take turns repeat by
+ * repeat and share whatever else the machine is doing:
+ *   bench_calibrate  warm-up, then the iteration count one repeat needs
+ *   bench_repeat     one repeat of iters back-to-back iterations: seconds
+ *                    per iteration by events (*device_s < 0 when the queue
+ *                    cannot profile) and by the wall clock
+ *   bench_summarize  median, min and max over the repeats (events when every
+ *                    repeat has them, else the wall clock) into *out
+ * The first two return 0 or the first failing status. */
+cl_int bench_calibrate(cl_command_queue queue, bench_enqueue_fn fn, void *ctx,
+                       const bench_plan *plan, size_t *iters);
+cl_int bench_repeat(cl_command_queue queue, bench_enqueue_fn fn, void *ctx, size_t iters,
+                    double *device_s, double *wall_s);
+void bench_summarize(const double *device_s, const double *wall_s, int repeats, size_t iters,
+                     bench_result *out);
+
 /* Host cost of one enqueue call: `calls` calls with no events, the wall
  * clock around the calls only (the device work is finished afterwards,
  * untimed), `repeats` times. Seconds per call into *median, *min, *max.

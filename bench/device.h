@@ -1,0 +1,61 @@
+/*
+ * device.h - the device clpe-bench runs on and the buffers every operation
+ * shares: its description, the context and queues, the reference programs,
+ * and the setup and teardown of the buffers.
+ */
+#ifndef CLPE_BENCH_DEVICE_H
+#define CLPE_BENCH_DEVICE_H
+
+#include "options.h"
+#include "timing.h"
+
+typedef struct device_desc {
+    char platform[256], platform_version[256];
+    char name[256], vendor[256], version[256], driver[256], c_version[256];
+    cl_uint compute_units, clock_mhz;
+    cl_ulong global_mem, max_alloc;
+    cl_device_type type;
+    int fp16, fp64;
+} device_desc;
+
+/* Fill *d from the device's and platform's info queries ("?" where one fails). */
+void device_describe(cl_platform_id plat, cl_device_id dev, device_desc *d);
+
+/* "gpu", "cpu", "accelerator" or "other". */
+const char *device_type_name(cl_device_type t);
+
+/* What every operation runs on. All buffers are sized for the widest dtype
+ * asked for (never narrower than float32), so every dtype runs on the same
+ * memory. */
+typedef struct bench_env {
+    cl_device_id device;
+    cl_context ctx;
+    cl_command_queue queue;       /* profiling: device times */
+    cl_command_queue host_queue;  /* no profiling: host cost of enqueue calls */
+    cl_program streams;           /* streams.cl: the limits */
+    cl_mem x;                     /* [batch, seq, d]: add in place, the streams */
+    cl_mem y;                     /* [batch, seq, d]: add-out and gather outputs */
+    cl_mem emb;                   /* [vocab, d] embedding, zeros */
+    cl_mem ids;                   /* int32 [batch, seq] token ids, random in [0, vocab) */
+    cl_mem table;                 /* [seq, d]: the precomputed table of the baselines */
+    size_t vocab;
+    size_t widest;                /* bytes per element the buffers are sized for */
+} bench_env;
+
+/* Create the context, queues, the streams program and the buffers for
+ * options o on device. Returns 0, or -1 after printing one line (and the
+ * build log where a build failed); *env is then safe to pass to
+ * env_release. */
+int env_create(bench_env *env, cl_device_id device, const device_desc *dd, const options *o);
+
+/* Release everything env_create made. */
+void env_release(bench_env *env);
+
+/* Build a program from embedded source with options; prints the log on failure. */
+cl_program env_build(const bench_env *env, const char *source, const char *build_options,
+                     const char *what);
+
+/* Fill bytes of buf with zeros and wait. */
+cl_int env_zero(const bench_env *env, cl_mem buf, size_t bytes);
+
+#endif /* CLPE_BENCH_DEVICE_H */

@@ -1,0 +1,290 @@
+/*
+ * ops.c - the operation table of clpe-bench and how each one is launched
+ * (see ops.h).
+ */
+#include "ops.h"
+
+#include <string.h>
+
+/* ---- kernel arguments ------------------------------------------------------- */
+
+/* A scalar of the streams' element type (f32, u16, u64 by suffix). */
+static cl_int set_stream_scalar(cl_kernel k, cl_uint index, const char *suffix, double v)
+{
+    if (strcmp(suffix, "f32") == 0) {
+        cl_float f = (cl_float)v;
+        return clSetKernelArg(k, index, sizeof f, &f);
+    } else if (strcmp(suffix, "u16") == 0) {
+        cl_ushort u = (cl_ushort)v;
+        return clSetKernelArg(k, index, sizeof u, &u);
+    }
+    cl_ulong u = (cl_ulong)v;
+    return clSetKernelArg(k, index, sizeof u, &u);
+}
+
+/* A scalar of the baselines' arithmetic type: double for f64, else float. */
+static cl_int set_real(cl_kernel k, cl_uint index, const dtype_info *dt, double v)
+{
+    if (dt->dtype == CLPE_DTYPE_F64)
+        return clSetKernelArg(k, index, sizeof v, &v);
+    cl_float f = (cl_float)v;
+    return clSetKernelArg(k, index, sizeof f, &f);
+}
+
+static cl_int set_mems(cl_kernel k, const cl_mem *const *mems, cl_uint n)
+{
+    cl_int err = CL_SUCCESS;
+    for (cl_uint i = 0; i < n && err == CL_SUCCESS; i++)
+        err = clSetKernelArg(k, i, sizeof(cl_mem), mems[i]);
+    return err;
+}
+
+/* stream: x = x * 1 + 0. */
+static cl_int args_stream(const op_ctx *o)
+{
+    const cl_mem *mems[] = {&o->env->x};
+    cl_int err = set_mems(o->kernel, mems, 1);
+    if (err == CL_SUCCESS)
+        err = set_stream_scalar(o->kernel, 1, o->dt->stream, 1.0);
+    if (err == CL_SUCCESS)
+        err = set_stream_scalar(o->kernel, 2, o->dt->stream, 0.0);
+    return err;
+}
+
+/* fill: x = 0. */
+static cl_int args_fill(const op_ctx *o)
+{
+    const cl_mem *mems[] = {&o->env->x};
+    cl_int err = set_mems(o->kernel, mems, 1);
+    if (err == CL_SUCCESS)
+        err = set_stream_scalar(o->kernel, 1, o->dt->stream, 0.0);
+    return err;
+}
+
+/* gather-stream: out = emb[ids] * 1 + 0. */
+static cl_int args_gather_stream(const op_ctx *o)
+{
+    const cl_mem *mems[] = {&o->env->ids, &o->env->emb, &o->env->y};
+    cl_uint d_arg = (cl_uint)(o->d / o->def->width), vocab = (cl_uint)o->env->vocab;
+    cl_int err = set_mems(o->kernel, mems, 3);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(o->kernel, 3, sizeof d_arg, &d_arg);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(o->kernel, 4, sizeof vocab, &vocab);
+    if (err == CL_SUCCESS)
+        err = set_stream_scalar(o->kernel, 5, o->dt->stream, 1.0);
+    if (err == CL_SUCCESS)
+        err = set_stream_scalar(o->kernel, 6, o->dt->stream, 0.0);
+    return err;
+}
+
+/* table-add: x += table. */
+static cl_int args_table_add(const op_ctx *o)
+{
+    const cl_mem *mems[] = {&o->env->x, &o->env->table};
+    return set_mems(o->kernel, mems, 2);
+}
+
+/* gather-table-add: out = emb[ids] * scale + table, scale the encoder's (1). */
+static cl_int args_gather_table_add(const op_ctx *o)
+{
+    const cl_mem *mems[] = {&o->env->ids, &o->env->emb, &o->env->table, &o->env->y};
+    cl_uint d_arg = (cl_uint)(o->d / o->def->width), vocab = (cl_uint)o->env->vocab;
+    clpe_config cfg;
+    cl_int err = clpe_encoder_get_config(o->enc, &cfg);
+    if (err == CL_SUCCESS)
+        err = set_mems(o->kernel, mems, 4);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(o->kernel, 4, sizeof d_arg, &d_arg);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(o->kernel, 5, sizeof vocab, &vocab);
+    if (err == CL_SUCCESS)
+        err = set_real(o->kernel, 6, o->dt, cfg.scale);
+    return err;
+}
+
+/* ---- launches ----------------------------------------------------------------- */
+
+/* 1-D over every element of the batch. */
+static cl_int enqueue_flat(const op_ctx *o, cl_command_queue q, cl_event *ev)
+{
+    size_t g = o->batch * o->seq * o->d / o->def->width;
+    return clEnqueueNDRangeKernel(q, o->kernel, 1, NULL, &g, NULL, 0, NULL, ev);
+}
+
+/* 2-D: along the row, over the rows. */
+static cl_int enqueue_rows(const op_ctx *o, cl_command_queue q, cl_event *ev)
+{
+    size_t g[2] = {o->d / o->def->width, o->batch * o->seq};
+    return clEnqueueNDRangeKernel(q, o->kernel, 2, NULL, g, NULL, 0, NULL, ev);
+}
+
+/* 2-D: over the elements of one sequence, over the batch. */
+static cl_int enqueue_sequences(const op_ctx *o, cl_command_queue q, cl_event *ev)
+{
+    size_t g[2] = {o->seq * o->d / o->def->width, o->batch};
+    return clEnqueueNDRangeKernel(q, o->kernel, 2, NULL, g, NULL, 0, NULL, ev);
+}
+
+/* 3-D: along the row, over the sequence, over the batch. */
+static cl_int enqueue_rows_by_sequence(const op_ctx *o, cl_command_queue q, cl_event *ev)
+{
+    size_t g[3] = {o->d / o->def->width, o->seq, o->batch};
+    return clEnqueueNDRangeKernel(q, o->kernel, 3, NULL, g, NULL, 0, NULL, ev);
+}
+
+static cl_int enqueue_raw_launch(const op_ctx *o, cl_command_queue q, cl_event *ev)
+{
+    cl_int err = args_stream(o);
+    return err == CL_SUCCESS ? enqueue_flat(o, q, ev) : err;
+}
+
+static cl_int enqueue_table(const op_ctx *o, cl_command_queue q, cl_event *ev)
+{
+    clpe_tensor out = {.buffer = o->env->x};
+    return clpe_enqueue_table(o->enc, q, 0, o->batch * o->seq, &out, 0, NULL, ev);
+}
+
+static cl_int enqueue_add(const op_ctx *o, cl_command_queue q, cl_event *ev)
+{
+    clpe_tensor x = {.buffer = o->env->x};
+    return clpe_enqueue_add(o->enc, q, o->batch, o->seq, &x, NULL, 0, NULL, ev);
+}
+
+static cl_int enqueue_add_out(const op_ctx *o, cl_command_queue q, cl_event *ev)
+{
+    clpe_tensor x = {.buffer = o->env->x}, out = {.buffer = o->env->y};
+    return clpe_enqueue_add_out(o->enc, q, o->batch, o->seq, &x, &out, NULL, 0, NULL, ev);
+}
+
+static cl_int enqueue_gather(const op_ctx *o, cl_command_queue q, cl_event *ev)
+{
+    clpe_token_ids ids = {.buffer = o->env->ids};
+    clpe_tensor emb = {.buffer = o->env->emb}, out = {.buffer = o->env->y};
+    return clpe_enqueue_gather(o->enc, q, o->batch, o->seq, &ids, &emb, o->dt->dtype,
+                               o->env->vocab, &out, NULL, NULL, 0, NULL, ev);
+}
+
+/* ---- the table ---------------------------------------------------------------- */
+
+/* Order matters: a line's comparisons name lines measured before it. */
+const op_def BENCH_OPS[] = {
+    /* Limits: streams.cl. */
+    {.label = "stream", .family = "stream", .role = OP_ROLE_LIMIT, .width = 1,
+     .program = OP_PROGRAM_STREAMS, .kernel = "stream", .elem_bytes = 2,
+     .set_args = args_stream, .enqueue = enqueue_flat},
+    {.label = "fill", .family = "fill", .role = OP_ROLE_LIMIT, .width = 1,
+     .program = OP_PROGRAM_STREAMS, .kernel = "fill", .elem_bytes = 1,
+     .set_args = args_fill, .enqueue = enqueue_flat},
+    {.label = "gather-stream", .family = "gather-stream", .role = OP_ROLE_LIMIT, .width = 1,
+     .program = OP_PROGRAM_STREAMS, .kernel = "gather", .elem_bytes = 2, .row_bytes = 4,
+     .writes_out = 1, .set_args = args_gather_stream, .enqueue = enqueue_rows},
+    {.label = "stream-x4", .family = "stream", .role = OP_ROLE_LIMIT, .width = 4,
+     .program = OP_PROGRAM_STREAMS, .kernel = "stream4", .elem_bytes = 2,
+     .set_args = args_stream, .enqueue = enqueue_flat},
+    {.label = "fill-x4", .family = "fill", .role = OP_ROLE_LIMIT, .width = 4,
+     .program = OP_PROGRAM_STREAMS, .kernel = "fill4", .elem_bytes = 1,
+     .set_args = args_fill, .enqueue = enqueue_flat},
+    {.label = "gather-stream-x4", .family = "gather-stream", .role = OP_ROLE_LIMIT, .width = 4,
+     .program = OP_PROGRAM_STREAMS, .kernel = "gather4", .elem_bytes = 2, .row_bytes = 4,
+     .writes_out = 1, .set_args = args_gather_stream, .enqueue = enqueue_rows},
+
+    /* Baselines: baselines.cl over the table clpe computed once (seq rows). x,
+     * the table row, x again: 3 element sizes per element. */
+    {.label = "table-add", .family = "table-add", .role = OP_ROLE_BASELINE, .width = 1,
+     .program = OP_PROGRAM_BASELINES, .kernel = "table_add", .elem_bytes = 3,
+     .limit = "stream", .needs_table = 1, .set_args = args_table_add,
+     .enqueue = enqueue_sequences},
+    {.label = "table-add-x4", .family = "table-add", .role = OP_ROLE_BASELINE, .width = 4,
+     .program = OP_PROGRAM_BASELINES, .kernel = "table_add4", .elem_bytes = 3,
+     .limit = "stream", .needs_table = 1, .set_args = args_table_add,
+     .enqueue = enqueue_sequences},
+    {.label = "gather-table-add", .family = "gather-table-add", .role = OP_ROLE_BASELINE,
+     .width = 1, .program = OP_PROGRAM_BASELINES, .kernel = "gather_table_add",
+     .elem_bytes = 3, .row_bytes = 4, .limit = "gather-stream", .needs_table = 1,
+     .writes_out = 1, .set_args = args_gather_table_add, .enqueue = enqueue_rows_by_sequence},
+    {.label = "gather-table-add-x4", .family = "gather-table-add", .role = OP_ROLE_BASELINE,
+     .width = 4, .program = OP_PROGRAM_BASELINES, .kernel = "gather_table_add4",
+     .elem_bytes = 3, .row_bytes = 4, .limit = "gather-stream", .needs_table = 1,
+     .writes_out = 1, .set_args = args_gather_table_add, .enqueue = enqueue_rows_by_sequence},
+
+    /* clpe. */
+    {.label = "table", .family = "table", .role = OP_ROLE_CLPE, .width = 1, .elem_bytes = 1,
+     .limit = "fill", .enqueue = enqueue_table},
+    {.label = "add", .family = "add", .role = OP_ROLE_CLPE, .width = 1, .elem_bytes = 2,
+     .limit = "stream", .baseline = "table-add", .enqueue = enqueue_add},
+    {.label = "add-out", .family = "add-out", .role = OP_ROLE_CLPE, .width = 1, .elem_bytes = 2,
+     .limit = "stream", .writes_out = 1, .enqueue = enqueue_add_out},
+    {.label = "gather", .family = "gather", .role = OP_ROLE_CLPE, .width = 1, .elem_bytes = 2,
+     .row_bytes = 4, .limit = "gather-stream", .baseline = "gather-table-add",
+     .writes_out = 1, .enqueue = enqueue_gather},
+};
+const size_t BENCH_N_OPS = sizeof BENCH_OPS / sizeof BENCH_OPS[0];
+
+const op_def BENCH_RAW_LAUNCH = {.label = "opencl-launch", .family = "opencl-launch",
+                                 .role = OP_ROLE_LIMIT, .width = 1,
+                                 .program = OP_PROGRAM_STREAMS, .kernel = "stream",
+                                 .elem_bytes = 2, .enqueue = enqueue_raw_launch};
+
+int ops_family_role(const char *family)
+{
+    for (size_t i = 0; i < BENCH_N_OPS; i++)
+        if (strcmp(BENCH_OPS[i].family, family) == 0)
+            return (int)BENCH_OPS[i].role;
+    return -1;
+}
+
+const char *op_dtype_label(const op_def *def, const dtype_info *dt)
+{
+    return def->role == OP_ROLE_LIMIT ? dt->stream : dt->name;
+}
+
+double op_bytes(const op_def *def, size_t rows, size_t d, size_t es)
+{
+    return (double)rows * ((double)d * (double)es * def->elem_bytes + def->row_bytes);
+}
+
+int op_fits(const op_def *def, size_t d)
+{
+    return def->width <= 1 || d % def->width == 0;
+}
+
+cl_int op_prepare(op_ctx *o, cl_program baselines)
+{
+    const op_def *def = o->def;
+    if (def->program == OP_PROGRAM_NONE)
+        return CL_SUCCESS;
+    char name[64];
+    cl_program prog = o->env->streams;
+    if (def->program == OP_PROGRAM_STREAMS) {
+        snprintf(name, sizeof name, "%s_%s", def->kernel, o->dt->stream);
+    } else {
+        snprintf(name, sizeof name, "%s", def->kernel);
+        prog = baselines;
+    }
+    cl_int err;
+    o->kernel = clCreateKernel(prog, name, &err);
+    if (!o->kernel) {
+        fprintf(stderr, "clpe-bench: clCreateKernel(%s): %d\n", name, err);
+        return err;
+    }
+    err = def->set_args ? def->set_args(o) : CL_SUCCESS;
+    if (err != CL_SUCCESS) {
+        fprintf(stderr, "clpe-bench: setting the arguments of %s: %d\n", name, err);
+        op_release(o);
+    }
+    return err;
+}
+
+void op_release(op_ctx *o)
+{
+    if (o->kernel)
+        clReleaseKernel(o->kernel);
+    o->kernel = NULL;
+}
+
+cl_int op_enqueue(void *ctx, cl_command_queue q, cl_event *event)
+{
+    const op_ctx *o = ctx;
+    return o->def->enqueue(o, q, event);
+}
