@@ -88,7 +88,7 @@ class _Call:
             if obj.ndim not in ndims or obj.shape[-1] != d:
                 raise ValueError("clpe: %s must have %s dimensions, the last of size %d; got %s"
                                  % (what, " or ".join(map(str, ndims)), d, obj.shape))
-            pitches = _pitches(obj.shape, obj.strides, obj.itemsize, what)
+            pitches = _pitches(obj.shape, obj.strides, obj.dtype.itemsize, what)
             self.events.extend(obj.events)
             if write:
                 self.written.append(obj)
