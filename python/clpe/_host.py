@@ -12,8 +12,17 @@ from ._config import make_config
 def int_array(values, dtype, what):
     """values as a C-contiguous array of the integer dtype, refusing (never
     wrapping) anything that does not fit."""
-    array = np.asarray(values)
     info = np.iinfo(dtype)
+    if not isinstance(values, np.ndarray):
+        # Python ints, checked one by one: NumPy would turn 2**63 into a float.
+        cells = np.array(values, dtype=object)
+        if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                   for v in cells.flat):
+            raise TypeError("clpe: %s must be integers" % what)
+        if not all(info.min <= v <= info.max for v in cells.flat):
+            raise ValueError("clpe: %s must fit in %s" % (what, np.dtype(dtype).name))
+        return np.ascontiguousarray(cells.astype(dtype))
+    array = values
     if array.size == 0:
         return np.zeros(array.shape, dtype)
     if array.dtype.kind not in "iu":
