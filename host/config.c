@@ -3,6 +3,8 @@
  */
 #include "internal.h"
 
+#include "clpe_interface.h"
+
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -50,7 +52,17 @@ static const preset presets[] = {
     /* transformers models/marian/modeling_marian.py
      * MarianSinusoidalPositionalEmbedding: pos / 10000^(2 (j//2) / dim),
      * sin of even j in the first half, cos of odd j in the second */
-    {"marian", CLPE_FREQ_PAPER, CLPE_LAYOUT_SPLIT, 0, 0, 0},
+    {"marian", CLPE_FREQ_PAPER, CLPE_LAYOUT_SPLIT, 0, CLPE_FLAG_ODD_D_HALF_PAIR, 0},
+    /* transformers models/xlm/modeling_xlm.py create_sinusoidal_embeddings:
+     * pos / 10000^(2 (j//2) / dim), out[:, 0::2] = sin, out[:, 1::2] = cos
+     * (odd dim: one more sine than cosines); positions arange(slen) */
+    {"xlm", CLPE_FREQ_PAPER, CLPE_LAYOUT_INTERLEAVED, 0, CLPE_FLAG_ODD_D_HALF_PAIR, 0},
+    /* transformers models/musicgen/modeling_musicgen.py
+     * MusicgenSinusoidalPositionalEmbedding.get_embedding: log(10000) /
+     * (half_dim - 1), cat([cos, sin]), zero column for odd d; positions
+     * arange(seq_len) + past_key_values_length */
+    {"musicgen", CLPE_FREQ_TENSOR2TENSOR, CLPE_LAYOUT_SPLIT_COS_FIRST, 0,
+     CLPE_FLAG_ODD_D_ZERO_COLUMN, 0},
     /* OpenNMT-tf opennmt/layers/position.py SinusoidalPositionEncoder:
      * log(10000) / (depth/2 - 1), concat([sin, cos]); positions start at 1 */
     {"opennmt-tf", CLPE_FREQ_TENSOR2TENSOR, CLPE_LAYOUT_SPLIT, 1, 0, 0},
@@ -94,18 +106,58 @@ clpe_status clpe_config_check(const clpe_config *cfg)
         return CLPE_ERROR_NULL_POINTER;
     if (!CLPE__RESERVED_ZERO(cfg))
         return CLPE_ERROR_RESERVED_FIELD;
-    bool odd_ok = (cfg->flags & CLPE_FLAG_ODD_D_ZERO_COLUMN) != 0;
-    if (cfg->d == 0 || cfg->d > CLPE_MAX_D || ((cfg->d & 1u) && !(odd_ok && cfg->d >= 3)))
+    bool zero_column = (cfg->flags & CLPE_FLAG_ODD_D_ZERO_COLUMN) != 0;
+    bool half_pair = (cfg->flags & CLPE_FLAG_ODD_D_HALF_PAIR) != 0;
+    if (zero_column && half_pair)
+        return CLPE_ERROR_INVALID_CONFIG; /* two ways to fill one slot */
+    bool odd_ok = (zero_column && cfg->d >= 3) || half_pair;
+    if (cfg->d == 0 || cfg->d > CLPE_MAX_D || ((cfg->d & 1u) && !odd_ok))
         return CLPE_ERROR_INVALID_D;
     if (!isfinite(cfg->base) || !(cfg->base > 1.0))
         return CLPE_ERROR_INVALID_BASE;
     if (!isfinite(cfg->scale) || (cfg->dtype != CLPE_DTYPE_F64 && fabs(cfg->scale) > FLT_MAX))
         return CLPE_ERROR_INVALID_SCALE;
     if ((unsigned)cfg->freq > CLPE_FREQ_TENSOR2TENSOR ||
-        (unsigned)cfg->layout > CLPE_LAYOUT_SPLIT || (unsigned)cfg->dtype > CLPE_DTYPE_F64 ||
-        (cfg->flags & ~(CLPE_FLAG_ODD_D_ZERO_COLUMN | CLPE_FLAG_PADDING_ROW)))
+        (unsigned)cfg->layout > CLPE_LAYOUT_SPLIT_COS_FIRST ||
+        (unsigned)cfg->dtype > CLPE_DTYPE_F64 ||
+        (cfg->flags &
+         ~(CLPE_FLAG_ODD_D_ZERO_COLUMN | CLPE_FLAG_PADDING_ROW | CLPE_FLAG_ODD_D_HALF_PAIR)))
         return CLPE_ERROR_INVALID_CONFIG;
     return CLPE_SUCCESS;
+}
+
+/* The kernels' flag values are the public ones. */
+_Static_assert(PE_FLAG_ODD_D_ZERO_COLUMN == CLPE_FLAG_ODD_D_ZERO_COLUMN &&
+                   PE_FLAG_PADDING_ROW == CLPE_FLAG_PADDING_ROW &&
+                   PE_FLAG_ODD_D_HALF_PAIR == CLPE_FLAG_ODD_D_HALF_PAIR,
+               "kernels/clpe_interface.h flags differ from clpe.h");
+_Static_assert(PE_POS_START == CLPE_POSITIONS_START &&
+                   PE_POS_PER_SEQUENCE == CLPE_POSITIONS_PER_SEQUENCE &&
+                   PE_POS_IDS == CLPE_POSITIONS_IDS,
+               "kernels/clpe_interface.h position sources differ from clpe.h");
+_Static_assert(PE_OP_TABLE == CLPE_OP_TABLE && PE_OP_ADD == CLPE_OP_ADD &&
+                   PE_OP_GATHER == CLPE_OP_GATHER,
+               "kernels/clpe_interface.h operations differ from internal.h");
+
+clpe_slots clpe__slots(const clpe_config *cfg)
+{
+    clpe_slots s;
+    bool half_pair = (cfg->flags & CLPE_FLAG_ODD_D_HALF_PAIR) != 0;
+    /* an odd d with a half pair: (d+1)/2 sines, one cosine fewer */
+    s.n_pairs = half_pair ? (cfg->d + 1) / 2 : cfg->d / 2;
+    s.n_cos = half_pair && (cfg->d & 1u) ? s.n_pairs - 1 : s.n_pairs;
+    switch (cfg->layout) {
+    case CLPE_LAYOUT_SPLIT:
+        s.stride = 1, s.sin_off = 0, s.cos_off = s.n_pairs;
+        break;
+    case CLPE_LAYOUT_SPLIT_COS_FIRST:
+        s.stride = 1, s.cos_off = 0, s.sin_off = s.n_cos;
+        break;
+    default: /* interleaved */
+        s.stride = 2, s.sin_off = 0, s.cos_off = 1;
+        break;
+    }
+    return s;
 }
 
 bool clpe__device_has_dtype(cl_device_id device, clpe_dtype dtype)

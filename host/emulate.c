@@ -73,28 +73,27 @@ static void store_elem(clpe_dtype dtype, void *row, size_t k, double v)
  * held in doubles for the 32- and 16-bit types). */
 static void pe_values(const clpe_encoder *enc, uint64_t p, double *pe)
 {
-    uint32_t half_d = enc->half_d, d = enc->cfg.d;
-    bool split = enc->cfg.layout == CLPE_LAYOUT_SPLIT;
+    const clpe_slots *sl = &enc->slots;
     bool zero_row = (enc->cfg.flags & CLPE_FLAG_PADDING_ROW) &&
                     p == (uint64_t)enc->cfg.padding_position;
-    for (uint32_t i = 0; i < half_d; ++i) {
+    for (uint32_t i = 0; i < sl->n_pairs; ++i) {
         double s = 0, c = 0;
-        pe_u64 phase = pe_phase((int64_t)p, enc->tw_hi[i], enc->tw_lo[i]);
         if (enc->cfg.dtype == CLPE_DTYPE_F64) {
-            pe_sincos_f64(phase, &s, &c);
+            pe_sincos_f64(pe_phase128((int64_t)p, enc->tw_hi[i], enc->tw_lo[i]), &s, &c);
         } else {
             float sf, cf;
-            pe_sincos(phase, &sf, &cf);
+            pe_sincos(pe_phase((int64_t)p, enc->tw_hi[i], (pe_u32)enc->tw_lo[i]), &sf, &cf);
             s = sf;
             c = cf;
         }
         if (zero_row)
             s = c = 0;
-        pe[split ? i : 2 * i] = s;
-        pe[split ? half_d + i : 2 * i + 1] = c;
+        pe[sl->sin_off + i * sl->stride] = s;
+        if (i < sl->n_cos)
+            pe[sl->cos_off + i * sl->stride] = c;
     }
-    if (d & 1u)
-        pe[d - 1] = 0;
+    if ((enc->cfg.flags & CLPE_FLAG_ODD_D_ZERO_COLUMN) && (enc->cfg.d & 1u))
+        pe[enc->cfg.d - 1] = 0;
 }
 
 /* x * scale + pe in the arithmetic type, as two rounded operations (the
@@ -147,11 +146,12 @@ clpe_status clpe_host_table(const clpe_encoder *enc, int64_t start, size_t n, vo
     if (!out)
         return CLPE_ERROR_NULL_POINTER;
     uint32_t d = enc->cfg.d;
-    if (row_pitch == 0)
-        row_pitch = d;
-    if (row_pitch < d)
-        return CLPE_ERROR_INVALID_PITCH;
-    clpe_status status = check_host_positions(CLPE_POSITIONS_START, start, NULL, n);
+    clpe_region r;
+    clpe_status status = clpe__resolve_shape(enc, 0, row_pitch, 0, 1, n, &r);
+    if (status != CLPE_SUCCESS)
+        return status;
+    row_pitch = r.row_pitch;
+    status = check_host_positions(CLPE_POSITIONS_START, start, NULL, n);
     if (status != CLPE_SUCCESS)
         return status;
     double *pe = malloc(d * sizeof *pe);
@@ -177,13 +177,13 @@ clpe_status clpe_host_add(const clpe_encoder *enc, size_t batch, size_t seq, voi
     if (!x)
         return CLPE_ERROR_NULL_POINTER;
     uint32_t d = enc->cfg.d;
-    if (row_pitch == 0)
-        row_pitch = d;
-    if (batch_pitch == 0)
-        batch_pitch = seq * row_pitch;
-    if (row_pitch < d || (batch > 1 && seq > 0 && batch_pitch < (seq - 1) * row_pitch + d))
-        return CLPE_ERROR_INVALID_PITCH;
-    clpe_status status = check_host_positions(source, start, host_positions, seq);
+    clpe_region r;
+    clpe_status status = clpe__resolve_shape(enc, 0, row_pitch, batch_pitch, batch, seq, &r);
+    if (status != CLPE_SUCCESS)
+        return status;
+    row_pitch = r.row_pitch;
+    batch_pitch = r.batch_pitch;
+    status = check_host_positions(source, start, host_positions, seq);
     if (status != CLPE_SUCCESS)
         return status;
 
@@ -216,13 +216,18 @@ clpe_status clpe_host_gather(const clpe_encoder *enc, size_t batch, size_t seq,
     if (!ids || !out || (!embedding && vocab > 0))
         return CLPE_ERROR_NULL_POINTER;
     uint32_t d = enc->cfg.d;
-    if (emb_row_pitch == 0)
-        emb_row_pitch = d;
-    if (out_row_pitch == 0)
-        out_row_pitch = d;
-    if (emb_row_pitch < d || out_row_pitch < d)
-        return CLPE_ERROR_INVALID_PITCH;
-    clpe_status status = check_host_positions(source, start, host_positions, seq);
+    clpe_region re, ro;
+    size_t rows;
+    if (!clpe__mul_size(batch, seq, &rows))
+        return CLPE_ERROR_TOO_LARGE;
+    clpe_status status = clpe__resolve_shape(enc, 0, emb_row_pitch, 0, 1, vocab, &re);
+    if (status == CLPE_SUCCESS)
+        status = clpe__resolve_shape(enc, 0, out_row_pitch, 0, 1, rows, &ro);
+    if (status != CLPE_SUCCESS)
+        return status;
+    emb_row_pitch = re.row_pitch;
+    out_row_pitch = ro.row_pitch;
+    status = check_host_positions(source, start, host_positions, seq);
     if (status != CLPE_SUCCESS)
         return status;
 

@@ -15,14 +15,15 @@ static clpe_status encoder_new_host(const clpe_config *cfg, clpe_encoder **out)
     if (!enc)
         return CLPE_ERROR_OUT_OF_HOST_MEMORY;
     enc->cfg = *cfg;
-    enc->half_d = cfg->d / 2;
+    enc->slots = clpe__slots(cfg);
+    enc->half_d = enc->slots.n_pairs;
     enc->tw_hi = malloc(enc->half_d * sizeof *enc->tw_hi);
     enc->tw_lo = malloc(enc->half_d * sizeof *enc->tw_lo);
     if (!enc->tw_hi || !enc->tw_lo) {
         clpe_encoder_release(enc);
         return CLPE_ERROR_OUT_OF_HOST_MEMORY;
     }
-    status = clpe__tuning_words(cfg, enc->tw_hi, enc->tw_lo);
+    status = clpe__tuning_words(cfg, clpe__tuning_bits(cfg->dtype), enc->tw_hi, enc->tw_lo);
     if (status != CLPE_SUCCESS) {
         clpe_encoder_release(enc);
         return status;
@@ -41,8 +42,20 @@ static clpe_status encoder_attach(clpe_encoder *enc, clpe_program_shared *shared
         enc->tw_hi_buf = NULL;
         return err;
     }
+    /* the low words: 64 bits each for float64, else 32 (the kernels' uint) */
+    size_t lo_size = clpe__tuning_bits(enc->cfg.dtype) == 128 ? sizeof(cl_ulong) : sizeof(cl_uint);
+    void *lo = malloc(enc->half_d * lo_size);
+    if (!lo)
+        return CLPE_ERROR_OUT_OF_HOST_MEMORY;
+    for (uint32_t i = 0; i < enc->half_d; ++i) {
+        if (lo_size == sizeof(cl_ulong))
+            ((cl_ulong *)lo)[i] = enc->tw_lo[i];
+        else
+            ((cl_uint *)lo)[i] = (cl_uint)enc->tw_lo[i];
+    }
     enc->tw_lo_buf = clCreateBuffer(shared->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                    enc->half_d * sizeof *enc->tw_lo, enc->tw_lo, &err);
+                                    enc->half_d * lo_size, lo, &err);
+    free(lo);
     if (err != CL_SUCCESS) {
         enc->tw_lo_buf = NULL;
         return err;

@@ -43,14 +43,22 @@ typedef struct clpe_kernel_pool {
 /* Most pairs one work-item computes (the float8 path of the kernels). */
 #define CLPE_PAIRS_PER_ITEM_MAX 8
 
-/* How launches are shaped on one device. */
+/* How launches are shaped on one device (launch_shape.c). */
 typedef struct clpe_launch_shape {
     cl_uint pairs_per_item;    /* 1 or CLPE_PAIRS_PER_ITEM_MAX: PE_W of the build */
     size_t local_x;            /* largest work-group size along the pair dimension */
     cl_uint rows_per_item;     /* rows one work-item walks with the odometer */
-    size_t max_items_dim1;     /* work-items per launch along dimension 1 */
-    size_t max_items_dim2;     /* work-items per launch along dimension 2 */
+    size_t max_rows;           /* rows per launch (dimension 1 times rows_per_item) */
+    size_t max_batch;          /* sequences per launch */
 } clpe_launch_shape;
+
+/* The launch shape for device: measured defaults per device type, then the
+ * CLPE_* tuning knobs of the environment, each parsed once and range-checked
+ * (a value out of range or not a decimal number is ignored). pairs_per_item
+ * is chosen before the build (it is a build option), the rest after, when
+ * the kernel's work-group limit is known (sample: any row kernel). */
+clpe_status clpe__choose_pairs_per_item(cl_device_id device, cl_uint *pairs);
+clpe_status clpe__choose_shape(cl_device_id device, cl_kernel sample, clpe_launch_shape *shape);
 
 /* The built program and its kernel pools, shared by every encoder made from
  * one clpe_encoder_create (clpe_encoder_create_like adds a reference). */
@@ -63,19 +71,122 @@ typedef struct clpe_program_shared {
     clpe_launch_shape shape;
 } clpe_program_shared;
 
+/* Where a pair's sine and cosine go within a row, from the layout and the
+ * odd-d flags: pair i's sine at sin_off + i * stride, its cosine (for
+ * i < n_cos) at cos_off + i * stride. The kernels get these as arguments
+ * and the host emulation uses the same numbers. */
+typedef struct clpe_slots {
+    uint32_t n_pairs, n_cos, sin_off, cos_off, stride;
+} clpe_slots;
+
 struct clpe_encoder {
     clpe_config cfg;
-    uint32_t half_d;
-    uint64_t *tw_hi;               /* host copy of the tuning words */
-    uint32_t *tw_lo;
+    clpe_slots slots;
+    uint32_t half_d;               /* pairs: slots.n_pairs */
+    uint64_t *tw_hi;               /* host copy of the tuning words: top 64 bits */
+    uint64_t *tw_lo;               /* the rest: 32 bits (96-bit words) or 64 (f64) */
     clpe_program_shared *shared;   /* NULL for a host-only encoder */
     cl_mem tw_hi_buf;
-    cl_mem tw_lo_buf;
+    cl_mem tw_lo_buf;              /* uint per pair, or ulong for f64 */
 };
 
-/* tuning.c: F_i = round(2^96 * w_i / 2pi) for every pair, split into the top
- * 64 and the low 32 bits. */
-clpe_status clpe__tuning_words(const clpe_config *cfg, uint64_t *hi, uint32_t *lo);
+/* Bits of the tuning words a dtype uses: 128 for float64, else 96. */
+static inline unsigned clpe__tuning_bits(clpe_dtype dtype)
+{
+    return dtype == CLPE_DTYPE_F64 ? 128u : 96u;
+}
+
+/* ---- checks.c: argument checks shared by every call ---- */
+
+/* A [batch, seq, d] region with its defaults resolved, in elements. */
+typedef struct clpe_region {
+    cl_mem buffer;
+    size_t offset;
+    size_t row_pitch;
+    size_t batch_pitch;
+    size_t end_bytes;  /* bytes from the buffer's start past the last element */
+} clpe_region;
+
+/* A checked position source, offsets in elements. */
+typedef struct clpe_position_args {
+    clpe_position_source source;
+    int64_t start;
+    cl_mem buffer;
+    size_t offset;
+} clpe_position_args;
+
+/* Encoder, queue and the wait list's shape (every event non-NULL). */
+clpe_status clpe__check_call(const clpe_encoder *enc, cl_command_queue queue,
+                             cl_uint num_events, const cl_event *wait_list);
+/* The queue (and every event) belongs to the encoder's context and device. */
+clpe_status clpe__check_queue(const clpe_encoder *enc, cl_command_queue queue,
+                              cl_uint num_events, const cl_event *wait_list);
+/* Defaults, pitches, overlap and size of a region, buffer aside: the one
+ * resolver of device tensors and host arrays. */
+clpe_status clpe__resolve_shape(const clpe_encoder *enc, size_t offset_bytes, size_t row_pitch,
+                                size_t batch_pitch, size_t batch, size_t seq, clpe_region *r);
+clpe_status clpe__resolve_tensor(const clpe_encoder *enc, const clpe_tensor *t, size_t batch,
+                                 size_t seq, clpe_region *r);
+/* The buffer belongs to the encoder's context and holds `bytes` bytes. */
+clpe_status clpe__check_buffer(const clpe_encoder *enc, cl_mem buffer, size_t bytes,
+                               clpe_status too_small);
+clpe_status clpe__check_region(const clpe_encoder *enc, const clpe_region *r);
+/* Rows [start, start + count) stay inside int64. */
+clpe_status clpe__check_start(int64_t start, size_t count);
+clpe_status clpe__check_positions(const clpe_encoder *enc, const clpe_positions *pos,
+                                  size_t batch, size_t seq, clpe_position_args *out);
+/* The token-id buffer holds `count` int32 values after its offset. */
+clpe_status clpe__check_ids(const clpe_encoder *enc, const clpe_token_ids *ids, size_t count);
+
+/* ---- call_gate.c: all-or-nothing calls of several commands ---- */
+
+/* A call that enqueues more than one command holds them all behind a user
+ * event of its own until the last one is enqueued. If a later enqueue
+ * fails, the gate is set to the error and OpenCL terminates the commands
+ * already waiting on it, so a failed call writes nothing. */
+typedef struct clpe_call_gate {
+    cl_event gate;       /* NULL: no gate */
+    cl_event *wait_list; /* the caller's events, then the gate */
+    cl_uint num_events;
+} clpe_call_gate;
+
+clpe_status clpe__gate_open(const clpe_encoder *enc, cl_uint num_events,
+                            const cl_event *wait_list, clpe_call_gate *g);
+/* Release the gated commands (status CLPE_SUCCESS) or terminate them. */
+void clpe__gate_close(clpe_call_gate *g, clpe_status status);
+
+/* Nothing to compute: still honour the event contract (a marker). */
+clpe_status clpe__enqueue_nothing(cl_command_queue queue, cl_uint num_events,
+                                  const cl_event *wait_list, cl_event *event);
+
+/* ---- launch.c: the row kernels (table, add, gather) ---- */
+
+/* One call of a row kernel, checked. */
+typedef struct clpe_row_call {
+    clpe_op op;
+    clpe_region out;
+    clpe_region in;            /* add: x; gather: the embedding table; table: unused */
+    cl_mem ids;                /* gather */
+    size_t ids_offset;         /* elements */
+    cl_mem bad_ids;            /* gather, may be NULL */
+    size_t vocab;              /* gather */
+    clpe_position_args positions;
+    size_t batch, seq;
+} clpe_row_call;
+
+/* Launch the call, split into launches whose indices fit in 32 bits and the
+ * device's grid. Several launches wait behind a gate unless the caller's
+ * wait list already holds one (gated). */
+clpe_status clpe__launch_rows(clpe_encoder *enc, cl_command_queue queue,
+                              const clpe_row_call *call, bool gated, cl_uint num_events,
+                              const cl_event *wait_list, cl_event *event);
+
+/* config.c: the slots of a (checked) configuration. */
+clpe_slots clpe__slots(const clpe_config *cfg);
+
+/* tuning.c: F_i = round(2^bits * w_i / 2pi) for every pair (bits 96 or
+ * 128), split into the top 64 bits and the rest. */
+clpe_status clpe__tuning_words(const clpe_config *cfg, unsigned bits, uint64_t *hi, uint64_t *lo);
 
 /* program.c */
 clpe_status clpe__program_build(cl_context context, cl_device_id device, clpe_build_log *log,

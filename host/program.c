@@ -50,6 +50,60 @@ static void copy_build_log(cl_program program, cl_device_id device, clpe_build_l
     free(full);
 }
 
+/* Put a message of clpe's own in the caller's build log. */
+static void set_log(clpe_build_log *log, const char *text)
+{
+    if (!log)
+        return;
+    log->length = strlen(text) + 1;
+    if (log->buffer && log->capacity) {
+        size_t n = log->length < log->capacity ? log->length : log->capacity;
+        memcpy(log->buffer, text, n - 1);
+        log->buffer[n - 1] = '\0';
+    }
+}
+
+#define KERNEL_DIR_MAX 4096
+
+/* Development switch: CLPE_KERNEL_DIR names a folder whose clpe_kernels.cl
+ * (and the files it includes, through -I) replaces the embedded copy, so a
+ * kernel can be edited and tried without rebuilding the library, and the
+ * compiler's messages name the real files and lines. */
+static clpe_status kernel_source_from_dir(char *options, size_t size, char **source,
+                                          clpe_build_log *log)
+{
+    const char *dir = getenv("CLPE_KERNEL_DIR");
+    *source = NULL;
+    if (!dir || !*dir)
+        return CLPE_SUCCESS;
+    char path[KERNEL_DIR_MAX + 32];
+    if (strlen(dir) >= KERNEL_DIR_MAX || strpbrk(dir, " \t\n\"'\\")) {
+        set_log(log, "CLPE_KERNEL_DIR: the folder name is too long or holds a blank or quote");
+        return CL_BUILD_PROGRAM_FAILURE;
+    }
+    snprintf(path, sizeof path, "%s/clpe_kernels.cl", dir);
+    FILE *f = fopen(path, "rb");
+    char *text = NULL;
+    long len = -1;
+    if (f && fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (text = malloc((size_t)len + 1)) != NULL && fread(text, 1, (size_t)len, f) == (size_t)len) {
+        text[len] = '\0';
+    } else {
+        free(text);
+        text = NULL;
+    }
+    if (f)
+        fclose(f);
+    if (!text) {
+        set_log(log, "CLPE_KERNEL_DIR: cannot read clpe_kernels.cl in that folder");
+        return CL_BUILD_PROGRAM_FAILURE;
+    }
+    size_t used = strlen(options);
+    snprintf(options + used, size - used, " -I %s", dir);
+    *source = text;
+    return CLPE_SUCCESS;
+}
+
 /* Does the device run our kernels bit-exactly? They need 64-bit integers
  * (missing on embedded-profile devices without cles_khr_int64). Embedded
  * profiles also may lack a correctly rounded fma, so only a full profile or
@@ -84,78 +138,6 @@ static clpe_status check_device(cl_device_id device)
     return CLPE_SUCCESS;
 }
 
-/* A positive integer from the environment, or `fallback`. */
-static unsigned long env_count(const char *name, unsigned long fallback)
-{
-    const char *text = getenv(name);
-    if (!text || !*text)
-        return fallback;
-    char *end;
-    unsigned long v = strtoul(text, &end, 10);
-    return (*end == '\0' && v >= 1) ? v : fallback;
-}
-
-/* Launch shape from the device's properties (measured in bench/RESULTS.md).
- * CPUs run a work-group as one loop; PoCL's work-item-loop vectoriser gives
- * up on this code, so on a CPU each work-item computes 8 pairs as explicit
- * float8 vectors. GPUs run work-items in lanes already: one pair each. Both
- * walk 16 rows with the odometer (on an H200, 16 rows beat 1 and 4).
- * CLPE_PAIRS_PER_ITEM (1 or 8), CLPE_ROWS_PER_ITEM and CLPE_WORK_GROUP_SIZE
- * override the choice, for tuning on a new device. */
-static clpe_status choose_pairs_per_item(cl_device_id device, cl_uint *pairs)
-{
-    cl_device_type type = 0;
-    cl_int err = clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof type, &type, NULL);
-    if (err != CL_SUCCESS)
-        return err;
-    *pairs = (type & CL_DEVICE_TYPE_CPU) ? CLPE_PAIRS_PER_ITEM_MAX : 1;
-    unsigned long want = env_count("CLPE_PAIRS_PER_ITEM", *pairs);
-    if (want == 1 || want == CLPE_PAIRS_PER_ITEM_MAX)
-        *pairs = (cl_uint)want;
-    return CLPE_SUCCESS;
-}
-
-static clpe_status choose_shape(cl_device_id device, cl_kernel sample, clpe_launch_shape *shape)
-{
-    cl_device_type type = 0;
-    size_t kernel_wg = 0;
-    cl_int err = clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof type, &type, NULL);
-    if (err == CL_SUCCESS)
-        err = clGetKernelWorkGroupInfo(sample, device, CL_KERNEL_WORK_GROUP_SIZE, sizeof kernel_wg,
-                                       &kernel_wg, NULL);
-    if (err != CL_SUCCESS)
-        return err;
-    bool cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
-    size_t want = env_count("CLPE_WORK_GROUP_SIZE", cpu ? 32 : 128);
-    size_t local = 1;
-    while (local * 2 <= want && local * 2 <= kernel_wg)
-        local *= 2;
-    shape->local_x = local;
-    shape->rows_per_item = (cl_uint)env_count("CLPE_ROWS_PER_ITEM", 16);
-    /* Grid dimensions 1 and 2 are capped at 65535 on some GPUs. */
-    shape->max_items_dim1 = 65535;
-    shape->max_items_dim2 = 65535;
-
-    /* Test knobs: force small launches so splitting is exercised. */
-    const char *rows = getenv("CLPE_MAX_LAUNCH_ROWS");
-    if (rows && *rows) {
-        unsigned long v = strtoul(rows, NULL, 10);
-        if (v >= 1) {
-            if (v < shape->rows_per_item)
-                shape->rows_per_item = (cl_uint)v;
-            size_t items = v / shape->rows_per_item;
-            shape->max_items_dim1 = items ? items : 1;
-        }
-    }
-    const char *batch = getenv("CLPE_MAX_LAUNCH_BATCH");
-    if (batch && *batch) {
-        unsigned long v = strtoul(batch, NULL, 10);
-        if (v >= 1)
-            shape->max_items_dim2 = v;
-    }
-    return CLPE_SUCCESS;
-}
-
 /* The kernel whose work-group limits shape the launches. */
 #define ADD_F32 (CLPE_OP_ADD * CLPE_DTYPE_COUNT + CLPE_DTYPE_F32)
 
@@ -187,13 +169,20 @@ clpe_status clpe__program_build(cl_context context, cl_device_id device, clpe_bu
     cl_int err = CL_SUCCESS;
 
     cl_uint pairs = 1;
-    status = choose_pairs_per_item(device, &pairs);
+    status = clpe__choose_pairs_per_item(device, &pairs);
     if (status != CLPE_SUCCESS)
         goto fail;
-    char options[64];
-    snprintf(options, sizeof options, BUILD_OPTIONS, pairs);
+    char options[64 + KERNEL_DIR_MAX];
+    char *from_disk = NULL;
     const char *source = clpe_kernel_source;
+    snprintf(options, sizeof options, BUILD_OPTIONS, pairs);
+    status = kernel_source_from_dir(options, sizeof options, &from_disk, log);
+    if (status != CLPE_SUCCESS)
+        goto fail;
+    if (from_disk)
+        source = from_disk;
     shared->program = clCreateProgramWithSource(context, 1, &source, NULL, &err);
+    free(from_disk);
     if (err != CL_SUCCESS) {
         shared->program = NULL;
         status = err;
@@ -217,7 +206,7 @@ clpe_status clpe__program_build(cl_context context, cl_device_id device, clpe_bu
         status = err;
         goto fail;
     }
-    status = choose_shape(device, sample, &shared->shape);
+    status = clpe__choose_shape(device, sample, &shared->shape);
     shared->shape.pairs_per_item = pairs;
     if (status != CLPE_SUCCESS)
         goto fail;

@@ -31,10 +31,15 @@
  *    one is enqueued, so if a later enqueue fails the earlier commands are
  *    terminated and the call still writes nothing.
  *  - Environment (read when an encoder is created): CLPE_PAIRS_PER_ITEM (1
- *    or 8), CLPE_ROWS_PER_ITEM and CLPE_WORK_GROUP_SIZE override the launch
- *    shape chosen for the device; CLPE_MAX_LAUNCH_ROWS and
- *    CLPE_MAX_LAUNCH_BATCH cap one launch, forcing the splitting that large
- *    problems get (a test knob). CLPE_DEVICE is read by clpe_select_device.
+ *    or 8), CLPE_ROWS_PER_ITEM (1..4096) and CLPE_WORK_GROUP_SIZE (1..1024)
+ *    override the launch shape chosen for the device; CLPE_MAX_LAUNCH_ROWS
+ *    (1..2^31) and CLPE_MAX_LAUNCH_BATCH (1..65535) cap one launch, forcing
+ *    the splitting that large problems get (a test knob). Values are plain
+ *    decimal numbers; one out of range or malformed is ignored.
+ *    clpe_encoder_get_launch_info tells the values in effect.
+ *    CLPE_KERNEL_DIR (development) builds the kernels from that folder's
+ *    clpe_kernels.cl instead of the copy inside the library.
+ *    CLPE_DEVICE is read by clpe_select_device.
  *  - Sizes and pitches are counted in elements of the encoder's dtype, byte
  *    offsets in bytes.
  *  - Thread safety: one encoder may be used from any number of threads at
@@ -136,11 +141,13 @@ enum {
     CLPE_ERROR_UNKNOWN_PRESET = -2026,      /* clpe_config_preset: no preset by that name */
     CLPE_ERROR_INVALID_IDS = -2027,         /* token-id buffer missing, misaligned or too small */
     CLPE_ERROR_RESERVED_FIELD = -2028,      /* a reserved field of a struct is not zero */
+    CLPE_ERROR_INVALID_ROPE = -2029,        /* rotary: head_dim, rotary_dim, pairing or heads */
+    CLPE_ERROR_INVALID_SCALING = -2030,     /* rotary: unknown scaling or a parameter out of range */
 
     /* One past the last error code (counting down). Not a status: it moves
      * whenever a code is added, so never store it; tests loop from
      * CLPE_ERROR_NULL_ENCODER down to it. */
-    CLPE_ERROR_END_UNSTABLE = -2029
+    CLPE_ERROR_END_UNSTABLE = -2031
 };
 
 /* A short English description of any clpe_status, OpenCL codes included.
@@ -275,6 +282,24 @@ CLPE_API void clpe_encoder_release(clpe_encoder *enc);
 
 /* The configuration the encoder was made with. */
 CLPE_API clpe_status clpe_encoder_get_config(const clpe_encoder *enc, clpe_config *cfg);
+
+/* How the encoder's kernels are launched on its device: the measured
+ * defaults for the device type, with the environment's tuning knobs applied
+ * (CLPE_PAIRS_PER_ITEM, CLPE_ROWS_PER_ITEM, CLPE_WORK_GROUP_SIZE,
+ * CLPE_MAX_LAUNCH_ROWS, CLPE_MAX_LAUNCH_BATCH; see the conventions at the
+ * top). Filled by the library; reserved comes back zero. */
+typedef struct clpe_launch_info {
+    uint32_t pairs_per_item;  /* 1 or 8: pairs one work-item computes */
+    uint32_t rows_per_item;   /* rows one work-item walks with the odometer */
+    size_t work_group_size;   /* largest work-group along the pairs */
+    size_t max_launch_rows;   /* rows one launch covers at most */
+    size_t max_launch_batch;  /* sequences one launch covers at most */
+    uint64_t reserved[4];
+} clpe_launch_info;
+
+/* CLPE_ERROR_HOST_ONLY for a host-only encoder. */
+CLPE_API clpe_status clpe_encoder_get_launch_info(const clpe_encoder *enc,
+                                                  clpe_launch_info *info);
 
 /* ---- Where data lives --------------------------------------------------- */
 
@@ -412,6 +437,159 @@ CLPE_API clpe_status clpe_host_gather(const clpe_encoder *enc, size_t batch, siz
 
 /* Does the device support dtype (f64 needs cl_khr_fp64)? */
 CLPE_API int clpe_device_supports_dtype(cl_device_id device, clpe_dtype dtype);
+
+/* ---- Rotary position embedding (RoPE) ------------------------------------
+ *
+ * Rotary embedding (Su et al. 2021) rotates each pair (a, b) of a query or
+ * key head by the angle theta = p * w_i of its token's position p:
+ *     a' = a cos(theta) - b sin(theta),   b' = a sin(theta) + b cos(theta)
+ * with cos and sin multiplied by an amplitude factor m (1 unless a scaling
+ * sets it). clpe takes theta from the same exact fixed-point phase as the
+ * sinusoidal encoding: exact at every int64 position (float32: |error| <=
+ * 2^-22 * m * hypot(a, b)), bit-identical on every conformant device, and
+ * predictable by clpe_host_rope().
+ *
+ * Arithmetic: cos and sin in float32 (float64 for f64), each multiplied by
+ * m (rounded); a' = fma(a, c, -(b * s)), b' = fma(a, s, b * c); rounded
+ * once to the storage type.
+ */
+
+typedef enum clpe_rope_pairing {
+    CLPE_ROPE_HALF_SPLIT = 0,   /* pair (i, i + rotary_dim/2): GPT-NeoX, Hugging Face rotate_half */
+    CLPE_ROPE_INTERLEAVED = 1   /* pair (2i, 2i+1): GPT-J, Meta's original Llama code */
+} clpe_rope_pairing;
+
+/* How the per-pair frequencies w_i and the amplitude m are computed, each as
+ * Hugging Face transformers' rope_init_fns define it (modeling_rope_utils.py;
+ * the README names the version followed). Every frequency is computed in
+ * MPFR on the host, so the phase stays exact. With partial rotary the
+ * frequencies use rotary_dim, as Hugging Face does. */
+typedef enum clpe_rope_scaling {
+    CLPE_ROPE_DEFAULT = 0,      /* w_i = base^(-2i/rotary_dim), m = 1 */
+    CLPE_ROPE_LINEAR = 1,       /* position interpolation: w_i / factor */
+    CLPE_ROPE_DYNAMIC = 2,      /* dynamic NTK: base grows with seq_len beyond
+                                   original_max_position (the length of the
+                                   whole call, max(position) + 1, given explicitly) */
+    CLPE_ROPE_YARN = 3,         /* YaRN: ramp between beta_fast and beta_slow,
+                                   amplitude from mscale / mscale_all_dim or
+                                   attention_factor */
+    CLPE_ROPE_LLAMA3 = 4,       /* Llama 3.1: low/high frequency factors */
+    CLPE_ROPE_LONGROPE = 5,     /* LongRoPE: per-pair factors, short or long
+                                   chosen by seq_len against original_max_position */
+    CLPE_ROPE_FREQUENCIES = 6   /* the caller's frequencies w_i (frequencies[]), m = attention_factor or 1 */
+} clpe_rope_scaling;
+
+/* What a rotary object computes. Start from clpe_rope_config_default(). */
+typedef struct clpe_rope_config {
+    uint32_t head_dim;           /* elements per head: 2 .. CLPE_MAX_D */
+    uint32_t rotary_dim;         /* leading elements of each head that rotate: even,
+                                    <= head_dim; 0 means head_dim (partial rotary) */
+    double base;                 /* rope_theta: finite, > 1 (10000; Llama 3: 500000) */
+    clpe_rope_pairing pairing;
+    clpe_dtype dtype;            /* storage of q and k (f64 needs cl_khr_fp64) */
+    clpe_rope_scaling scaling;
+    double factor;               /* LINEAR, DYNAMIC, YARN, LLAMA3: the scaling factor (>= 1) */
+    double original_max_position; /* original_max_position_embeddings (DYNAMIC: max_position_embeddings) */
+    double low_freq_factor;      /* LLAMA3 */
+    double high_freq_factor;     /* LLAMA3 */
+    double beta_fast;            /* YARN: 0 means 32 */
+    double beta_slow;            /* YARN: 0 means 1 */
+    double mscale;               /* YARN: 0 means unset */
+    double mscale_all_dim;       /* YARN: 0 means unset */
+    int32_t no_truncate;         /* YARN: non-zero = truncate False */
+    double attention_factor;     /* YARN, LONGROPE, FREQUENCIES: m; 0 means as Hugging Face computes it */
+    uint64_t seq_len;            /* DYNAMIC and LONGROPE: the call's length, max(position) + 1 */
+    const double *short_factor;  /* LONGROPE: rotary_dim/2 factors */
+    const double *long_factor;   /* LONGROPE: rotary_dim/2 factors */
+    const double *frequencies;   /* FREQUENCIES: rotary_dim/2 values w_i (copied at creation) */
+    uint64_t reserved[4];        /* zero */
+} clpe_rope_config;
+
+/* head_dim as given, rotary_dim = head_dim, base 10000, half-split,
+ * float32, no scaling. */
+CLPE_API clpe_rope_config clpe_rope_config_default(uint32_t head_dim);
+
+typedef struct clpe_rope clpe_rope;
+
+/* Create a rotary object on (context, device), or sharing the built program
+ * of an encoder (no compilation), or for the host emulation only. The
+ * frequencies are computed and uploaded here. */
+CLPE_API clpe_rope *clpe_rope_create(cl_context context, cl_device_id device,
+                                     const clpe_rope_config *cfg, clpe_build_log *log,
+                                     clpe_status *status);
+CLPE_API clpe_rope *clpe_rope_create_like(const clpe_encoder *like, const clpe_rope_config *cfg,
+                                          clpe_status *status);
+CLPE_API clpe_rope *clpe_rope_create_host(const clpe_rope_config *cfg, clpe_status *status);
+/* NULL is a no-op. Work already enqueued stays valid. */
+CLPE_API void clpe_rope_release(clpe_rope *rope);
+
+/* The per-pair frequencies w_i (rotary_dim/2 of them, rounded to double)
+ * and the amplitude m the object uses: for checking a configuration
+ * against a framework's own inv_freq and attention_scaling. */
+CLPE_API clpe_status clpe_rope_get_frequencies(const clpe_rope *rope, double *frequencies,
+                                               size_t count, double *amplitude);
+
+/* Queries or keys of [batch, seq, heads, head_dim] (or any order of batch,
+ * seq and heads), through pitches in elements; 0 takes the packed default
+ * [batch, seq, heads, head_dim]:
+ *   [batch, seq, heads, d]:  head_pitch d, row_pitch heads*d, batch_pitch seq*heads*d
+ *   [batch, heads, seq, d]:  head_pitch seq*d, row_pitch d, batch_pitch heads*seq*d
+ *   [tokens, heads * d]:     batch 1, seq = tokens, defaults */
+typedef struct clpe_rope_tensor {
+    cl_mem buffer;        /* required */
+    size_t offset;        /* bytes to element [0][0][0][0]; a multiple of the element size */
+    size_t heads;         /* heads of this tensor (queries and keys may differ: GQA) */
+    size_t head_pitch;    /* elements from head h to h+1 of a token; 0 means head_dim */
+    size_t row_pitch;     /* elements from token s to s+1; 0 means heads * head_pitch */
+    size_t batch_pitch;   /* elements from sequence b to b+1; 0 means seq * row_pitch */
+    uint64_t reserved[2]; /* zero */
+} clpe_rope_tensor;
+
+/* Rotate with the angle -theta instead (the backward pass; undoing a rotation). */
+#define CLPE_ROPE_INVERSE 1u
+
+/* Rotate queries q and keys k (k may be NULL) in place, one kernel: each
+ * token's angles are computed once and applied to every head of both.
+ * positions as for clpe_enqueue_add (NULL: start 0); a negative start, or
+ * negative position ids, rotate backwards (re-rotating cached keys by
+ * -delta is one call whose error does not grow with delta). q and k must
+ * not overlap. flags: 0 or CLPE_ROPE_INVERSE. */
+CLPE_API clpe_status clpe_enqueue_rope(clpe_rope *rope, cl_command_queue queue, size_t batch,
+                                       size_t seq, const clpe_rope_tensor *q,
+                                       const clpe_rope_tensor *k, const clpe_positions *positions,
+                                       uint32_t flags, cl_uint num_events_in_wait_list,
+                                       const cl_event *event_wait_list, cl_event *event);
+
+/* The cos/sin cache frameworks consume, for positions start .. start+n-1:
+ * cos and sin each [n, rotary_dim] in the rope's dtype (rows through
+ * row_pitch; batch_pitch ignored), already multiplied by the amplitude.
+ * HALF_SPLIT repeats the halves (cos[s][j] = cos[s][j + rotary_dim/2], as
+ * Hugging Face's cat((freqs, freqs))); INTERLEAVED repeats each value twice
+ * (slots 2i and 2i+1). */
+CLPE_API clpe_status clpe_enqueue_rope_cache(clpe_rope *rope, cl_command_queue queue,
+                                             int64_t start, size_t n, const clpe_tensor *cos,
+                                             const clpe_tensor *sin,
+                                             cl_uint num_events_in_wait_list,
+                                             const cl_event *event_wait_list, cl_event *event);
+
+/* The exact bits of clpe_enqueue_rope on host memory (q and k of the
+ * rope's dtype; k may be NULL). Pitches as in clpe_rope_tensor. */
+typedef struct clpe_host_rope_tensor {
+    void *data;
+    size_t heads, head_pitch, row_pitch, batch_pitch;
+    uint64_t reserved[2]; /* zero */
+} clpe_host_rope_tensor;
+
+CLPE_API clpe_status clpe_host_rope(const clpe_rope *rope, size_t batch, size_t seq,
+                                    const clpe_host_rope_tensor *q,
+                                    const clpe_host_rope_tensor *k,
+                                    clpe_position_source source, int64_t start,
+                                    const int64_t *host_positions, uint32_t flags);
+
+/* The exact bits of clpe_enqueue_rope_cache: n rows of row_pitch elements
+ * (0 means rotary_dim) into cos and sin. */
+CLPE_API clpe_status clpe_host_rope_cache(const clpe_rope *rope, int64_t start, size_t n,
+                                          void *cos, void *sin, size_t row_pitch);
 
 /* ---- Device selection --------------------------------------------------- */
 

@@ -13,6 +13,7 @@
  * Whole turns fall off the top: the range reduction is exact for every
  * position. The same value is reached by adding F_i to a 96-bit accumulator
  * once per position (the odometer), which the kernels use between rows.
+ * float64 outputs use 128-bit words the same way (pe_phase128).
  */
 #ifndef CLPE_PHASE_H
 #define CLPE_PHASE_H
@@ -30,7 +31,7 @@ typedef long pe_i64;
 typedef int pe_i32;
 #define PE_FMAF(a, b, c) fma((a), (b), (c))
 #define PE_FMA64(a, b, c) fma((a), (b), (c))
-#define PE_INLINE inline __attribute__((always_inline))
+#define PE_INLINE static inline __attribute__((always_inline))
 #define PE_AS_UINT(x) as_uint(x)
 #define PE_AS_FLOAT(x) as_float(x)
 #else
@@ -67,6 +68,55 @@ PE_INLINE pe_u64 pe_phase(pe_i64 p, pe_u64 f_hi, pe_u32 f_lo)
 PE_INLINE pe_u32 pe_phase_low(pe_i64 p, pe_u32 f_lo)
 {
     return (pe_u32)((pe_u64)p * (pe_u64)f_lo);
+}
+
+/* The carry out of sum = a + b for 32-bit words (scalars or vectors), in
+ * pure bit logic: bit 31 of (a & b) | ((a | b) & ~sum). No comparison, so
+ * no implementation can misread a vector compare's true value (-1) here. */
+#define PE_CARRY32(a, b, sum) ((((a) & (b)) | (((a) | (b)) & ~(sum))) >> 31)
+#define PE_CARRY64(a, b, sum) ((((a) & (b)) | (((a) | (b)) & ~(sum))) >> 63)
+
+/* The 96-bit odometer on three 32-bit words (top first): W += F, with U32
+ * uint or a uint vector type. */
+#define PE_TICK96(U32, W2, W1, W0, F2, F1, F0)                                                      \
+    do {                                                                                       \
+        U32       pe_n0 = (W0) + (F0);                                                    \
+        U32       pe_t1 = (W1) + (F1);                                                    \
+        U32       pe_c0 = PE_CARRY32((W0), (F0), pe_n0);                                  \
+        U32       pe_n1 = pe_t1 + pe_c0;                                                  \
+        (W2) += (F2) + PE_CARRY32((W1), (F1), pe_t1) + PE_CARRY32(pe_t1, pe_c0, pe_n1);        \
+        (W1) = pe_n1;                                                                          \
+        (W0) = pe_n0;                                                                          \
+    } while (0)
+
+/* The high 64 bits of the 128-bit product of two 64-bit words. */
+#ifdef PE_OPENCL
+#define pe_mul_hi64(a, b) mul_hi((pe_u64)(a), (pe_u64)(b))
+#else
+static inline pe_u64 pe_mul_hi64(pe_u64 a, pe_u64 b)
+{
+    pe_u64 a0 = a & 0xFFFFFFFFu, a1 = a >> 32, b0 = b & 0xFFFFFFFFu, b1 = b >> 32;
+    pe_u64 p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+    pe_u64 mid = (p00 >> 32) + (p01 & 0xFFFFFFFFu) + (p10 & 0xFFFFFFFFu);
+    return p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+}
+#endif
+
+/* float64 needs a wider word: F_i = round(2^128 * w_i / 2pi) as (hi, lo),
+ * two 64-bit halves, so the phase error p * 2^-129 turn stays below 2^-66
+ * turn for every |p| <= 2^63. The phase is the top 64 bits of
+ * (p * F_i) mod 2^128, p sign-extended: p * hi + the high half of p * lo,
+ * where p's sign costs lo once (two's complement). */
+PE_INLINE pe_u64 pe_phase128(pe_i64 p, pe_u64 f_hi, pe_u64 f_lo)
+{
+    pe_u64 up = (pe_u64)p;
+    return up * f_hi + pe_mul_hi64(up, f_lo) - ((p < 0) ? f_lo : (pe_u64)0);
+}
+
+/* The low 64 bits of that 128-bit accumulator. */
+PE_INLINE pe_u64 pe_phase128_low(pe_i64 p, pe_u64 f_lo)
+{
+    return (pe_u64)p * f_lo;
 }
 
 /* Minimax polynomials on [-pi/4, pi/4] (fitted with Lawson's algorithm

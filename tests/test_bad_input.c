@@ -86,8 +86,8 @@ Test(bad_input, config_values)
     cfg.freq = (clpe_freq)7;
     expect_config_rejected(&t, like, &cfg, CLPE_ERROR_INVALID_CONFIG, "freq=7");
     cfg = good;
-    cfg.layout = (clpe_layout)2;
-    expect_config_rejected(&t, like, &cfg, CLPE_ERROR_INVALID_CONFIG, "layout=2");
+    cfg.layout = (clpe_layout)3;
+    expect_config_rejected(&t, like, &cfg, CLPE_ERROR_INVALID_CONFIG, "layout=3");
     cfg = good;
     cfg.dtype = (clpe_dtype)99;
     expect_config_rejected(&t, like, &cfg, CLPE_ERROR_INVALID_CONFIG, "dtype=99");

@@ -49,6 +49,26 @@ class Flag(enum.IntFlag):
     ODD_D_HALF_PAIR = 4
 
 
+class RopePairing(enum.IntEnum):
+    """Which elements a rotary pair takes (clpe_rope_pairing)."""
+    HALF_SPLIT = 0
+    INTERLEAVED = 1
+
+
+class RopeScaling(enum.IntEnum):
+    """Rotary frequency scaling (clpe_rope_scaling)."""
+    DEFAULT = 0
+    LINEAR = 1
+    DYNAMIC = 2
+    YARN = 3
+    LLAMA3 = 4
+    LONGROPE = 5
+    FREQUENCIES = 6
+
+
+ROPE_INVERSE = 1  # CLPE_ROPE_INVERSE: clpe_enqueue_rope rotates backwards
+
+
 class CAbiEntry(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("value", ctypes.c_int64),
                 ("offset", ctypes.c_uint64), ("size", ctypes.c_uint64),
@@ -67,6 +87,12 @@ class CBuildLog(ctypes.Structure):
                 ("length", ctypes.c_size_t)]
 
 
+class CLaunchInfo(ctypes.Structure):
+    _fields_ = [("pairs_per_item", ctypes.c_uint32), ("rows_per_item", ctypes.c_uint32),
+                ("work_group_size", ctypes.c_size_t), ("max_launch_rows", ctypes.c_size_t),
+                ("max_launch_batch", ctypes.c_size_t), ("reserved", ctypes.c_uint64 * 4)]
+
+
 class CTensor(ctypes.Structure):
     _fields_ = [("buffer", cl_handle), ("offset", ctypes.c_size_t),
                 ("row_pitch", ctypes.c_size_t), ("batch_pitch", ctypes.c_size_t),
@@ -83,14 +109,45 @@ class CTokenIds(ctypes.Structure):
                 ("reserved", ctypes.c_uint64 * 2)]
 
 
+class CRopeConfig(ctypes.Structure):
+    _fields_ = [("head_dim", ctypes.c_uint32), ("rotary_dim", ctypes.c_uint32),
+                ("base", ctypes.c_double), ("pairing", c_enum), ("dtype", c_enum),
+                ("scaling", c_enum), ("factor", ctypes.c_double),
+                ("original_max_position", ctypes.c_double),
+                ("low_freq_factor", ctypes.c_double), ("high_freq_factor", ctypes.c_double),
+                ("beta_fast", ctypes.c_double), ("beta_slow", ctypes.c_double),
+                ("mscale", ctypes.c_double), ("mscale_all_dim", ctypes.c_double),
+                ("no_truncate", ctypes.c_int32), ("attention_factor", ctypes.c_double),
+                ("seq_len", ctypes.c_uint64), ("short_factor", ctypes.POINTER(ctypes.c_double)),
+                ("long_factor", ctypes.POINTER(ctypes.c_double)),
+                ("frequencies", ctypes.POINTER(ctypes.c_double)),
+                ("reserved", ctypes.c_uint64 * 4)]
+
+
+class CRopeTensor(ctypes.Structure):
+    _fields_ = [("buffer", cl_handle), ("offset", ctypes.c_size_t), ("heads", ctypes.c_size_t),
+                ("head_pitch", ctypes.c_size_t), ("row_pitch", ctypes.c_size_t),
+                ("batch_pitch", ctypes.c_size_t), ("reserved", ctypes.c_uint64 * 2)]
+
+
+class CHostRopeTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("heads", ctypes.c_size_t),
+                ("head_pitch", ctypes.c_size_t), ("row_pitch", ctypes.c_size_t),
+                ("batch_pitch", ctypes.c_size_t), ("reserved", ctypes.c_uint64 * 2)]
+
+
 # The C name of every struct and scalar type the binding declares.
 STRUCTS = {
     "clpe_abi_entry": CAbiEntry,
     "clpe_config": CConfig,
     "clpe_build_log": CBuildLog,
+    "clpe_launch_info": CLaunchInfo,
     "clpe_tensor": CTensor,
     "clpe_positions": CPositions,
     "clpe_token_ids": CTokenIds,
+    "clpe_rope_config": CRopeConfig,
+    "clpe_rope_tensor": CRopeTensor,
+    "clpe_host_rope_tensor": CHostRopeTensor,
 }
 SCALARS = {
     "clpe_status": ctypes.c_int32,
@@ -99,6 +156,8 @@ SCALARS = {
     "clpe_layout": c_enum,
     "clpe_dtype": c_enum,
     "clpe_position_source": c_enum,
+    "clpe_rope_pairing": c_enum,
+    "clpe_rope_scaling": c_enum,
 }
 
 ABI_TYPE, ABI_FIELD, ABI_CONSTANT = 0, 1, 2
@@ -119,6 +178,9 @@ CONSTANTS = {
     **_enum_constants("CLPE_DTYPE_", Dtype),
     **_enum_constants("CLPE_POSITIONS_", PositionSource),
     **_enum_constants("CLPE_FLAG_", Flag),
+    **_enum_constants("CLPE_ROPE_", RopePairing),
+    **_enum_constants("CLPE_ROPE_", RopeScaling),
+    "CLPE_ROPE_INVERSE": ROPE_INVERSE,
 }
 
 

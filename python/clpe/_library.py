@@ -6,9 +6,11 @@ file), unless the environment variable CLPE_LIBRARY names another file.
 import ctypes
 import ctypes.util
 import os
-from ctypes import POINTER, c_char_p, c_int, c_int32, c_int64, c_size_t, c_uint, c_uint32, c_void_p
+from ctypes import (POINTER, c_char_p, c_double, c_int, c_int32, c_int64, c_size_t, c_uint,
+                    c_uint32, c_void_p)
 
-from ._abi import CAbiEntry, CBuildLog, CConfig, CPositions, CTensor, CTokenIds, c_enum, cl_handle
+from ._abi import (CAbiEntry, CBuildLog, CConfig, CHostRopeTensor, CLaunchInfo, CPositions,
+                   CRopeConfig, CRopeTensor, CTensor, CTokenIds, c_enum, cl_handle)
 
 c_status = c_int32
 c_encoder = c_void_p
@@ -30,6 +32,7 @@ PROTOTYPES = {
     "clpe_encoder_create_host": (c_encoder, [POINTER(CConfig), POINTER(c_status)]),
     "clpe_encoder_release": (None, [c_encoder]),
     "clpe_encoder_get_config": (c_status, [c_encoder, POINTER(CConfig)]),
+    "clpe_encoder_get_launch_info": (c_status, [c_encoder, POINTER(CLaunchInfo)]),
     "clpe_enqueue_table": (c_status, [c_encoder, cl_handle, c_int64, c_size_t, POINTER(CTensor),
                                       c_uint32, c_handle_list, POINTER(cl_handle)]),
     "clpe_enqueue_add": (c_status, [c_encoder, cl_handle, c_size_t, c_size_t, POINTER(CTensor),
@@ -54,6 +57,32 @@ PROTOTYPES = {
                                     POINTER(c_int64), POINTER(c_size_t)]),
     "clpe_device_supports_dtype": (c_int, [cl_handle, c_enum]),
     "clpe_select_device": (c_status, [c_char_p, POINTER(cl_handle), POINTER(cl_handle)]),
+}
+
+c_rope = c_void_p
+# Declared by clpe.h; bound only where the loaded library exports them (the
+# rotary calls arrived after the rest, and the binding works without them).
+OPTIONAL_PROTOTYPES = {
+    "clpe_rope_config_default": (CRopeConfig, [c_uint32]),
+    "clpe_rope_create": (c_rope, [cl_handle, cl_handle, POINTER(CRopeConfig),
+                                  POINTER(CBuildLog), POINTER(c_status)]),
+    "clpe_rope_create_like": (c_rope, [c_encoder, POINTER(CRopeConfig), POINTER(c_status)]),
+    "clpe_rope_create_host": (c_rope, [POINTER(CRopeConfig), POINTER(c_status)]),
+    "clpe_rope_release": (None, [c_rope]),
+    "clpe_rope_get_frequencies": (c_status, [c_rope, POINTER(c_double), c_size_t,
+                                             POINTER(c_double)]),
+    "clpe_enqueue_rope": (c_status, [c_rope, cl_handle, c_size_t, c_size_t,
+                                     POINTER(CRopeTensor), POINTER(CRopeTensor),
+                                     POINTER(CPositions), c_uint32, c_uint32, c_handle_list,
+                                     POINTER(cl_handle)]),
+    "clpe_enqueue_rope_cache": (c_status, [c_rope, cl_handle, c_int64, c_size_t,
+                                           POINTER(CTensor), POINTER(CTensor), c_uint32,
+                                           c_handle_list, POINTER(cl_handle)]),
+    "clpe_host_rope": (c_status, [c_rope, c_size_t, c_size_t, POINTER(CHostRopeTensor),
+                                  POINTER(CHostRopeTensor), c_enum, c_int64, POINTER(c_int64),
+                                  c_uint32]),
+    "clpe_host_rope_cache": (c_status, [c_rope, c_int64, c_size_t, c_void_p, c_void_p,
+                                        c_size_t]),
 }
 
 
@@ -82,7 +111,10 @@ def load_library():
         if missing:
             raise ImportError("clpe: %s lacks %s; it is older than this binding"
                               % (path, ", ".join(missing)))
-        for name, (restype, argtypes) in PROTOTYPES.items():
+        for name, (restype, argtypes) in list(PROTOTYPES.items()) + \
+                list(OPTIONAL_PROTOTYPES.items()):
+            if not hasattr(lib, name):
+                continue
             function = getattr(lib, name)
             function.restype = restype
             function.argtypes = argtypes

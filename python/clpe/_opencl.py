@@ -12,7 +12,7 @@ import dataclasses
 import numpy as np
 
 from . import _status
-from ._abi import CBuildLog, CPositions, CTensor, CTokenIds, Dtype, PositionSource
+from ._abi import CBuildLog, CLaunchInfo, CPositions, CTensor, CTokenIds, Dtype, PositionSource
 from ._config import checked_int64, make_config
 from ._host import HostEncoder, int_array
 
@@ -281,6 +281,15 @@ class Encoder:
         if not self._handle:
             raise ValueError("clpe: this encoder has been closed")
         return self._handle
+
+    def launch_info(self):
+        """The launch shape chosen for the device (clpe_launch_info), as a dict."""
+        info = CLaunchInfo()
+        _status.check(_status._lib.clpe_encoder_get_launch_info(self._live(),
+                                                                ctypes.byref(info)),
+                      "launch_info")
+        return {name: getattr(info, name) for name, _ in CLaunchInfo._fields_
+                if name != "reserved"}
 
     def table(self, queue, out, start=None, n=None, wait_for=None):
         """out[r] = PE(start + r) for r < n (default: every row of out;

@@ -153,6 +153,13 @@ def test_create_like_shares_the_device(cl, context, queue):
     assert_same_bits(out.get(), clpe.host_table(range(3), preset="marian", d=D, dtype="f16"))
 
 
+def test_launch_info_follows_the_environment(context, monkeypatch):
+    monkeypatch.setenv("CLPE_ROWS_PER_ITEM", "4")
+    info = clpe.Encoder(context, d=D).launch_info()
+    assert info["rows_per_item"] == 4
+    assert info["pairs_per_item"] in (1, 8) and info["work_group_size"] >= 1
+
+
 def test_bf16_bits_read_back_as_float(cl, context, queue):
     encoder = clpe.Encoder(context, d=8, dtype="bf16")
     out = cl.array.empty(queue, (1, 8), np.uint16)

@@ -1,0 +1,189 @@
+/*
+ * checks.c - the argument checks every call shares: the call itself (encoder,
+ * queue, wait list), regions of buffers, positions and token ids.
+ *
+ * Every check runs before anything is enqueued, so an invalid call changes
+ * nothing. The host emulation resolves its regions with the same code
+ * (clpe__resolve_shape), so host and device calls accept the same shapes.
+ */
+#include "internal.h"
+
+clpe_status clpe__check_call(const clpe_encoder *enc, cl_command_queue queue,
+                             cl_uint num_events, const cl_event *wait_list)
+{
+    if (!enc)
+        return CLPE_ERROR_NULL_ENCODER;
+    if (!enc->shared)
+        return CLPE_ERROR_HOST_ONLY;
+    if (!queue)
+        return CLPE_ERROR_NULL_QUEUE;
+    if ((num_events == 0) != (wait_list == NULL))
+        return CLPE_ERROR_INVALID_WAIT_LIST;
+    for (cl_uint k = 0; k < num_events; ++k)
+        if (!wait_list[k])
+            return CLPE_ERROR_INVALID_WAIT_LIST;
+    return CLPE_SUCCESS;
+}
+
+clpe_status clpe__check_queue(const clpe_encoder *enc, cl_command_queue queue,
+                              cl_uint num_events, const cl_event *wait_list)
+{
+    cl_context ctx = NULL;
+    cl_device_id dev = NULL;
+    cl_int err = clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, NULL);
+    if (err != CL_SUCCESS)
+        return err;
+    if (ctx != enc->shared->context)
+        return CLPE_ERROR_CONTEXT_MISMATCH;
+    err = clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
+    if (err != CL_SUCCESS)
+        return err;
+    if (dev != enc->shared->device)
+        return CLPE_ERROR_DEVICE_MISMATCH;
+    /* Each event must be a valid event of this context: some runtimes accept
+     * a foreign one and run the command anyway. */
+    for (cl_uint k = 0; k < num_events; ++k) {
+        cl_context event_ctx = NULL;
+        if (clGetEventInfo(wait_list[k], CL_EVENT_CONTEXT, sizeof event_ctx, &event_ctx, NULL) !=
+                CL_SUCCESS ||
+            event_ctx != ctx)
+            return CLPE_ERROR_INVALID_WAIT_LIST;
+    }
+    return CLPE_SUCCESS;
+}
+
+clpe_status clpe__resolve_shape(const clpe_encoder *enc, size_t offset_bytes, size_t row_pitch,
+                                size_t batch_pitch, size_t batch, size_t seq, clpe_region *r)
+{
+    size_t esize = clpe__dtype_size(enc->cfg.dtype);
+    size_t d = enc->cfg.d;
+    r->row_pitch = row_pitch ? row_pitch : d;
+    if (r->row_pitch < d)
+        return CLPE_ERROR_INVALID_PITCH;
+    if (offset_bytes % esize)
+        return CLPE_ERROR_MISALIGNED_OFFSET;
+    r->offset = offset_bytes / esize;
+    if (batch_pitch) {
+        r->batch_pitch = batch_pitch;
+    } else if (!clpe__mul_size(seq, r->row_pitch, &r->batch_pitch)) {
+        return CLPE_ERROR_TOO_LARGE;
+    }
+    if (batch > 1 && seq > 0) {
+        /* sequence b must end before sequence b+1 starts */
+        size_t span;
+        if (!clpe__mul_size(seq - 1, r->row_pitch, &span) || !clpe__add_size(span, d, &span))
+            return CLPE_ERROR_TOO_LARGE;
+        if (r->batch_pitch < span)
+            return CLPE_ERROR_INVALID_PITCH;
+    }
+    /* the byte just past the last element touched must be addressable */
+    r->end_bytes = 0;
+    if (batch > 0 && seq > 0) {
+        size_t last = 0, t = 0;
+        if (!clpe__mul_size(batch - 1, r->batch_pitch, &last) ||
+            !clpe__mul_size(seq - 1, r->row_pitch, &t) || !clpe__add_size(last, t, &last) ||
+            !clpe__add_size(last, d, &last) || !clpe__add_size(last, r->offset, &last) ||
+            !clpe__mul_size(last, esize, &r->end_bytes))
+            return CLPE_ERROR_TOO_LARGE;
+    }
+    return CLPE_SUCCESS;
+}
+
+clpe_status clpe__resolve_tensor(const clpe_encoder *enc, const clpe_tensor *t, size_t batch,
+                                 size_t seq, clpe_region *r)
+{
+    if (!t)
+        return CLPE_ERROR_NULL_POINTER;
+    if (!t->buffer)
+        return CLPE_ERROR_NULL_BUFFER;
+    if (!CLPE__RESERVED_ZERO(t))
+        return CLPE_ERROR_RESERVED_FIELD;
+    r->buffer = t->buffer;
+    return clpe__resolve_shape(enc, t->offset, t->row_pitch, t->batch_pitch, batch, seq, r);
+}
+
+clpe_status clpe__check_buffer(const clpe_encoder *enc, cl_mem buffer, size_t bytes,
+                               clpe_status too_small)
+{
+    cl_context ctx = NULL;
+    size_t size = 0;
+    cl_int err = clGetMemObjectInfo(buffer, CL_MEM_CONTEXT, sizeof ctx, &ctx, NULL);
+    if (err != CL_SUCCESS)
+        return err;
+    if (ctx != enc->shared->context)
+        return CLPE_ERROR_CONTEXT_MISMATCH;
+    err = clGetMemObjectInfo(buffer, CL_MEM_SIZE, sizeof size, &size, NULL);
+    if (err != CL_SUCCESS)
+        return err;
+    return bytes > size ? too_small : CLPE_SUCCESS;
+}
+
+clpe_status clpe__check_region(const clpe_encoder *enc, const clpe_region *r)
+{
+    return clpe__check_buffer(enc, r->buffer, r->end_bytes, CLPE_ERROR_BUFFER_TOO_SMALL);
+}
+
+clpe_status clpe__check_start(int64_t start, size_t count)
+{
+    if (count == 0)
+        return CLPE_SUCCESS;
+    uint64_t room = (uint64_t)INT64_MAX - (uint64_t)start;
+    return (uint64_t)(count - 1) > room ? CLPE_ERROR_POSITION_OVERFLOW : CLPE_SUCCESS;
+}
+
+clpe_status clpe__check_positions(const clpe_encoder *enc, const clpe_positions *pos,
+                                  size_t batch, size_t seq, clpe_position_args *out)
+{
+    out->source = CLPE_POSITIONS_START;
+    out->start = 0;
+    out->buffer = NULL;
+    out->offset = 0;
+    if (!pos)
+        return CLPE_SUCCESS;
+    if (!CLPE__RESERVED_ZERO(pos))
+        return CLPE_ERROR_RESERVED_FIELD;
+    size_t count;
+    switch (pos->source) {
+    case CLPE_POSITIONS_START:
+        out->start = pos->start;
+        return clpe__check_start(pos->start, seq);
+    case CLPE_POSITIONS_PER_SEQUENCE:
+        count = batch;
+        break;
+    case CLPE_POSITIONS_IDS:
+        if (!clpe__mul_size(batch, seq, &count))
+            return CLPE_ERROR_TOO_LARGE;
+        break;
+    default:
+        return CLPE_ERROR_INVALID_POSITIONS;
+    }
+    if (!pos->buffer)
+        return CLPE_ERROR_INVALID_POSITIONS;
+    if (pos->offset % sizeof(int64_t))
+        return CLPE_ERROR_MISALIGNED_OFFSET;
+    size_t bytes;
+    if (!clpe__mul_size(count, sizeof(int64_t), &bytes) ||
+        !clpe__add_size(bytes, pos->offset, &bytes))
+        return CLPE_ERROR_TOO_LARGE;
+    clpe_status status =
+        clpe__check_buffer(enc, pos->buffer, bytes, CLPE_ERROR_INDEX_BUFFER_TOO_SMALL);
+    if (status != CLPE_SUCCESS)
+        return status;
+    out->source = pos->source;
+    out->buffer = pos->buffer;
+    out->offset = pos->offset / sizeof(int64_t);
+    return CLPE_SUCCESS;
+}
+
+clpe_status clpe__check_ids(const clpe_encoder *enc, const clpe_token_ids *ids, size_t count)
+{
+    size_t bytes;
+    if (!ids || !ids->buffer || ids->offset % sizeof(cl_int))
+        return CLPE_ERROR_INVALID_IDS;
+    if (!CLPE__RESERVED_ZERO(ids))
+        return CLPE_ERROR_RESERVED_FIELD;
+    if (!clpe__mul_size(count, sizeof(cl_int), &bytes) ||
+        !clpe__add_size(bytes, ids->offset, &bytes))
+        return CLPE_ERROR_TOO_LARGE;
+    return clpe__check_buffer(enc, ids->buffer, bytes, CLPE_ERROR_INVALID_IDS);
+}

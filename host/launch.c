@@ -1,0 +1,267 @@
+/*
+ * launch.c - launching the row kernels (table, add, gather).
+ *
+ * The arguments are numbered by PE_ROW_KERNEL_ARGS in kernels/
+ * clpe_interface.h, the list the kernels declare their parameters from.
+ * A call becomes one or more launches, each over a block of rows of a block
+ * of sequences, small enough that every element index within it fits in 32
+ * bits (GPUs spend far fewer instructions on 32-bit indices) and within the
+ * device's grid; the 64-bit part of each index goes in as a base offset.
+ */
+#include "internal.h"
+
+#include "clpe_interface.h"
+
+#include <stdlib.h>
+
+#define INDEX_MAX ((size_t)UINT32_MAX)
+
+static size_t ceil_div(size_t a, size_t b) { return a / b + (a % b != 0); }
+static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
+
+/* Largest count n <= cap with (n - 1) * step + extra <= INDEX_MAX. */
+static size_t fit_count(size_t cap, size_t step, size_t extra)
+{
+    if (extra > INDEX_MAX)
+        return 0;
+    if (step == 0)
+        return cap;
+    return min_size(cap, (INDEX_MAX - extra) / step + 1);
+}
+
+/* Rows and sequences per launch: the device's caps, then the 32-bit index
+ * bound of every region and of the ids/positions of the launch. */
+static void plan_blocks(const clpe_encoder *enc, const clpe_row_call *c, size_t *rows,
+                        size_t *batch)
+{
+    const clpe_launch_shape *shape = &enc->shared->shape;
+    size_t d = enc->cfg.d;
+    size_t r = min_size(c->seq, shape->max_rows);
+    r = fit_count(r, c->out.row_pitch, d);
+    if (c->op == CLPE_OP_ADD)
+        r = fit_count(r, c->in.row_pitch, d);
+    r = min_size(r, INDEX_MAX - 1); /* ids and positions: s < rows */
+    size_t b = min_size(c->batch, shape->max_batch);
+    size_t out_extra = (r - 1) * c->out.row_pitch + d;
+    b = fit_count(b, c->out.batch_pitch, out_extra);
+    if (c->op == CLPE_OP_ADD)
+        b = fit_count(b, c->in.batch_pitch, (r - 1) * c->in.row_pitch + d);
+    if (c->seq > INDEX_MAX)
+        b = 1;
+    else
+        b = fit_count(b, c->seq, r);
+    *rows = r ? r : 1;
+    *batch = b ? b : 1;
+}
+
+/* A host value of each argument kind, and its size for clSetKernelArg. */
+typedef struct arg_value {
+    size_t size;
+    union {
+        cl_mem mem;
+        cl_uint u32;
+        cl_ulong u64;
+        cl_long i64;
+        cl_float f32;
+        cl_double f64;
+    } v;
+} arg_value;
+
+static arg_value arg_mem(cl_mem m) { return (arg_value){sizeof(cl_mem), {.mem = m}}; }
+static arg_value arg_u32(size_t x) { return (arg_value){sizeof(cl_uint), {.u32 = (cl_uint)x}}; }
+static arg_value arg_u64(uint64_t x) { return (arg_value){sizeof(cl_ulong), {.u64 = x}}; }
+static arg_value arg_i64(int64_t x) { return (arg_value){sizeof(cl_long), {.i64 = x}}; }
+
+/* A pitch the kernel multiplies only by 0 when the block has one row or
+ * sequence: pass 0 rather than a value that does not fit. */
+static size_t pitch_arg(size_t pitch, size_t count) { return count > 1 ? pitch : 0; }
+
+static cl_int set_arg(cl_kernel kernel, cl_uint index, arg_value a)
+{
+    return clSetKernelArg(kernel, index, a.size, &a.v);
+}
+
+/* Arguments that change from one launch of a call to the next. */
+static bool is_per_launch(cl_uint k)
+{
+    switch (k) {
+    case PE_ARG_OUT_BASE:
+    case PE_ARG_IN_BASE:
+    case PE_ARG_IDS_BASE:
+    case PE_ARG_POSITIONS_BASE:
+    case PE_ARG_FLAT_BASE:
+    case PE_ARG_START:
+    case PE_ARG_ROWS:
+    case PE_ARG_BATCH:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* The arguments that stay the same for every launch of the call. */
+static cl_int set_fixed_args(const clpe_encoder *enc, cl_kernel kernel, const clpe_row_call *c,
+                             size_t rows, size_t batch)
+{
+    arg_value a[PE_ROW_ARG_COUNT];
+    bool f64 = enc->cfg.dtype == CLPE_DTYPE_F64;
+    a[PE_ARG_OUT] = arg_mem(c->out.buffer);
+    a[PE_ARG_IN] = arg_mem(c->op == CLPE_OP_TABLE ? NULL : c->in.buffer);
+    a[PE_ARG_IDS] = arg_mem(c->op == CLPE_OP_GATHER ? c->ids : NULL);
+    a[PE_ARG_BAD_IDS] = arg_mem(c->op == CLPE_OP_GATHER ? c->bad_ids : NULL);
+    a[PE_ARG_POSITIONS] = arg_mem(c->positions.buffer);
+    a[PE_ARG_TW_HI] = arg_mem(enc->tw_hi_buf);
+    a[PE_ARG_TW_LO] = arg_mem(enc->tw_lo_buf);
+    a[PE_ARG_PADDING_POSITION] = arg_i64(enc->cfg.padding_position);
+    if (f64)
+        a[PE_ARG_SCALE] = (arg_value){sizeof(cl_double), {.f64 = enc->cfg.scale}};
+    else
+        a[PE_ARG_SCALE] = (arg_value){sizeof(cl_float), {.f32 = (cl_float)enc->cfg.scale}};
+    a[PE_ARG_OUT_ROW_PITCH] = arg_u32(pitch_arg(c->out.row_pitch, rows));
+    a[PE_ARG_OUT_BATCH_PITCH] = arg_u32(pitch_arg(c->out.batch_pitch, batch));
+    bool gather = c->op == CLPE_OP_GATHER;
+    a[PE_ARG_IN_ROW_PITCH] = arg_u32(c->op == CLPE_OP_TABLE ? 0
+                                     : gather ? c->in.row_pitch
+                                              : pitch_arg(c->in.row_pitch, rows));
+    a[PE_ARG_IN_BATCH_PITCH] = arg_u32(c->op == CLPE_OP_ADD ? pitch_arg(c->in.batch_pitch, batch) : 0);
+    a[PE_ARG_D] = arg_u32(enc->cfg.d);
+    a[PE_ARG_N_PAIRS] = arg_u32(enc->slots.n_pairs);
+    a[PE_ARG_N_COS] = arg_u32(enc->slots.n_cos);
+    a[PE_ARG_SIN_OFF] = arg_u32(enc->slots.sin_off);
+    a[PE_ARG_COS_OFF] = arg_u32(enc->slots.cos_off);
+    a[PE_ARG_STRIDE] = arg_u32(enc->slots.stride);
+    a[PE_ARG_FLAGS] = arg_u32(enc->cfg.flags);
+    a[PE_ARG_VOCAB] = arg_u32(min_size(c->vocab, INDEX_MAX));
+    a[PE_ARG_SEQ] = arg_u32(c->seq > INDEX_MAX ? 0 : c->seq);
+    a[PE_ARG_ROWS_PER_ITEM] = arg_u32(enc->shared->shape.rows_per_item);
+    a[PE_ARG_POS_SOURCE] = arg_u32((size_t)c->positions.source);
+    for (cl_uint k = 0; k < PE_ROW_ARG_COUNT; ++k) {
+        if (is_per_launch(k))
+            continue;
+        cl_int err = set_arg(kernel, k, a[k]);
+        if (err != CL_SUCCESS)
+            return err;
+    }
+    return CL_SUCCESS;
+}
+
+/* The arguments of one launch: rows [s0, s0 + rows) of sequences
+ * [b0, b0 + batch). */
+static cl_int set_launch_args(cl_kernel kernel, const clpe_row_call *c, size_t s0, size_t rows,
+                              size_t b0, size_t batch)
+{
+    arg_value a[PE_ROW_ARG_COUNT];
+    const clpe_position_args *pos = &c->positions;
+    /* sequence-major flat index of the launch's first row: ids, positions */
+    uint64_t flat = (uint64_t)b0 * c->seq + s0;
+    a[PE_ARG_OUT_BASE] = arg_u64(c->out.offset + b0 * c->out.batch_pitch + s0 * c->out.row_pitch);
+    a[PE_ARG_IN_BASE] = arg_u64(c->op == CLPE_OP_ADD
+                                    ? c->in.offset + b0 * c->in.batch_pitch + s0 * c->in.row_pitch
+                                : c->op == CLPE_OP_GATHER ? c->in.offset
+                                                          : 0);
+    a[PE_ARG_IDS_BASE] = arg_u64(c->op == CLPE_OP_GATHER ? c->ids_offset + flat : 0);
+    a[PE_ARG_POSITIONS_BASE] =
+        arg_u64(pos->source == CLPE_POSITIONS_IDS            ? pos->offset + flat
+                : pos->source == CLPE_POSITIONS_PER_SEQUENCE ? pos->offset + b0
+                                                             : 0);
+    a[PE_ARG_FLAT_BASE] = arg_u64(flat);
+    /* positions wrap modulo 2^64 like the kernels' arithmetic */
+    a[PE_ARG_START] = arg_i64(pos->source == CLPE_POSITIONS_START
+                                  ? (int64_t)((uint64_t)pos->start + s0)
+                                  : (int64_t)s0);
+    a[PE_ARG_ROWS] = arg_u32(rows);
+    a[PE_ARG_BATCH] = arg_u32(batch);
+    for (cl_uint k = 0; k < PE_ROW_ARG_COUNT; ++k) {
+        if (!is_per_launch(k))
+            continue;
+        cl_int err = set_arg(kernel, k, a[k]);
+        if (err != CL_SUCCESS)
+            return err;
+    }
+    return CL_SUCCESS;
+}
+
+static clpe_status run_launches(clpe_encoder *enc, cl_command_queue queue, cl_kernel kernel,
+                                const clpe_row_call *c, bool gated, cl_uint num_events,
+                                const cl_event *wait_list, cl_event *event)
+{
+    const clpe_launch_shape *shape = &enc->shared->shape;
+    size_t rows_per_launch, batch_per_launch;
+    plan_blocks(enc, c, &rows_per_launch, &batch_per_launch);
+    size_t launches = ceil_div(c->seq, rows_per_launch) * ceil_div(c->batch, batch_per_launch);
+    cl_event *events = NULL;
+    size_t done = 0;
+    clpe_status status = CLPE_SUCCESS;
+    clpe_call_gate gate = {NULL, NULL, 0};
+
+    cl_int err = set_fixed_args(enc, kernel, c, rows_per_launch, batch_per_launch);
+    if (err != CL_SUCCESS)
+        return err;
+    if (launches > 1 && event) {
+        events = malloc(launches * sizeof *events);
+        if (!events)
+            return CLPE_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    if (launches > 1 && !gated) {
+        status = clpe__gate_open(enc, num_events, wait_list, &gate);
+        if (status != CLPE_SUCCESS) {
+            free(events);
+            return status;
+        }
+        num_events = gate.num_events;
+        wait_list = gate.wait_list;
+    }
+    /* dimension 0 counts groups of pairs_per_item pairs; a narrow encoding
+     * gets a narrower work-group rather than idle work-items */
+    size_t groups = ceil_div(enc->slots.n_pairs, shape->pairs_per_item);
+    size_t local_x = 1;
+    while (local_x < groups && local_x * 2 <= shape->local_x)
+        local_x *= 2;
+    size_t global0 = ceil_div(groups, local_x) * local_x;
+    /* sequences whose positions come from one start share every value: one
+     * work-item serves all sequences of the launch (see clpe_rows.cl) */
+    bool shared_positions = c->positions.source == CLPE_POSITIONS_START;
+    for (size_t b0 = 0; b0 < c->batch && status == CLPE_SUCCESS; b0 += batch_per_launch) {
+        size_t nb = min_size(c->batch - b0, batch_per_launch);
+        for (size_t s0 = 0; s0 < c->seq; s0 += rows_per_launch) {
+            size_t nr = min_size(c->seq - s0, rows_per_launch);
+            size_t global[3] = {global0, ceil_div(nr, shape->rows_per_item),
+                                shared_positions ? 1 : nb};
+            size_t local[3] = {local_x, 1, 1};
+            err = set_launch_args(kernel, c, s0, nr, b0, nb);
+            if (err == CL_SUCCESS) {
+                cl_event *ev = launches == 1 ? event : (events ? &events[done] : NULL);
+                err = clEnqueueNDRangeKernel(queue, kernel, 3, NULL, global, local, num_events,
+                                             wait_list, ev);
+            }
+            if (err != CL_SUCCESS) {
+                status = err;
+                break;
+            }
+            ++done;
+        }
+    }
+    if (status == CLPE_SUCCESS && events)
+        status = clEnqueueMarkerWithWaitList(queue, (cl_uint)done, events, event);
+    clpe__gate_close(&gate, status);
+    if (events) {
+        for (size_t k = 0; k < done; ++k)
+            clReleaseEvent(events[k]);
+        free(events);
+    }
+    return status;
+}
+
+clpe_status clpe__launch_rows(clpe_encoder *enc, cl_command_queue queue,
+                              const clpe_row_call *call, bool gated, cl_uint num_events,
+                              const cl_event *wait_list, cl_event *event)
+{
+    clpe_kernel_id id = clpe__kernel_for(call->op, enc->cfg.dtype);
+    cl_kernel kernel;
+    clpe_status status = clpe__kernel_acquire(enc->shared, id, &kernel);
+    if (status != CLPE_SUCCESS)
+        return status;
+    status = run_launches(enc, queue, kernel, call, gated, num_events, wait_list, event);
+    clpe__kernel_return(enc->shared, id, kernel);
+    return status;
+}
