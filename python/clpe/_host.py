@@ -46,18 +46,22 @@ def row_pitches(array, what, dtype, d, writable):
                          % (what, d, d, array.shape))
     if writable and not array.flags.writeable:
         raise ValueError("clpe: %s is read-only" % what)
-    item = array.itemsize
-    if array.shape[-1] > 1 and array.strides[-1] != item:
+    return pitches_of(array.shape, array.strides, array.itemsize, what)
+
+
+def pitches_of(shape, strides, itemsize, what):
+    """The pitch in elements of each leading axis (0 for an axis of one
+    entry); rows must be contiguous and strides positive whole elements."""
+    if shape[-1] > 1 and strides[-1] != itemsize:
         raise ValueError("clpe: the elements of a row of %s must be contiguous" % what)
     pitches = []
-    for axis in range(array.ndim - 1):
-        stride = array.strides[axis]
-        if array.shape[axis] <= 1:
+    for size, stride in zip(shape[:-1], strides[:-1]):
+        if size <= 1:
             pitches.append(0)  # never stepped over: the library's default
-        elif stride <= 0 or stride % item:
+        elif stride <= 0 or stride % itemsize:
             raise ValueError("clpe: %s must have positive strides in whole elements" % what)
         else:
-            pitches.append(stride // item)
+            pitches.append(stride // itemsize)
     return pitches
 
 

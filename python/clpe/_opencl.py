@@ -14,7 +14,7 @@ import numpy as np
 from . import _status
 from ._abi import CBuildLog, CLaunchInfo, CPositions, CTensor, CTokenIds, Dtype, PositionSource
 from ._config import checked_int64, make_config
-from ._host import HostEncoder, int_array
+from ._host import HostEncoder, int_array, pitches_of
 
 _BUILD_LOG_BYTES = 1 << 16
 
@@ -49,20 +49,6 @@ class Positions:
     offset: int = 0
 
 
-def _pitches(shape, strides, itemsize, what):
-    pitches = []
-    for size, stride in zip(shape[:-1], strides[:-1]):
-        if size <= 1:
-            pitches.append(0)
-        elif stride <= 0 or stride % itemsize:
-            raise ValueError("clpe: %s must have positive strides in whole elements" % what)
-        else:
-            pitches.append(stride // itemsize)
-    if shape[-1] > 1 and strides[-1] != itemsize:
-        raise ValueError("clpe: the elements of a row of %s must be contiguous" % what)
-    return pitches
-
-
 class _Call:
     """The pieces one enqueue gathers: events to wait for, arrays it
     writes, host buffers it uploaded (kept alive until the call returns)."""
@@ -88,7 +74,7 @@ class _Call:
             if obj.ndim not in ndims or obj.shape[-1] != d:
                 raise ValueError("clpe: %s must have %s dimensions, the last of size %d; got %s"
                                  % (what, " or ".join(map(str, ndims)), d, obj.shape))
-            pitches = _pitches(obj.shape, obj.strides, obj.dtype.itemsize, what)
+            pitches = pitches_of(obj.shape, obj.strides, obj.dtype.itemsize, what)
             self.events.extend(obj.events)
             if write:
                 self.written.append(obj)
