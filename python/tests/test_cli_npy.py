@@ -62,3 +62,13 @@ def test_device_table_is_the_cli_npy(cli, tmp_path, cl, context, queue, dtype):
                                          "--freq", "t2t", "--layout", "split",
                                          "--start", str(start)])
     assert_same_bits(out.get(), from_cli)
+
+
+@pytest.mark.parametrize("preset", ["fairseq", "marian", "xlm"])
+def test_odd_width_is_the_cli_npy(cli, tmp_path, preset):
+    if preset not in known_presets():
+        pytest.skip("the library has no %s preset" % preset)
+    from_cli = cli_table(cli, tmp_path, ["--preset", preset, "--d", "33", "--seq", "20",
+                                         "--start", "1000"])
+    assert from_cli.shape == (20, 33)
+    assert_same_bits(clpe.host_table(range(1000, 1020), preset=preset, d=33), from_cli)
