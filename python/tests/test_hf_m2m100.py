@@ -51,7 +51,8 @@ def test_m2m100_encoder_with_clpe_input_stage(cl, context, queue, monkeypatch):
         hf_input_stage = encoder_hf.embed_tokens(input_ids) + encoder_hf.embed_positions(input_ids)
 
     # clpe: fairseq's convention (M2M100's), sqrt(d) scale, positions on the device.
-    encoder = clpe.Encoder(context, preset="fairseq", d=d, scale=encoder_hf.embed_tokens.embed_scale)
+    scale = encoder_hf.embed_tokens.embed_scale
+    encoder = clpe.Encoder(context, preset="fairseq", d=d, scale=scale)
     ids = cl.array.to_device(queue, input_ids.numpy().astype(np.int32))
     weights = encoder_hf.embed_tokens.weight.detach().numpy()
     embedding = cl.array.to_device(queue, np.ascontiguousarray(weights))
@@ -87,8 +88,7 @@ def test_m2m100_encoder_with_clpe_input_stage(cl, context, queue, monkeypatch):
     assert np.abs(a - b).max() <= 1e-5, np.abs(a - b).max()
     # The comparison is not vacuous: a wrong convention (interleaved instead
     # of split) moves the hidden states far beyond that.
-    wrong = clpe.Encoder(context, preset="fairseq", d=d, scale=encoder_hf.embed_tokens.embed_scale,
-                         layout="interleaved")
+    wrong = clpe.Encoder(context, preset="fairseq", d=d, scale=scale, layout="interleaved")
     wrong.gather(queue, ids, embedding, hidden, positions=positions).wait()
     with torch.no_grad():
         off = encoder_hf(inputs_embeds=torch.from_numpy(hidden.get()),

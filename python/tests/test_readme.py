@@ -1,8 +1,6 @@
 """The README's Python section runs as written."""
 import re
 
-import numpy as np  # noqa: F401  (the example imports it too)
-
 from conftest import REPOSITORY
 
 
