@@ -125,9 +125,9 @@ class _Call:
         return buffer.int_ptr
 
     def positions(self, positions, batch, seq):
-        first = self.encoder.config.first_position
         if positions is None:
-            return CPositions(source=PositionSource.START, start=first)
+            return CPositions(source=PositionSource.START,
+                              start=self.encoder.config.first_position)
         if isinstance(positions, (int, np.integer)) and not isinstance(positions, bool):
             return CPositions(source=PositionSource.START,
                               start=checked_int64(positions, "start"))
