@@ -12,9 +12,11 @@ packages=(
   libpng-dev                             # clpe plot
   clang libclang-rt-dev                  # libFuzzer targets (the runtime is only a Recommends)
   python3                                # CLI tests read .npy files back
-  python3-venv python3-numpy python3-pyopencl  # the Python package (pip install ./python in a venv)
-  python3-pytest python3-torch           # its tests (transformers comes from PyPI, in the venv)
 )
+
+# The Python package (pip install ./python, in a venv that sees these) and
+# its tests; transformers comes from PyPI into that venv (scripts/test.sh).
+packages+=(python3-venv python3-numpy python3-pyopencl python3-pytest python3-torch)
 
 missing=()
 for p in "${packages[@]}"; do
