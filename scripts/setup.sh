@@ -14,11 +14,10 @@ packages=(
   python3                                # CLI tests read .npy files back
 )
 
+missing=()
 # The Python package (pip install ./python, in a venv that sees these) and
 # its tests; transformers comes from PyPI into that venv (scripts/test.sh).
 packages+=(python3-venv python3-numpy python3-pyopencl python3-pytest python3-torch)
-
-missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
