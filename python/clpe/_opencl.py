@@ -194,7 +194,7 @@ class Encoder:
     """
 
     def __init__(self, context, device=None, config=None, **fields):
-        cl = _cl()
+        _cl()  # a clear ImportError now rather than an AttributeError later
         if device is None:
             if len(context.devices) != 1:
                 raise ValueError("clpe: the context has %d devices; say which"
@@ -213,7 +213,6 @@ class Encoder:
             text = log_text.value.decode(errors="replace") if log.length else None
             raise _status.Error(status.value, "encoder", build_log=text)
         self._handle = handle
-        self._cl = cl
 
     def create_like(self, config=None, **fields):
         """An encoder for another configuration on the same context and
@@ -224,7 +223,7 @@ class Encoder:
         elif config is None:
             config = self.config
         other.config = make_config(config, **fields)
-        other.context, other.device, other._cl = self.context, self.device, self._cl
+        other.context, other.device = self.context, self.device
         status = ctypes.c_int32()
         c_config = other.config.to_c()
         handle = _status._lib.clpe_encoder_create_like(self._live(), ctypes.byref(c_config),
