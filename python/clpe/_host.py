@@ -52,6 +52,8 @@ def row_pitches(array, what, dtype, d, writable):
 def pitches_of(shape, strides, itemsize, what):
     """The pitch in elements of each leading axis (0 for an axis of one
     entry); rows must be contiguous and strides positive whole elements."""
+    if 0 in shape:
+        return [0] * (len(shape) - 1)  # nothing is touched, whatever the strides
     if shape[-1] > 1 and strides[-1] != itemsize:
         raise ValueError("clpe: the elements of a row of %s must be contiguous" % what)
     pitches = []

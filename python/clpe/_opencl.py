@@ -149,6 +149,14 @@ class _Call:
                              % (batch, batch, seq, tuple(shape)))
         return CPositions(source=int(source), buffer=buffer, offset=offset)
 
+    def nothing_to_do(self, queue):
+        """The event of an empty call: a marker after its wait list, as the
+        library gives (PyOpenCL has no buffer behind an empty array)."""
+        done = self.cl.enqueue_marker(queue, wait_for=self.events or None)
+        for array in self.written:
+            array.add_event(done)
+        return done
+
     def wait_list(self):
         handles = [event.int_ptr for event in self.events]
         return len(handles), (ctypes.c_void_p * len(handles))(*handles) if handles else None
@@ -290,6 +298,8 @@ class Encoder:
             raise ValueError("clpe: n = %d, but out has %d rows" % (n, leading[0]))
         start = self.config.first_position if start is None else start
         event = ctypes.c_void_p()
+        if n == 0:
+            return call.nothing_to_do(queue)
         count, events = call.wait_list()
         status = _status._lib.clpe_enqueue_table(
             self._live(), queue.int_ptr, checked_int64(start, "start"), n, ctypes.byref(tensor),
@@ -307,6 +317,8 @@ class Encoder:
         batch, seq = _batch_seq(leading, batch, seq)
         c_positions = call.positions(positions, batch, seq)
         event = ctypes.c_void_p()
+        if batch == 0 or seq == 0:
+            return call.nothing_to_do(queue)
         count, events = call.wait_list()
         status = _status._lib.clpe_enqueue_add(
             self._live(), queue.int_ptr, batch, seq, ctypes.byref(tensor),
@@ -324,6 +336,8 @@ class Encoder:
         batch, seq = _batch_seq(x_leading if x_leading is not None else out_leading, batch, seq)
         c_positions = call.positions(positions, batch, seq)
         event = ctypes.c_void_p()
+        if batch == 0 or seq == 0:
+            return call.nothing_to_do(queue)
         count, events = call.wait_list()
         status = _status._lib.clpe_enqueue_add_out(
             self._live(), queue.int_ptr, batch, seq, ctypes.byref(x_tensor),
@@ -358,6 +372,8 @@ class Encoder:
             if bad_offset:
                 raise ValueError("clpe: bad_ids must start at its buffer's start")
         event = ctypes.c_void_p()
+        if batch == 0 or seq == 0:
+            return call.nothing_to_do(queue)
         count, events = call.wait_list()
         status = _status._lib.clpe_enqueue_gather(
             self._live(), queue.int_ptr, batch, seq, ctypes.byref(c_ids),
@@ -388,6 +404,8 @@ class Encoder:
             raise ValueError("clpe: pad_id must fit in int32")
         c_ids = CTokenIds(buffer=ids_buffer, offset=ids_offset)
         event = ctypes.c_void_p()
+        if batch == 0 or seq == 0:
+            return call.nothing_to_do(queue)
         count, events = call.wait_list()
         status = _status._lib.clpe_enqueue_pad_positions(
             self._live(), queue.int_ptr, batch, seq, ctypes.byref(c_ids), pad_id,

@@ -167,3 +167,15 @@ def test_bf16_bits_read_back_as_float(cl, context, queue):
     as_float = (out.get().astype(np.uint32) << 16).view(np.float32)[0]
     exact = clpe.host_table(range(2, 3), d=8)[0]
     assert np.all(np.abs(as_float - exact) <= 2.0 ** -8 * np.abs(exact) + 1e-30)
+
+
+def test_empty_work_returns_an_event_after_its_wait_list(cl, context, queue):
+    encoder = clpe.Encoder(context, d=D)
+    gate = cl.UserEvent(context)
+    event = encoder.table(queue, cl.array.empty(queue, (0, D), np.float32), wait_for=[gate])
+    assert isinstance(event, cl.Event)
+    assert event.command_execution_status != cl.command_execution_status.COMPLETE
+    gate.set_status(cl.command_execution_status.COMPLETE)
+    event.wait()
+    encoder.add(queue, cl.array.empty(queue, (2, 0, D), np.float32), positions=[1, 2]).wait()
+    assert clpe.host_table(range(5, 5), d=D).shape == (0, D)
