@@ -4,7 +4,9 @@
  *   clpe_interface.h  what the host and the kernels agree on (arguments, flags)
  *   clpe_phase.h      phase and sin/cos arithmetic, shared with the host emulation
  *   clpe_storage.cl   loads and stores of each storage type
+ *   clpe_odometer.cl  the phase of a pair walking down the rows
  *   clpe_rows.cl      table, add and gather, included once per storage type
+ *   clpe_rope.cl      rotary embedding and its cos/sin cache, likewise
  * and clpe_pad_positions below.
  *
  * Contraction of a*b+c into fma is off: the host emulation must see exactly
@@ -18,6 +20,7 @@
 #include "clpe_interface.h"
 #include "clpe_phase.h"
 #include "clpe_storage.cl"
+#include "clpe_odometer.cl"
 
 /* Pairs per work-item, set by the library per device (-DPE_W=1 or 8): 8
  * uses the float8 path on CPUs (PoCL's work-item-loop vectoriser gives up on
@@ -35,19 +38,6 @@ static inline float16 pe_zip8(float8 s, float8 c)
 {
     return (float16)(s.s0, c.s0, s.s1, c.s1, s.s2, c.s2, s.s3, c.s3, s.s4, c.s4, s.s5, c.s5,
                      s.s6, c.s6, s.s7, c.s7);
-}
-
-/* pe_phase and pe_phase_low for eight 96-bit tuning words at once, as the
- * three 32-bit words of the accumulator (top first). */
-static inline void pe_phase8(ulong p, ulong8 f_hi, uint8 f_lo, uint8 *w2, uint8 *w1, uint8 *w0)
-{
-    ulong hi_part = (p >> 32) | (((long)p < 0) ? 0xFFFFFFFF00000000UL : 0UL);
-    ulong lo_part = p & 0xFFFFFFFFUL;
-    ulong8 flo = convert_ulong8(f_lo);
-    ulong8 ph = p * f_hi + hi_part * flo + ((lo_part * flo) >> 32);
-    *w2 = convert_uint8(ph >> 32);
-    *w1 = convert_uint8(ph);
-    *w0 = convert_uint8(p * flo);
 }
 
 /* Everything a row kernel needs besides its buffers, gathered from its
@@ -70,6 +60,32 @@ typedef struct pe_geometry {
 /* The position of row s (of this launch) of sequence b, modulo 2^64. */
 static inline ulong pe_position(global const long *positions, uint b, uint s,
                                 const pe_geometry *g)
+{
+    if (g->pos_source == PE_POS_IDS)
+        return (ulong)positions[b * g->seq + s];
+    ulong first = g->pos_source == PE_POS_START ? 0 : (ulong)positions[b];
+    return first + (ulong)g->start + s;
+}
+
+/* What a rotary kernel needs besides its buffers (PE_ROPE_KERNEL_ARGS). */
+typedef struct pe_rope_geometry {
+    long start;
+    uint q_heads, q_head_pitch, q_row_pitch, q_batch_pitch;
+    uint k_heads, k_head_pitch, k_row_pitch, k_batch_pitch;
+    uint n_pairs, partner, stride, inverse;
+    uint seq, rows, batch, rows_per_item, pos_source;
+} pe_rope_geometry;
+
+#define PE_ROPE_GEOMETRY_FROM_ARGS(g)                                                          \
+    const pe_rope_geometry g = {start,         q_heads,       q_head_pitch, q_row_pitch,       \
+                                q_batch_pitch, k_heads,       k_head_pitch, k_row_pitch,       \
+                                k_batch_pitch, n_pairs,       partner,      stride,            \
+                                inverse,       seq,           rows,         batch,             \
+                                rows_per_item, pos_source}
+
+/* The position of token s (of this launch) of sequence b, modulo 2^64. */
+static inline ulong pe_rope_position(global const long *positions, uint b, uint s,
+                                     const pe_rope_geometry *g)
 {
     if (g->pos_source == PE_POS_IDS)
         return (ulong)positions[b * g->seq + s];
@@ -100,18 +116,21 @@ static inline ulong pe_position(global const long *positions, uint b, uint s,
 #define PE_WIDE 0
 #define PE_VECTOR 1
 #include "clpe_rows.cl"
+#include "clpe_rope.cl"
 #undef PE_NAME
 #undef PE_T
 
 #define PE_NAME f16
 #define PE_T half
 #include "clpe_rows.cl"
+#include "clpe_rope.cl"
 #undef PE_NAME
 #undef PE_T
 
 #define PE_NAME bf16
 #define PE_T ushort
 #include "clpe_rows.cl"
+#include "clpe_rope.cl"
 #undef PE_NAME
 #undef PE_T
 #undef PE_R
@@ -125,6 +144,7 @@ static inline ulong pe_position(global const long *positions, uint b, uint s,
 #define PE_WIDE 1
 #define PE_VECTOR 0
 #include "clpe_rows.cl"
+#include "clpe_rope.cl"
 #undef PE_NAME
 #undef PE_T
 #undef PE_R

@@ -32,9 +32,14 @@
 #define PE_R2 PE_CAT(PE_R, 2)
 #if PE_WIDE
 #define PE_TWL ulong
+#define PE_ODO pe_odo128
+#define PE_SINCOS_AT pe_sincos_at128
 #else
 #define PE_TWL uint
+#define PE_ODO pe_odo96
+#define PE_SINCOS_AT pe_sincos_at
 #endif
+#define PE_ODO_FN(name) PE_CAT(PE_ODO, PE_CAT(_, name))
 
 /* Store one pair (sine at slot ks, cosine at kc, when the pair has one);
  * ops other than the table add in * scale first (in NULL counts as 0). */
@@ -152,35 +157,18 @@ static inline void PE_FN(pe_rows)(int op, global PE_T *out, global const PE_T *i
 #endif
     bool single = i_end - i0 == 1;
 
-    /* The odometer of one pair (single) or eight (vector). */
-#if PE_WIDE
-    ulong f_hi = 0, f_lo = 0, a_hi = 0, a_lo = 0;
-    if (single) {
-        f_hi = tw_hi[i0];
-        f_lo = tw_lo[i0];
-    }
-#else
-    uint f2 = 0, f1 = 0, f0 = 0, w2 = 0, w1 = 0, w0 = 0;
-    if (single) {
-        f2 = (uint)(tw_hi[i0] >> 32);
-        f1 = (uint)tw_hi[i0];
-        f0 = tw_lo[i0];
-    }
-#endif
+    /* the odometer of one pair (single) or of eight (vector) */
+    PE_ODO odo;
+    if (single)
+        PE_ODO_FN(load)(&odo, tw_hi, tw_lo, i0);
 #if PE_VECTOR
-    ulong8 vf_hi = (ulong8)(0);
-    uint8 vf2 = (uint8)(0), vf1 = (uint8)(0), vf0 = (uint8)(0);
-    uint8 vw2 = (uint8)(0), vw1 = (uint8)(0), vw0 = (uint8)(0);
-    if (vector) {
-        vf_hi = vload8(0, tw_hi + i0);
-        vf0 = vload8(0, tw_lo + i0);
-        vf2 = convert_uint8(vf_hi >> 32);
-        vf1 = convert_uint8(vf_hi);
-    }
+    pe_odo8 odo8;
+    if (vector)
+        pe_odo8_load(&odo8, tw_hi, tw_lo, i0);
 #endif
 
     ulong p = 0;
-    bool fresh = true; /* recompute the phase from p (else: odometer tick) */
+    bool fresh = true; /* set the phase from p (else: odometer tick) */
     for (uint s = s_begin; s < s_stop; ++s) {
         if (fresh || g->pos_source == PE_POS_IDS) {
             p = pe_position(positions, b_first, s, g);
@@ -190,9 +178,9 @@ static inline void PE_FN(pe_rows)(int op, global PE_T *out, global const PE_T *i
 #if PE_VECTOR
         if (vector) {
             if (fresh)
-                pe_phase8(p, vf_hi, vf0, &vw2, &vw1, &vw0);
+                pe_odo8_set(&odo8, p);
             float8 sv, cv;
-            pe_sincos8(vw2, vw1, &sv, &cv);
+            pe_odo8_sin_cos(&odo8, &sv, &cv);
             if (zero_row) {
                 sv = (float8)(0.0f);
                 cv = (float8)(0.0f);
@@ -205,65 +193,39 @@ static inline void PE_FN(pe_rows)(int op, global PE_T *out, global const PE_T *i
                 if (zero_col)
                     PE_FN(pe_store_zero_column)(orow, xrow, op, scale, g);
             }
-            PE_TICK96(uint8, vw2, vw1, vw0, vf2, vf1, vf0);
+            pe_odo8_tick(&odo8);
         } else
 #endif
         {
-            /* the scalar path: one pair with its own odometer, or a
-             * partial group whose phases are computed directly */
+            /* the scalar path: one pair with its own odometer, or a partial
+             * group whose phases are computed directly */
+            if (single && fresh)
+                PE_ODO_FN(set)(&odo, p);
             for (uint i = i0; i < i_end; ++i) {
                 PE_R sv, cv;
-#if PE_WIDE
-                if (single) {
-                    if (fresh) {
-                        a_hi = pe_phase128((long)p, f_hi, f_lo);
-                        a_lo = pe_phase128_low((long)p, f_lo);
-                    }
-                    pe_sincos_f64(a_hi, &sv, &cv);
-                } else {
-                    pe_sincos_f64(pe_phase128((long)p, tw_hi[i], tw_lo[i]), &sv, &cv);
-                }
-#else
-                if (single) {
-                    if (fresh) {
-                        ulong ph = pe_phase((long)p, tw_hi[i0], f0);
-                        w2 = (uint)(ph >> 32);
-                        w1 = (uint)ph;
-                        w0 = pe_phase_low((long)p, f0);
-                    }
-                    pe_sincos32(w2, w1, &sv, &cv);
-                } else {
-                    ulong ph = pe_phase((long)p, tw_hi[i], tw_lo[i]);
-                    pe_sincos32((uint)(ph >> 32), (uint)ph, &sv, &cv);
-                }
-#endif
+                if (single)
+                    PE_ODO_FN(sin_cos)(&odo, &sv, &cv);
+                else
+                    PE_SINCOS_AT(p, tw_hi, tw_lo, i, &sv, &cv);
                 if (zero_row) {
                     sv = 0;
                     cv = 0;
                 }
                 for (uint b = b_first; b < b_stop; ++b) {
-                    global PE_T *orow =
-                        out + (b * g->out_batch_pitch + s * g->out_row_pitch);
-                    global const PE_T *xrow = PE_FN(pe_input_row)(
-                        op, in, ids, bad_ids, b, s, reporter && i == i0, g);
+                    global PE_T *orow = out + (b * g->out_batch_pitch + s * g->out_row_pitch);
+                    global const PE_T *xrow =
+                        PE_FN(pe_input_row)(op, in, ids, bad_ids, b, s, reporter && i == i0, g);
                     PE_FN(pe_store_pair)(orow, xrow, op, scale, i, sv, cv, g);
                     if (zero_col && i + 1 == i_end)
                         PE_FN(pe_store_zero_column)(orow, xrow, op, scale, g);
                 }
             }
-            if (single) {
-#if PE_WIDE
-                ulong lo = a_lo + f_lo;
-                a_hi += f_hi + PE_CARRY64(a_lo, f_lo, lo);
-                a_lo = lo;
-#else
-                PE_TICK96(uint, w2, w1, w0, f2, f1, f0);
-#endif
-            }
+            if (single)
+                PE_ODO_FN(tick)(&odo);
         }
         ++p;
         /* Past INT64_MAX the position wraps to INT64_MIN, where the
-         * sign-extended product jumps: start the odometer again. */
+         * sign-extended product jumps: set the odometer again. */
         fresh = p == 0x8000000000000000UL;
     }
 }
@@ -291,3 +253,6 @@ kernel void PE_FN(clpe_gather)(PE_ROW_KERNEL_ARGS(PE_PARAM, PE_COMMA))
 #undef PE_FN
 #undef PE_R2
 #undef PE_TWL
+#undef PE_ODO
+#undef PE_SINCOS_AT
+#undef PE_ODO_FN

@@ -1,0 +1,125 @@
+/*
+ * clpe_odometer.cl - the phase of one pair (or eight) walking down the rows:
+ * set once from a position (a multiply), then advanced by one wide integer
+ * add per row (the odometer). Both give the same bits, since the integer
+ * arithmetic is exact; the add is cheaper.
+ *   pe_odo96   one pair, 96-bit tuning word (float32 arithmetic)
+ *   pe_odo8    eight pairs as uint8 vectors (the CPU path)
+ *   pe_odo128  one pair, 128-bit tuning word (float64)
+ * Positions are unsigned (they wrap modulo 2^64); a caller restarts with
+ * *_set past INT64_MAX, where the sign-extended product jumps.
+ */
+
+typedef struct pe_odo96 {
+    uint f2, f1, f0; /* tuning word, top first */
+    uint w2, w1, w0; /* accumulator */
+} pe_odo96;
+
+static inline void pe_odo96_load(pe_odo96 *o, global const ulong *tw_hi,
+                                 global const uint *tw_lo, uint i)
+{
+    o->f2 = (uint)(tw_hi[i] >> 32);
+    o->f1 = (uint)tw_hi[i];
+    o->f0 = tw_lo[i];
+}
+
+static inline void pe_odo96_set(pe_odo96 *o, ulong p)
+{
+    ulong ph = pe_phase((long)p, ((ulong)o->f2 << 32) | o->f1, o->f0);
+    o->w2 = (uint)(ph >> 32);
+    o->w1 = (uint)ph;
+    o->w0 = pe_phase_low((long)p, o->f0);
+}
+
+static inline void pe_odo96_tick(pe_odo96 *o)
+{
+    PE_TICK96(uint, o->w2, o->w1, o->w0, o->f2, o->f1, o->f0);
+}
+
+static inline void pe_odo96_sin_cos(const pe_odo96 *o, float *s, float *c)
+{
+    pe_sincos32(o->w2, o->w1, s, c);
+}
+
+/* The sine and cosine of pair i at position p, without an odometer. */
+static inline void pe_sincos_at(ulong p, global const ulong *tw_hi, global const uint *tw_lo,
+                                uint i, float *s, float *c)
+{
+    ulong ph = pe_phase((long)p, tw_hi[i], tw_lo[i]);
+    pe_sincos32((uint)(ph >> 32), (uint)ph, s, c);
+}
+
+typedef struct pe_odo8 {
+    ulong8 f_hi;
+    uint8 f2, f1, f0;
+    uint8 w2, w1, w0;
+} pe_odo8;
+
+static inline void pe_odo8_load(pe_odo8 *o, global const ulong *tw_hi, global const uint *tw_lo,
+                                uint i0)
+{
+    o->f_hi = vload8(0, tw_hi + i0);
+    o->f0 = vload8(0, tw_lo + i0);
+    o->f2 = convert_uint8(o->f_hi >> 32);
+    o->f1 = convert_uint8(o->f_hi);
+}
+
+/* pe_phase and pe_phase_low for eight tuning words at once. */
+static inline void pe_odo8_set(pe_odo8 *o, ulong p)
+{
+    ulong hi_part = (p >> 32) | (((long)p < 0) ? 0xFFFFFFFF00000000UL : 0UL);
+    ulong lo_part = p & 0xFFFFFFFFUL;
+    ulong8 flo = convert_ulong8(o->f0);
+    ulong8 ph = p * o->f_hi + hi_part * flo + ((lo_part * flo) >> 32);
+    o->w2 = convert_uint8(ph >> 32);
+    o->w1 = convert_uint8(ph);
+    o->w0 = convert_uint8(p * flo);
+}
+
+static inline void pe_odo8_tick(pe_odo8 *o)
+{
+    PE_TICK96(uint8, o->w2, o->w1, o->w0, o->f2, o->f1, o->f0);
+}
+
+static inline void pe_odo8_sin_cos(const pe_odo8 *o, float8 *s, float8 *c)
+{
+    pe_sincos8(o->w2, o->w1, s, c);
+}
+
+#ifdef cl_khr_fp64
+typedef struct pe_odo128 {
+    ulong f_hi, f_lo; /* tuning word */
+    ulong a_hi, a_lo; /* accumulator */
+} pe_odo128;
+
+static inline void pe_odo128_load(pe_odo128 *o, global const ulong *tw_hi,
+                                  global const ulong *tw_lo, uint i)
+{
+    o->f_hi = tw_hi[i];
+    o->f_lo = tw_lo[i];
+}
+
+static inline void pe_odo128_set(pe_odo128 *o, ulong p)
+{
+    o->a_hi = pe_phase128((long)p, o->f_hi, o->f_lo);
+    o->a_lo = pe_phase128_low((long)p, o->f_lo);
+}
+
+static inline void pe_odo128_tick(pe_odo128 *o)
+{
+    ulong lo = o->a_lo + o->f_lo;
+    o->a_hi += o->f_hi + PE_CARRY64(o->a_lo, o->f_lo, lo);
+    o->a_lo = lo;
+}
+
+static inline void pe_odo128_sin_cos(const pe_odo128 *o, double *s, double *c)
+{
+    pe_sincos_f64(o->a_hi, s, c);
+}
+
+static inline void pe_sincos_at128(ulong p, global const ulong *tw_hi, global const ulong *tw_lo,
+                                   uint i, double *s, double *c)
+{
+    pe_sincos_f64(pe_phase128((long)p, tw_hi[i], tw_lo[i]), s, c);
+}
+#endif
