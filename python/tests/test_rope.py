@@ -80,3 +80,23 @@ def test_bad_rotary_configs():
     with pytest.raises(clpe.Error) as caught:
         clpe.HostRope(HEAD_DIM, scaling="linear", factor=0.5)
     assert caught.value.name == "CLPE_ERROR_INVALID_SCALING"
+
+
+def test_frequency_settings_reach_the_library():
+    mine = [1.0, 0.5, 0.25, 0.125, 1e-3, 1e-4, 1e-5, 1e-6]
+    with clpe.HostRope(HEAD_DIM, scaling="frequencies", frequencies=mine) as rope:
+        assert rope.frequencies() == (pytest.approx(mine, rel=1e-15, abs=0), 1.0)
+    with clpe.HostRope(HEAD_DIM, rotary_dim=8, base=500000.0, pairing="interleaved") as rope:
+        expected = 500000.0 ** (-2.0 * np.arange(4) / 8)
+        assert np.allclose(rope.frequencies()[0], expected, rtol=1e-15, atol=0)
+
+
+def test_like_an_encoder_shares_its_program(cl, context, queue):
+    encoder = clpe.Encoder(context, d=8)
+    rope = clpe.Rope.like(encoder, head_dim=HEAD_DIM, dtype="f16")
+    cos = cl.array.empty(queue, (4, HEAD_DIM), np.float16)
+    sin = cl.array.empty(queue, (4, HEAD_DIM), np.float16)
+    rope.cache(queue, cos, sin, start=-7).wait()
+    host_cos, host_sin = clpe.HostRope(HEAD_DIM, dtype="f16").cache(range(-7, -3))
+    assert_same_bits(cos.get(), host_cos)
+    assert_same_bits(sin.get(), host_sin)
