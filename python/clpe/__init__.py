@@ -25,6 +25,7 @@ from ._rope import HostRope, Rope, has_rope  # noqa: E402
 from ._status import Error, status_name, status_string  # noqa: E402
 
 __version__ = _lib.clpe_version_string().decode()
+VERSION_NUMBER = _lib.clpe_version()  # MAJOR * 10000 + MINOR * 100 + PATCH
 # Whether the loaded library has the rotary calls (clpe.Rope, clpe.HostRope).
 HAS_ROPE = has_rope()
 MAX_D = next(value for name, _, value, _, _ in _abi_table if name == "CLPE_MAX_D")

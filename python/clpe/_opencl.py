@@ -12,8 +12,8 @@ import dataclasses
 import numpy as np
 
 from . import _status
-from ._abi import CBuildLog, CLaunchInfo, CPositions, CTensor, CTokenIds, Dtype, PositionSource
-from ._config import checked_int64, make_config
+from ._abi import CBuildLog, CConfig, CLaunchInfo, CPositions, CTensor, CTokenIds, Dtype, PositionSource
+from ._config import Config, checked_int64, make_config
 from ._host import HostEncoder, int_array, pitches_of
 
 _BUILD_LOG_BYTES = 1 << 16
@@ -240,6 +240,13 @@ class Encoder:
             raise _status.Error(status.value, "encoder")
         other._handle = handle
         return other
+
+    def library_config(self):
+        """The configuration as the library holds it (clpe_encoder_get_config)."""
+        c_config = CConfig()
+        _status.check(_status._lib.clpe_encoder_get_config(self._live(), ctypes.byref(c_config)),
+                      "config")
+        return Config.from_c(c_config, self.config.first_position)
 
     def host(self):
         """A HostEncoder of this configuration: the bits this one writes."""

@@ -65,13 +65,15 @@ def status_string(status):
 
 class Error(RuntimeError):
     """A clpe call failed. .status is the clpe_status (an int, clpe's own
-    code or OpenCL's), .name its C name, .build_log the device compiler's
-    log when an encoder's build failed (else None)."""
+    code or OpenCL's: .is_opencl), .name its C name, .build_log the device
+    compiler's log when an encoder's build failed (else None)."""
 
     def __init__(self, status, context=None, build_log=None):
         self.status = int(status)
         self.name = status_name(self.status)
         self.build_log = build_log
+        # OpenCL's own code passed through, rather than one of clpe's
+        self.is_opencl = bool(_lib.clpe_status_is_opencl(self.status))
         message = "%s (%d): %s" % (self.name, self.status, status_string(self.status))
         if context:
             message = "%s: %s" % (context, message)

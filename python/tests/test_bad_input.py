@@ -23,6 +23,7 @@ def test_error_carries_status_and_name():
     assert isinstance(error, RuntimeError)
     assert (error.status, error.name) == (-2005, "CLPE_ERROR_INVALID_D")
     assert str(error).startswith("config: CLPE_ERROR_INVALID_D (-2005): ")
+    assert not error.is_opencl
     assert clpe.status_name(-5) == "CL_OUT_OF_RESOURCES"
     assert clpe.status_name(-2028) == "CLPE_ERROR_RESERVED_FIELD"
 

@@ -179,3 +179,15 @@ def test_empty_work_returns_an_event_after_its_wait_list(cl, context, queue):
     event.wait()
     encoder.add(queue, cl.array.empty(queue, (2, 0, D), np.float32), positions=[1, 2]).wait()
     assert clpe.host_table(range(5, 5), d=D).shape == (0, D)
+
+
+def test_the_library_holds_the_config_asked_for(context):
+    encoder = clpe.Encoder(context, preset="fairseq", d=D, dtype="bf16", scale=2.5, base=500.0)
+    held = encoder.library_config()
+    assert held == encoder.config
+    assert (held.freq, held.layout, held.dtype) == (clpe.Freq.TENSOR2TENSOR, clpe.Layout.SPLIT,
+                                                    clpe.Dtype.BF16)
+    assert (held.scale, held.base, held.padding_position, held.first_position) == \
+        (2.5, 500.0, 1, 2)
+    assert clpe.VERSION_NUMBER == 10000 * int(clpe.__version__.split(".")[0]) + \
+        100 * int(clpe.__version__.split(".")[1]) + int(clpe.__version__.split(".")[2])
