@@ -605,6 +605,34 @@ CLPE_API clpe_status clpe_host_rope_cache(const clpe_rope *rope, int64_t start, 
 CLPE_API clpe_status clpe_select_device(const char *selector, cl_platform_id *platform,
                                         cl_device_id *device);
 
+/* ---- Introspection for language bindings ------------------------------- */
+
+/* The library's own account of its ABI, so that a binding written by hand
+ * (Python ctypes, for one) can check its struct layouts and constant values
+ * against the build it loaded instead of corrupting memory silently. */
+typedef enum clpe_abi_kind {
+    CLPE_ABI_TYPE = 0,     /* a public type: size = sizeof(type) */
+    CLPE_ABI_FIELD = 1,    /* "struct.field": offset and size of the field */
+    CLPE_ABI_CONSTANT = 2  /* an enumerator or #define: value */
+} clpe_abi_kind;
+
+/* One line of the table. Built from fixed-width members so that a binding
+ * can read it before it trusts anything else; the table's first entries
+ * describe clpe_abi_entry itself. */
+typedef struct clpe_abi_entry {
+    const char *name;  /* "clpe_config", "clpe_config.d", "CLPE_FLAG_PADDING_ROW" */
+    int64_t value;     /* CLPE_ABI_CONSTANT: the value; else 0 */
+    uint64_t offset;   /* CLPE_ABI_FIELD: byte offset in its struct; else 0 */
+    uint64_t size;     /* CLPE_ABI_TYPE and CLPE_ABI_FIELD: size in bytes; else 0 */
+    int32_t kind;      /* a clpe_abi_kind */
+    uint32_t reserved; /* zero */
+} clpe_abi_entry;
+
+/* Every public type, every field of every public struct (as declared in
+ * this header, reserved fields included) and every constant, in a static
+ * table; *count receives the number of entries. Never free it. */
+CLPE_API const clpe_abi_entry *clpe_abi_entries(size_t *count);
+
 #ifdef __cplusplus
 }
 #endif

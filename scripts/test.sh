@@ -25,6 +25,19 @@ build/bench/clpe-bench --quick --json build/bench-smoke.json
 python3 -m json.tool build/bench-smoke.json >/dev/null
 tests/consumer/run.sh build
 
+echo "== Python package: installed as the README says, then its tests (python/tests)"
+# Debian's interpreter, the one python3-pyopencl and python3-torch are built for.
+venv=build/python-venv
+/usr/bin/python3 -m venv --system-site-packages "$venv"
+"$venv/bin/pip" install --quiet ./python
+# transformers 4.49.0: a release that runs on Debian 12's torch 1.13.
+"$venv/bin/pip" install --quiet "transformers==4.49.0"
+pytest_status=0
+CI=${CI:-true} CLPE_CLI=build/host/cli/clpe "$venv/bin/python" -m pytest -q python/tests \
+  || pytest_status=$?
+if ((pytest_status == 5)); then echo "test.sh: pytest ran no test" >&2; exit 1; fi
+if ((pytest_status != 0)); then exit "$pytest_status"; fi
+
 echo "== sanitizers: the whole suite under ASan + UBSan + LSan (tests/sanitize.sh)"
 tests/sanitize.sh asan
 

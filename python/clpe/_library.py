@@ -1,0 +1,124 @@
+"""Find and load libclpe, and declare the C prototypes of clpe.h.
+
+The library is the one the package was built with (libclpe.so next to this
+file), unless the environment variable CLPE_LIBRARY names another file.
+"""
+import ctypes
+import ctypes.util
+import os
+from ctypes import (POINTER, c_char_p, c_double, c_int, c_int32, c_int64, c_size_t, c_uint,
+                    c_uint32, c_void_p)
+
+from ._abi import (CAbiEntry, CBuildLog, CConfig, CHostRopeTensor, CLaunchInfo, CPositions,
+                   CRopeConfig, CRopeTensor, CTensor, CTokenIds, c_enum, cl_handle)
+
+c_status = c_int32
+c_encoder = c_void_p
+c_handle_list = POINTER(cl_handle)
+
+# name: (restype, argtypes), as declared in clpe.h
+PROTOTYPES = {
+    "clpe_abi_entries": (POINTER(CAbiEntry), [POINTER(c_size_t)]),
+    "clpe_version": (c_uint, []),
+    "clpe_version_string": (c_char_p, []),
+    "clpe_status_string": (c_char_p, [c_status]),
+    "clpe_status_is_opencl": (c_int, [c_status]),
+    "clpe_config_default": (CConfig, [c_uint32]),
+    "clpe_config_preset": (c_status, [c_char_p, c_uint32, POINTER(CConfig), POINTER(c_int64)]),
+    "clpe_config_check": (c_status, [POINTER(CConfig)]),
+    "clpe_encoder_create": (c_encoder, [cl_handle, cl_handle, POINTER(CConfig),
+                                        POINTER(CBuildLog), POINTER(c_status)]),
+    "clpe_encoder_create_like": (c_encoder, [c_encoder, POINTER(CConfig), POINTER(c_status)]),
+    "clpe_encoder_create_host": (c_encoder, [POINTER(CConfig), POINTER(c_status)]),
+    "clpe_encoder_release": (None, [c_encoder]),
+    "clpe_encoder_get_config": (c_status, [c_encoder, POINTER(CConfig)]),
+    "clpe_encoder_get_launch_info": (c_status, [c_encoder, POINTER(CLaunchInfo)]),
+    "clpe_enqueue_table": (c_status, [c_encoder, cl_handle, c_int64, c_size_t, POINTER(CTensor),
+                                      c_uint32, c_handle_list, POINTER(cl_handle)]),
+    "clpe_enqueue_add": (c_status, [c_encoder, cl_handle, c_size_t, c_size_t, POINTER(CTensor),
+                                    POINTER(CPositions), c_uint32, c_handle_list,
+                                    POINTER(cl_handle)]),
+    "clpe_enqueue_add_out": (c_status, [c_encoder, cl_handle, c_size_t, c_size_t,
+                                        POINTER(CTensor), POINTER(CTensor), POINTER(CPositions),
+                                        c_uint32, c_handle_list, POINTER(cl_handle)]),
+    "clpe_enqueue_gather": (c_status, [c_encoder, cl_handle, c_size_t, c_size_t,
+                                       POINTER(CTokenIds), POINTER(CTensor), c_enum, c_size_t,
+                                       POINTER(CTensor), POINTER(CPositions), cl_handle,
+                                       c_uint32, c_handle_list, POINTER(cl_handle)]),
+    "clpe_enqueue_pad_positions": (c_status, [c_encoder, cl_handle, c_size_t, c_size_t,
+                                              POINTER(CTokenIds), c_int32, c_int64, c_int64,
+                                              cl_handle, c_size_t, c_uint32, c_handle_list,
+                                              POINTER(cl_handle)]),
+    "clpe_host_table": (c_status, [c_encoder, c_int64, c_size_t, c_void_p, c_size_t]),
+    "clpe_host_add": (c_status, [c_encoder, c_size_t, c_size_t, c_void_p, c_size_t, c_size_t,
+                                 c_enum, c_int64, POINTER(c_int64)]),
+    "clpe_host_gather": (c_status, [c_encoder, c_size_t, c_size_t, POINTER(c_int32), c_void_p,
+                                    c_size_t, c_size_t, c_void_p, c_size_t, c_enum, c_int64,
+                                    POINTER(c_int64), POINTER(c_size_t)]),
+    "clpe_device_supports_dtype": (c_int, [cl_handle, c_enum]),
+    "clpe_select_device": (c_status, [c_char_p, POINTER(cl_handle), POINTER(cl_handle)]),
+}
+
+c_rope = c_void_p
+# Declared by clpe.h; bound only where the loaded library exports them (the
+# rotary calls arrived after the rest, and the binding works without them).
+OPTIONAL_PROTOTYPES = {
+    "clpe_rope_config_default": (CRopeConfig, [c_uint32]),
+    "clpe_rope_create": (c_rope, [cl_handle, cl_handle, POINTER(CRopeConfig),
+                                  POINTER(CBuildLog), POINTER(c_status)]),
+    "clpe_rope_create_like": (c_rope, [c_encoder, POINTER(CRopeConfig), POINTER(c_status)]),
+    "clpe_rope_create_host": (c_rope, [POINTER(CRopeConfig), POINTER(c_status)]),
+    "clpe_rope_release": (None, [c_rope]),
+    "clpe_rope_get_frequencies": (c_status, [c_rope, POINTER(c_double), c_size_t,
+                                             POINTER(c_double)]),
+    "clpe_enqueue_rope": (c_status, [c_rope, cl_handle, c_size_t, c_size_t,
+                                     POINTER(CRopeTensor), POINTER(CRopeTensor),
+                                     POINTER(CPositions), c_uint32, c_uint32, c_handle_list,
+                                     POINTER(cl_handle)]),
+    "clpe_enqueue_rope_cache": (c_status, [c_rope, cl_handle, c_int64, c_size_t,
+                                           POINTER(CTensor), POINTER(CTensor), c_uint32,
+                                           c_handle_list, POINTER(cl_handle)]),
+    "clpe_host_rope": (c_status, [c_rope, c_size_t, c_size_t, POINTER(CHostRopeTensor),
+                                  POINTER(CHostRopeTensor), c_enum, c_int64, POINTER(c_int64),
+                                  c_uint32]),
+    "clpe_host_rope_cache": (c_status, [c_rope, c_int64, c_size_t, c_void_p, c_void_p,
+                                        c_size_t]),
+}
+
+
+def _candidates():
+    override = os.environ.get("CLPE_LIBRARY")
+    if override:
+        return [override]
+    here = os.path.dirname(os.path.abspath(__file__))
+    found = [os.path.join(here, "libclpe.so")]
+    system = ctypes.util.find_library("clpe")
+    if system:
+        found.append(system)
+    return found
+
+
+def load_library():
+    """(the loaded library with its prototypes declared, its path)."""
+    tried = []
+    for path in _candidates():
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError as err:
+            tried.append("%s (%s)" % (path, err))
+            continue
+        missing = [name for name in PROTOTYPES if not hasattr(lib, name)]
+        if missing:
+            raise ImportError("clpe: %s lacks %s; it is older than this binding"
+                              % (path, ", ".join(missing)))
+        for name, (restype, argtypes) in list(PROTOTYPES.items()) + \
+                list(OPTIONAL_PROTOTYPES.items()):
+            if not hasattr(lib, name):
+                continue
+            function = getattr(lib, name)
+            function.restype = restype
+            function.argtypes = argtypes
+        return lib, path
+    raise ImportError("clpe: cannot load libclpe: tried %s. Install the package with "
+                      "`pip install ./python` from a clpe checkout, or set CLPE_LIBRARY "
+                      "to the path of libclpe.so" % "; ".join(tried))
