@@ -5,8 +5,8 @@
  *   clpe-accuracy [--d D] [--device SEL] [POSITION ...]
  *
  * For each position it computes one row of d values three ways and prints
- * the largest |error| against a 200-bit MPFR reference of sin(p * w_i) and
- * cos(p * w_i), w_i = 10000^(-2i/d):
+ * the largest |error| against the MPFR reference (reference/reference.h)
+ * of sin(p * w_i) and cos(p * w_i), w_i = 10000^(-2i/d):
  *   naive f32   what frameworks write: w = exp(2i * -(ln 10000 / d)) in
  *               float32, angle = (float)p * w, sinf/cosf of it;
  *   naive f64   the same in float64 (angle and sin/cos in double);
@@ -14,35 +14,17 @@
  */
 #include <clpe.h>
 
+#include "reference/reference.h"
+
 #include <math.h>
-#include <mpfr.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static double exact(int64_t p, uint32_t i, uint32_t d, int want_cos)
+static int usage(FILE *to, int status)
 {
-    mpfr_t w, a;
-    mpfr_inits2(200, w, a, (mpfr_ptr)0);
-    mpfr_set_ui(w, 10000, MPFR_RNDN);
-    mpfr_set_si(a, -2 * (long)i, MPFR_RNDN);
-    mpfr_div_ui(a, a, d, MPFR_RNDN);
-    mpfr_pow(w, w, a, MPFR_RNDN);
-    mpfr_set_si(a, p, MPFR_RNDN);
-    mpfr_mul(a, a, w, MPFR_RNDN);
-    if (want_cos)
-        mpfr_cos(a, a, MPFR_RNDN);
-    else
-        mpfr_sin(a, a, MPFR_RNDN);
-    double v = mpfr_get_d(a, MPFR_RNDN);
-    mpfr_clears(w, a, (mpfr_ptr)0);
-    return v;
-}
-
-static int usage(void)
-{
-    fprintf(stderr, "usage: clpe-accuracy [--d D] [--device SEL] [POSITION ...]\n");
-    return 2;
+    fprintf(to, "usage: clpe-accuracy [--d D] [--device SEL] [POSITION ...]\n");
+    return status;
 }
 
 int main(int argc, char **argv)
@@ -52,21 +34,23 @@ int main(int argc, char **argv)
     int64_t positions[64];
     size_t n = 0;
     for (int k = 1; k < argc; ++k) {
-        if (strcmp(argv[k], "--d") == 0 && k + 1 < argc) {
+        if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) {
+            return usage(stdout, 0);
+        } else if (strcmp(argv[k], "--d") == 0 && k + 1 < argc) {
             d = (uint32_t)strtoul(argv[++k], NULL, 10);
         } else if (strcmp(argv[k], "--device") == 0 && k + 1 < argc) {
             selector = argv[++k];
         } else if (argv[k][0] == '-' && !(argv[k][1] >= '0' && argv[k][1] <= '9')) {
-            return usage();
+            return usage(stderr, 2);
         } else if (n < 64) {
             char *end;
             positions[n++] = strtoll(argv[k], &end, 0);
             if (*end)
-                return usage();
+                return usage(stderr, 2);
         }
     }
     if (d < 2 || d % 2)
-        return usage();
+        return usage(stderr, 2);
     if (n == 0) {
         const int64_t defaults[] = {5, 65535, 1000000, (1 << 24) + 1, INT32_MAX};
         memcpy(positions, defaults, sizeof defaults);
@@ -93,12 +77,18 @@ int main(int argc, char **argv)
     }
     char name[256] = "";
     clGetDeviceInfo(device, CL_DEVICE_NAME, sizeof name - 1, name, NULL);
-    printf("d = %u, base 10000, max |error| over the row vs a 200-bit reference; clpe on %s\n\n",
-           d, name);
+    printf("d = %u, base 10000, max |error| over the row vs a %d-bit reference; clpe on %s\n\n",
+           d, REF_PRECISION, name);
     printf("| position | naive float32 | naive float64 | clpe float32 |\n");
     printf("|---:|---:|---:|---:|\n");
 
     float *row = malloc(d * sizeof *row);
+    if (!row) {
+        fprintf(stderr, "clpe-accuracy: out of memory\n");
+        return 1;
+    }
+    ref_encoding ref;
+    ref_init(&ref, &cfg); /* the defaults: base 10000, paper frequencies */
     clpe_tensor out = {.buffer = buf, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
     for (size_t k = 0; k < n; ++k) {
         int64_t p = positions[k];
@@ -116,17 +106,20 @@ int main(int argc, char **argv)
             float angle = (float)p * w;
             double w64 = exp((double)(2 * i) * -(log(10000.0) / d));
             double angle64 = (double)p * w64;
+            ref_set_pair(&ref, i);
+            ref_at(&ref, p);
             for (int c = 0; c < 2; ++c) {
-                double ref = exact(p, i, d, c);
+                double exact = c ? ref_cos(&ref) : ref_sin(&ref);
                 double naive32 = c ? cosf(angle) : sinf(angle);
                 double naive64 = c ? cos(angle64) : sin(angle64);
-                e32 = fmax(e32, fabs(naive32 - ref));
-                e64 = fmax(e64, fabs(naive64 - ref));
-                ec = fmax(ec, fabs((double)row[2 * i + c] - ref));
+                e32 = fmax(e32, fabs(naive32 - exact));
+                e64 = fmax(e64, fabs(naive64 - exact));
+                ec = fmax(ec, fabs((double)row[2 * i + c] - exact));
             }
         }
         printf("| %lld | %.2g | %.2g | %.2g |\n", (long long)p, e32, e64, ec);
     }
+    ref_clear(&ref);
     free(row);
     clReleaseMemObject(buf);
     clpe_encoder_release(enc);

@@ -11,6 +11,7 @@
  * clpe-bench is a client of the public API only (include/clpe.h).
  */
 #include "clpe.h"
+#include "common/json.h"
 #include "timing.h"
 
 #include <math.h>
@@ -748,21 +749,6 @@ static void print_headlines(const headline *h, size_t n)
 }
 
 /* ---- JSON ----------------------------------------------------------------- */
-
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
 
 static void json_number(FILE *f, double v)
 {

@@ -3,6 +3,8 @@
  */
 #include "support.h"
 
+#include "common/random.h"
+
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,10 +99,4 @@ void test_event_finish(cl_event ev)
     clReleaseEvent(ev);
 }
 
-uint64_t test_rand_u64(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+uint64_t test_rand_u64(uint64_t *state) { return splitmix64(state); }

@@ -1,14 +1,12 @@
 /*
- * test_accuracy.c - device output against an independent 256-bit MPFR
- * reference: max |error| <= 1.0e-7 for float32, at every tested position.
+ * test_accuracy.c - device output against the independent 256-bit MPFR
+ * reference (reference/reference.h): max |error| <= 1.0e-7 for float32, at
+ * every tested position.
  *
  * The reference is deliberately not the library's method: it computes
- * w_i = base^e with mpfr_pow (e = -2i/d for the paper convention,
- * -i/max(d/2-1, 1) for tensor2tensor), the angle p * w_i exactly from the
- * int64 p, and sin/cos of that angle with mpfr_sin_cos. No tuning words, no
- * fixed-point phase, no repeated multiplication. At 256 bits the angle of
- * |p| < 2^63 keeps more than 190 fractional bits, so the reference is exact
- * far below float32's resolution.
+ * w_i = base^e with mpfr_pow, the angle p * w_i exactly from the int64 p,
+ * and sin/cos of that angle with mpfr_sin_cos. No tuning words, no
+ * fixed-point phase, no repeated multiplication.
  *
  * Coverage: both conventions x both layouts x d in {2, 4, 8, 64, 512, 1024,
  * 4096, 65536} x base in {10000, 500000, 2}. Every configuration checks the
@@ -25,14 +23,14 @@
  */
 #include "support.h"
 
+#include "reference/reference.h"
+
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
 #include <math.h>
-#include <mpfr.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define REF_PRECISION 256
 #define MAX_ABS_ERROR 1.0e-7
 #define RANDOM_PER_CONFIG 2100
 /* Edge rows of wide configurations check this many pairs, not all. */
@@ -63,52 +61,6 @@ static const int64_t edge_positions[] = {
 };
 #define N_EDGE (sizeof edge_positions / sizeof edge_positions[0])
 
-/* The reference for one configuration: w_i on demand. */
-typedef struct reference {
-    uint32_t d;
-    double base;
-    clpe_freq freq;
-    mpfr_t w, e, angle, s, c, p;
-} reference;
-
-static void ref_init(reference *ref, uint32_t d, double base, clpe_freq freq)
-{
-    ref->d = d;
-    ref->base = base;
-    ref->freq = freq;
-    mpfr_inits2(REF_PRECISION, ref->w, ref->e, ref->angle, ref->s, ref->c, ref->p, (mpfr_ptr)0);
-}
-
-static void ref_clear(reference *ref)
-{
-    mpfr_clears(ref->w, ref->e, ref->angle, ref->s, ref->c, ref->p, (mpfr_ptr)0);
-}
-
-/* ref->w = w_i, computed directly with mpfr_pow. */
-static void ref_set_pair(reference *ref, uint32_t i)
-{
-    uint32_t half_d = ref->d / 2;
-    mpfr_set_si(ref->e, -(long)i, MPFR_RNDN);
-    if (ref->freq == CLPE_FREQ_PAPER) {
-        mpfr_mul_2ui(ref->e, ref->e, 1, MPFR_RNDN);             /* -2i (exact) */
-        mpfr_div_ui(ref->e, ref->e, ref->d, MPFR_RNDN);         /* -2i/d */
-    } else {
-        mpfr_div_ui(ref->e, ref->e, half_d > 1 ? half_d - 1 : 1, MPFR_RNDN);
-    }
-    mpfr_set_d(ref->w, ref->base, MPFR_RNDN); /* bases are exact doubles */
-    mpfr_pow(ref->w, ref->w, ref->e, MPFR_RNDN);
-}
-
-/* sin and cos of p * w (w from ref_set_pair), to double. */
-static void ref_sincos(reference *ref, int64_t p, double *s, double *c)
-{
-    mpfr_set_sj(ref->p, p, MPFR_RNDN); /* exact: 64 bits fit in 256 */
-    mpfr_mul(ref->angle, ref->p, ref->w, MPFR_RNDN);
-    mpfr_sin_cos(ref->s, ref->c, ref->angle, MPFR_RNDN);
-    *s = mpfr_get_d(ref->s, MPFR_RNDN);
-    *c = mpfr_get_d(ref->c, MPFR_RNDN);
-}
-
 /* A random position: half full-range int64, a quarter small (|p| < 2^16),
  * a quarter medium (|p| < 2^k, k in [16, 62]). */
 static int64_t random_position(uint64_t *rng)
@@ -131,16 +83,16 @@ typedef struct worst {
     clpe_layout layout;
 } worst;
 
-/* Compare one device row's pair i with the reference; returns the larger
- * error of its sin and cos. */
-static void check_pair(reference *ref, const float *row, clpe_layout layout, int64_t p,
+/* Compare one device row's pair i (w_i set in ref) with the reference;
+ * records the larger error of its sin and cos. */
+static void check_pair(ref_encoding *ref, const float *row, clpe_layout layout, int64_t p,
                        uint32_t i, worst *w)
 {
     uint32_t half_d = ref->d / 2;
     float dev_s = layout == CLPE_LAYOUT_SPLIT ? row[i] : row[2 * i];
     float dev_c = layout == CLPE_LAYOUT_SPLIT ? row[half_d + i] : row[2 * i + 1];
-    double s, c;
-    ref_sincos(ref, p, &s, &c);
+    ref_at(ref, p);
+    double s = ref_sin(ref), c = ref_cos(ref);
     double es = fabs((double)dev_s - s), ec = fabs((double)dev_c - c);
     /* NaN compares false: make it fail loudly. */
     if (!(es <= MAX_ABS_ERROR) || !(ec <= MAX_ABS_ERROR))
@@ -201,8 +153,8 @@ static size_t check_config(test_cl *t, clpe_encoder *enc, const clpe_config *cfg
                            worst *w)
 {
     uint32_t d = cfg->d, half_d = d / 2;
-    reference ref;
-    ref_init(&ref, d, cfg->base, cfg->freq);
+    ref_encoding ref;
+    ref_init(&ref, cfg);
 
     /* Random rows: small widths check every pair of many rows, wide ones a
      * few random pairs of fewer rows (a 65536-wide row is 256 KiB). */
@@ -298,15 +250,16 @@ Test(accuracy, reference_matches_libm_small_angles)
 {
     const clpe_freq freqs[2] = {CLPE_FREQ_PAPER, CLPE_FREQ_TENSOR2TENSOR};
     for (int f = 0; f < 2; ++f) {
-        reference ref;
-        ref_init(&ref, 64, 10000.0, freqs[f]);
+        clpe_config cfg = test_config(64, 10000.0, freqs[f], CLPE_LAYOUT_INTERLEAVED);
+        ref_encoding ref;
+        ref_init(&ref, &cfg);
         for (uint32_t i = 0; i < 32; ++i) {
             double m = freqs[f] == CLPE_FREQ_PAPER ? 2.0 * i / 64.0 : (double)i / 31.0;
             double wi = pow(10000.0, -m);
             ref_set_pair(&ref, i);
             for (int64_t p = -50; p <= 50; p += 7) {
-                double s, c;
-                ref_sincos(&ref, p, &s, &c);
+                ref_at(&ref, p);
+                double s = ref_sin(&ref), c = ref_cos(&ref);
                 cr_expect(fabs(s - sin((double)p * wi)) < 1e-12 &&
                               fabs(c - cos((double)p * wi)) < 1e-12,
                           "reference disagrees with libm at freq %d pair %u p %lld", f, i,
@@ -315,4 +268,63 @@ Test(accuracy, reference_matches_libm_small_angles)
         }
         ref_clear(&ref);
     }
+    mpfr_free_cache();
+}
+
+/* Where the reference puts each value: clpe.h's layouts and odd-width flags,
+ * slot by slot, on small rows written out by hand. */
+Test(accuracy, reference_slots_follow_the_header)
+{
+    enum { Z = REF_ZERO, S = REF_SIN, C = REF_COS };
+    static const struct {
+        const char *what;
+        uint32_t d;
+        clpe_layout layout;
+        uint32_t flags;
+        int wave[7];
+        uint32_t pair[7];
+    } rows[] = {
+        {"interleaved d=6", 6, CLPE_LAYOUT_INTERLEAVED, 0, {S, C, S, C, S, C}, {0, 0, 1, 1, 2, 2}},
+        {"split d=6", 6, CLPE_LAYOUT_SPLIT, 0, {S, S, S, C, C, C}, {0, 1, 2, 0, 1, 2}},
+        {"cos first d=6", 6, CLPE_LAYOUT_SPLIT_COS_FIRST, 0, {C, C, C, S, S, S}, {0, 1, 2, 0, 1, 2}},
+        {"split d=7 zero column", 7, CLPE_LAYOUT_SPLIT, CLPE_FLAG_ODD_D_ZERO_COLUMN,
+         {S, S, S, C, C, C, Z}, {0, 1, 2, 0, 1, 2, 0}},
+        {"interleaved d=7 zero column", 7, CLPE_LAYOUT_INTERLEAVED, CLPE_FLAG_ODD_D_ZERO_COLUMN,
+         {S, C, S, C, S, C, Z}, {0, 0, 1, 1, 2, 2, 0}},
+        {"split d=7 half pair", 7, CLPE_LAYOUT_SPLIT, CLPE_FLAG_ODD_D_HALF_PAIR,
+         {S, S, S, S, C, C, C}, {0, 1, 2, 3, 0, 1, 2}},
+        {"interleaved d=7 half pair", 7, CLPE_LAYOUT_INTERLEAVED, CLPE_FLAG_ODD_D_HALF_PAIR,
+         {S, C, S, C, S, C, S}, {0, 0, 1, 1, 2, 2, 3}},
+    };
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; ++r) {
+        clpe_config cfg = test_config(rows[r].d, 10000.0, CLPE_FREQ_PAPER, rows[r].layout);
+        cfg.flags = rows[r].flags;
+        for (uint32_t k = 0; k < rows[r].d; ++k) {
+            uint32_t pair = 99;
+            int wave = (int)ref_slot(&cfg, k, &pair);
+            cr_expect_eq(wave, rows[r].wave[k], "%s slot %u: wave %d, want %d", rows[r].what, k,
+                         wave, rows[r].wave[k]);
+            if (wave != REF_ZERO)
+                cr_expect_eq(pair, rows[r].pair[k], "%s slot %u: pair %u, want %u",
+                             rows[r].what, k, pair, rows[r].pair[k]);
+        }
+    }
+    /* The half pair is a frequency of its own, over d: w_3 = base^(-6/7). */
+    clpe_config cfg = test_config(7, 10000.0, CLPE_FREQ_PAPER, CLPE_LAYOUT_SPLIT);
+    cfg.flags = CLPE_FLAG_ODD_D_HALF_PAIR;
+    ref_encoding ref;
+    ref_init(&ref, &cfg);
+    cr_expect_eq(ref.pairs, 4u);
+    ref_set_pair(&ref, 3);
+    ref_at(&ref, 40);
+    cr_expect(fabs(ref_sin(&ref) - sin(40.0 * pow(10000.0, -6.0 / 7.0))) < 1e-13);
+    ref_clear(&ref);
+    /* The padding row. */
+    cfg.flags = CLPE_FLAG_PADDING_ROW;
+    cfg.padding_position = 1;
+    cr_expect(ref_row_is_zero(&cfg, 1));
+    cr_expect(!ref_row_is_zero(&cfg, 2));
+    cfg.flags = 0;
+    cr_expect(!ref_row_is_zero(&cfg, 1));
+    mpfr_free_cache();
 }

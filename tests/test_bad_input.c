@@ -12,8 +12,15 @@
 
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The rotary API is declared before the library has all of it; weak, so
+ * this file links either way and tests it once it exists. */
+extern __typeof__(clpe_rope_config_default) clpe_rope_config_default __attribute__((weak));
+extern __typeof__(clpe_rope_create_host) clpe_rope_create_host __attribute__((weak));
+extern __typeof__(clpe_rope_release) clpe_rope_release __attribute__((weak));
 
 #define POISON 0x7E
 #define D 8
@@ -448,32 +455,53 @@ Test(bad_input, empty_work_succeeds)
     fixture_close(&f);
 }
 
-/* The statuses of the error cases above are distinct, and each has its own
- * description. */
-Test(bad_input, statuses_are_distinct)
+/* Every status in clpe's range, from CLPE_ERROR_NULL_ENCODER down to the
+ * sentinel: distinct values with distinct descriptions of their own, and
+ * nothing past either end has one, so a new code cannot miss its string or
+ * be left outside the sentinel. (tests/status_coverage.cmake checks that
+ * each has a test.) */
+Test(bad_input, every_status_has_its_own_description)
 {
-    const clpe_status all[] = {
-        CLPE_ERROR_NULL_ENCODER,      CLPE_ERROR_NULL_QUEUE,       CLPE_ERROR_NULL_BUFFER,
-        CLPE_ERROR_NULL_POINTER,      CLPE_ERROR_INVALID_D,        CLPE_ERROR_INVALID_BASE,
-        CLPE_ERROR_INVALID_SCALE,     CLPE_ERROR_INVALID_CONFIG,   CLPE_ERROR_UNSUPPORTED_DTYPE,
-        CLPE_ERROR_INVALID_PITCH,     CLPE_ERROR_BUFFER_TOO_SMALL, CLPE_ERROR_POSITION_OVERFLOW,
-        CLPE_ERROR_CONTEXT_MISMATCH,  CLPE_ERROR_DEVICE_MISMATCH,  CLPE_ERROR_DEVICE_UNSUPPORTED,
-        CLPE_ERROR_INVALID_WAIT_LIST, CLPE_ERROR_MISALIGNED_OFFSET, CLPE_ERROR_INVALID_POSITIONS,
-        CLPE_ERROR_INDEX_BUFFER_TOO_SMALL, CLPE_ERROR_HOST_ONLY,  CLPE_ERROR_TOO_LARGE,
-    };
-    size_t n = sizeof all / sizeof all[0];
     const char *unknown = clpe_status_string(-2999);
-    for (size_t a = 0; a < n; ++a) {
-        cr_expect(all[a] <= -2000 && all[a] >= -2999, "%d outside clpe's range", all[a]);
-        cr_expect(!clpe_status_is_opencl(all[a]));
-        const char *sa = clpe_status_string(all[a]);
-        cr_expect(sa && *sa && strcmp(sa, unknown) != 0, "status %d has no description", all[a]);
-        for (size_t b = a + 1; b < n; ++b) {
-            cr_expect_neq(all[a], all[b]);
-            cr_expect(strcmp(sa, clpe_status_string(all[b])) != 0,
-                      "statuses %d and %d share the description \"%s\"", all[a], all[b], sa);
-        }
+    cr_assert_str_eq(unknown, "unknown status");
+    cr_expect_str_eq(clpe_status_string(CLPE_ERROR_END_UNSTABLE), unknown,
+                     "CLPE_ERROR_END_UNSTABLE (%d) has a description: move the sentinel",
+                     CLPE_ERROR_END_UNSTABLE);
+    cr_expect_str_eq(clpe_status_string(CLPE_ERROR_NULL_ENCODER + 1), unknown);
+    const int first = CLPE_ERROR_NULL_ENCODER, last = CLPE_ERROR_END_UNSTABLE + 1;
+    cr_assert(last <= first && last > -2999, "sentinel %d outside clpe's range",
+              CLPE_ERROR_END_UNSTABLE);
+    cr_expect_geq(first - last + 1, 28, "the range lost codes: %d..%d", first, last);
+    for (clpe_status a = first; a >= last; --a) {
+        cr_expect(!clpe_status_is_opencl(a), "%d counted as an OpenCL code", a);
+        const char *sa = clpe_status_string(a);
+        cr_expect(sa && *sa && strcmp(sa, unknown) != 0, "status %d has no description", a);
+        for (clpe_status b = a - 1; b >= last; --b)
+            cr_expect(strcmp(sa, clpe_status_string(b)) != 0,
+                      "statuses %d and %d share the description \"%s\"", a, b, sa);
     }
+}
+
+/* A selector that matches no device: CLPE_ERROR_NO_DEVICE, out parameters
+ * left alone. Needs no device of its own: it is about what is not there. */
+Test(bad_input, selector_matching_no_device)
+{
+    const char *selectors[] = {"no-such-device-7c1f", "4294967296", "99999"};
+    for (size_t k = 0; k < sizeof selectors / sizeof selectors[0]; ++k) {
+        cl_platform_id platform = (cl_platform_id)(uintptr_t)0x5e1;
+        cl_device_id device = (cl_device_id)(uintptr_t)0x5e2;
+        clpe_status st = clpe_select_device(selectors[k], &platform, &device);
+        cr_expect_eq(st, CLPE_ERROR_NO_DEVICE, "selector \"%s\": %d (%s)", selectors[k], st,
+                     clpe_status_string(st));
+        cr_expect_eq(platform, (cl_platform_id)(uintptr_t)0x5e1, "platform written");
+        cr_expect_eq(device, (cl_device_id)(uintptr_t)0x5e2, "device written");
+    }
+    /* Through the environment variable too, the rule every tool uses. */
+    setenv("CLPE_DEVICE", "no-such-device-7c1f", 1);
+    cl_platform_id platform = NULL;
+    cl_device_id device = NULL;
+    cr_expect_eq(clpe_select_device(NULL, &platform, &device), CLPE_ERROR_NO_DEVICE);
+    cr_expect_null(device);
 }
 
 /* An encoder on device 0 and a queue on device 1 of the same context. */
@@ -519,4 +547,221 @@ Test(bad_input, queue_of_another_device)
     clpe_encoder_release(enc);
     clReleaseCommandQueue(q1);
     clReleaseContext(ctx);
+}
+
+/* ---- reserved fields ------------------------------------------------------------ */
+
+/* A reserved field set to anything but zero is refused with
+ * CLPE_ERROR_RESERVED_FIELD, in every struct a caller fills and in every
+ * word of its reserved array, and nothing is written. */
+
+#define N_RESERVED(s) (sizeof((s).reserved) / sizeof((s).reserved[0]))
+
+/* The enqueue fixture plus what add_out, gather and pad_positions read
+ * besides its output: a two-row embedding table of zeros, N token ids and
+ * N positions. Problems are [1, N], the size of the fixture's region. */
+typedef struct side_fixture {
+    fixture f;
+    cl_command_queue q;
+    cl_mem emb_buf, ids_buf, pos_buf;
+    clpe_token_ids ids;
+    clpe_tensor out; /* f.buf, whose poison every rejection must leave */
+    clpe_tensor emb;
+} side_fixture;
+
+static void side_fixture_open(side_fixture *s)
+{
+    fixture_open(&s->f);
+    const float emb[2 * D] = {0};
+    const int32_t ids[N] = {0, 1, 0, 1};
+    const int64_t pos[N] = {5, 6, 7, 8};
+    s->q = s->f.t.queue;
+    s->emb_buf = test_buffer_from(&s->f.t, emb, sizeof emb);
+    s->ids_buf = test_buffer_from(&s->f.t, ids, sizeof ids);
+    s->pos_buf = test_buffer_from(&s->f.t, pos, sizeof pos);
+    s->ids = (clpe_token_ids){.buffer = s->ids_buf};
+    s->out = (clpe_tensor){.buffer = s->f.buf};
+    s->emb = (clpe_tensor){.buffer = s->emb_buf};
+}
+
+static void side_fixture_close(side_fixture *s)
+{
+    cr_expect_eq(clFinish(s->q), CL_SUCCESS);
+    clReleaseMemObject(s->pos_buf);
+    clReleaseMemObject(s->ids_buf);
+    clReleaseMemObject(s->emb_buf);
+    fixture_close(&s->f);
+}
+
+Test(bad_input, reserved_field_in_config)
+{
+    test_cl t;
+    test_cl_open(&t);
+    clpe_config good = test_config(D, 10000.0, CLPE_FREQ_PAPER, CLPE_LAYOUT_INTERLEAVED);
+    clpe_encoder *like = test_encoder(&t, &good);
+    cr_assert_geq(N_RESERVED(good), 1);
+    for (size_t k = 0; k < N_RESERVED(good); ++k) {
+        const uint64_t values[] = {1, UINT64_C(1) << 63};
+        for (size_t v = 0; v < 2; ++v) {
+            clpe_config cfg = good;
+            cfg.reserved[k] = values[v];
+            char what[64];
+            snprintf(what, sizeof what, "reserved[%zu] = 0x%llx", k, (unsigned long long)values[v]);
+            expect_config_rejected(&t, like, &cfg, CLPE_ERROR_RESERVED_FIELD, what);
+        }
+    }
+    clpe_encoder_release(like);
+    test_cl_close(&t);
+}
+
+Test(bad_input, reserved_field_in_tensor)
+{
+    side_fixture s;
+    side_fixture_open(&s);
+    fixture *f = &s.f;
+    cl_command_queue q = s.q;
+    cr_assert_geq(N_RESERVED(s.out), 1);
+    for (size_t k = 0; k < N_RESERVED(s.out); ++k) {
+        clpe_tensor bad = s.out, bad_emb = s.emb;
+        bad.reserved[k] = 1;
+        bad_emb.reserved[k] = 1;
+        EXPECT_REJECTED(f, clpe_enqueue_table(f->enc, q, 0, N, &bad, 0, NULL, event),
+                        CLPE_ERROR_RESERVED_FIELD, f->buf, REGION_BYTES, q);
+        EXPECT_REJECTED(f, clpe_enqueue_add(f->enc, q, 1, N, &bad, NULL, 0, NULL, event),
+                        CLPE_ERROR_RESERVED_FIELD, f->buf, REGION_BYTES, q);
+        /* out of place: a bad input, then a bad output; f->buf is the output */
+        EXPECT_REJECTED(f, clpe_enqueue_add_out(f->enc, q, 1, N, &bad_emb, &s.out, NULL, 0, NULL,
+                                                event),
+                        CLPE_ERROR_RESERVED_FIELD, f->buf, REGION_BYTES, q);
+        EXPECT_REJECTED(f, clpe_enqueue_add_out(f->enc, q, 1, N, &s.emb, &bad, NULL, 0, NULL,
+                                                event),
+                        CLPE_ERROR_RESERVED_FIELD, f->buf, REGION_BYTES, q);
+        EXPECT_REJECTED(f, clpe_enqueue_gather(f->enc, q, 1, N, &s.ids, &bad_emb, CLPE_DTYPE_F32,
+                                               2, &s.out, NULL, NULL, 0, NULL, event),
+                        CLPE_ERROR_RESERVED_FIELD, f->buf, REGION_BYTES, q);
+        EXPECT_REJECTED(f, clpe_enqueue_gather(f->enc, q, 1, N, &s.ids, &s.emb, CLPE_DTYPE_F32, 2,
+                                               &bad, NULL, NULL, 0, NULL, event),
+                        CLPE_ERROR_RESERVED_FIELD, f->buf, REGION_BYTES, q);
+    }
+    /* The same call with the reserved fields zero goes through. */
+    cr_expect_eq(clpe_enqueue_gather(f->enc, q, 1, N, &s.ids, &s.emb, CLPE_DTYPE_F32, 2, &s.out,
+                                     NULL, NULL, 0, NULL, NULL),
+                 CLPE_SUCCESS);
+    side_fixture_close(&s);
+}
+
+Test(bad_input, reserved_field_in_positions)
+{
+    side_fixture s;
+    side_fixture_open(&s);
+    fixture *f = &s.f;
+    cl_command_queue q = s.q;
+    /* accepted calls write here, as the rejections check f->buf kept its poison */
+    clpe_tensor scratch = {.buffer = test_buffer_poisoned(&f->t, REGION_BYTES, POISON)};
+    const clpe_positions sources[] = {
+        {.source = CLPE_POSITIONS_START, .start = 3},
+        {.source = CLPE_POSITIONS_PER_SEQUENCE, .buffer = s.pos_buf},
+        {.source = CLPE_POSITIONS_IDS, .buffer = s.pos_buf},
+    };
+    cr_assert_geq(N_RESERVED(sources[0]), 1);
+    for (size_t src = 0; src < sizeof sources / sizeof sources[0]; ++src) {
+        for (size_t k = 0; k < N_RESERVED(sources[src]); ++k) {
+            clpe_positions bad = sources[src];
+            bad.reserved[k] = 1;
+            EXPECT_REJECTED(f, clpe_enqueue_add(f->enc, q, 1, N, &s.out, &bad, 0, NULL, event),
+                            CLPE_ERROR_RESERVED_FIELD, f->buf, REGION_BYTES, q);
+            EXPECT_REJECTED(f, clpe_enqueue_add_out(f->enc, q, 1, N, &s.emb, &s.out, &bad, 0, NULL,
+                                                    event),
+                            CLPE_ERROR_RESERVED_FIELD, f->buf, REGION_BYTES, q);
+            EXPECT_REJECTED(f, clpe_enqueue_gather(f->enc, q, 1, N, &s.ids, &s.emb,
+                                                   CLPE_DTYPE_F32, 2, &s.out, &bad, NULL, 0, NULL,
+                                                   event),
+                            CLPE_ERROR_RESERVED_FIELD, f->buf, REGION_BYTES, q);
+        }
+        cr_expect_eq(clpe_enqueue_gather(f->enc, q, 1, N, &s.ids, &s.emb, CLPE_DTYPE_F32, 2,
+                                         &scratch, &sources[src], NULL, 0, NULL, NULL),
+                     CLPE_SUCCESS, "source %zu", src);
+    }
+    cr_expect_eq(clFinish(q), CL_SUCCESS);
+    clReleaseMemObject(scratch.buffer);
+    side_fixture_close(&s);
+}
+
+Test(bad_input, reserved_field_in_token_ids)
+{
+    side_fixture s;
+    side_fixture_open(&s);
+    fixture *f = &s.f;
+    cl_command_queue q = s.q;
+    /* the positions pad_positions would write: N int64, poisoned */
+    cl_mem pos_out = test_buffer_poisoned(&f->t, N * sizeof(int64_t), POISON);
+    cr_assert_geq(N_RESERVED(s.ids), 1);
+    for (size_t k = 0; k < N_RESERVED(s.ids); ++k) {
+        clpe_token_ids bad = s.ids;
+        bad.reserved[k] = 1;
+        EXPECT_REJECTED(f, clpe_enqueue_gather(f->enc, q, 1, N, &bad, &s.emb, CLPE_DTYPE_F32, 2,
+                                               &s.out, NULL, NULL, 0, NULL, event),
+                        CLPE_ERROR_RESERVED_FIELD, f->buf, REGION_BYTES, q);
+        EXPECT_REJECTED(f, clpe_enqueue_pad_positions(f->enc, q, 1, N, &bad, 1, 2, 1, pos_out, 0,
+                                                      0, NULL, event),
+                        CLPE_ERROR_RESERVED_FIELD, pos_out, N * sizeof(int64_t), q);
+    }
+    cr_expect_eq(clpe_enqueue_pad_positions(f->enc, q, 1, N, &s.ids, 1, 2, 1, pos_out, 0, 0, NULL,
+                                            NULL),
+                 CLPE_SUCCESS);
+    cr_expect_eq(clFinish(q), CL_SUCCESS);
+    clReleaseMemObject(pos_out);
+    side_fixture_close(&s);
+}
+
+/* ---- rotary configuration ----------------------------------------------------- */
+
+/* Each bad rotary configuration gets its status, and no object. */
+static void expect_rope_rejected(const clpe_rope_config *cfg, clpe_status want, const char *what)
+{
+    clpe_status st = CLPE_SUCCESS;
+    clpe_rope *rope = clpe_rope_create_host(cfg, &st);
+    cr_expect_null(rope, "rope_create_host(%s) succeeded", what);
+    cr_expect_eq(st, want, "rope_create_host(%s): %d (%s), want %d (%s)", what, st,
+                 clpe_status_string(st), want, clpe_status_string(want));
+    if (rope)
+        clpe_rope_release(rope);
+}
+
+Test(bad_input, rope_config_values)
+{
+    if (!clpe_rope_config_default || !clpe_rope_create_host || !clpe_rope_release)
+        cr_skip_test("this library build does not export the rotary API yet");
+    const clpe_rope_config good = clpe_rope_config_default(64);
+    clpe_status st = CLPE_SUCCESS;
+    clpe_rope *rope = clpe_rope_create_host(&good, &st);
+    cr_assert_not_null(rope, "the default rotary configuration: %s", clpe_status_string(st));
+    clpe_rope_release(rope);
+
+    clpe_rope_config cfg = good;
+    cfg.head_dim = 0;
+    expect_rope_rejected(&cfg, CLPE_ERROR_INVALID_ROPE, "head_dim 0");
+    cfg = good;
+    cfg.rotary_dim = 33; /* odd */
+    expect_rope_rejected(&cfg, CLPE_ERROR_INVALID_ROPE, "rotary_dim 33");
+    cfg = good;
+    cfg.rotary_dim = 66; /* above head_dim */
+    expect_rope_rejected(&cfg, CLPE_ERROR_INVALID_ROPE, "rotary_dim 66 > head_dim 64");
+    cfg = good;
+    cfg.pairing = (clpe_rope_pairing)7;
+    expect_rope_rejected(&cfg, CLPE_ERROR_INVALID_ROPE, "pairing 7");
+    cfg = good;
+    cfg.scaling = (clpe_rope_scaling)99;
+    expect_rope_rejected(&cfg, CLPE_ERROR_INVALID_SCALING, "scaling 99");
+    cfg = good;
+    cfg.scaling = CLPE_ROPE_LINEAR;
+    cfg.factor = 0.5; /* the factor is >= 1 */
+    expect_rope_rejected(&cfg, CLPE_ERROR_INVALID_SCALING, "linear factor 0.5");
+    cfg.factor = NAN;
+    expect_rope_rejected(&cfg, CLPE_ERROR_INVALID_SCALING, "linear factor NaN");
+    for (size_t k = 0; k < N_RESERVED(good); ++k) {
+        cfg = good;
+        cfg.reserved[k] = 1;
+        expect_rope_rejected(&cfg, CLPE_ERROR_RESERVED_FIELD, "reserved word set");
+    }
 }

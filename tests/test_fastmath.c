@@ -15,6 +15,8 @@
  */
 #include "support.h"
 
+#include "common/dtype.h"
+
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,17 +125,6 @@ Test(fastmath, probe_flag_reaches_compiler)
            "(x + c) - c reassociated in %d of %d probes\n",
            reassociated, PROBE_N);
     test_cl_close(&t);
-}
-
-static size_t dtype_size(clpe_dtype dt)
-{
-    switch (dt) {
-    case CLPE_DTYPE_F32: return 4;
-    case CLPE_DTYPE_F16: return 2;
-    case CLPE_DTYPE_BF16: return 2;
-    case CLPE_DTYPE_F64: return 8;
-    }
-    return 0;
 }
 
 /* Table and fused add, every dtype the library and device offer, both

@@ -16,6 +16,10 @@
  * counts creations, retains and releases). After a failed enqueue the same
  * encoder must still work: the same call without a fault is bit-exact
  * against the host emulation.
+ *
+ * The shim can also fail a host allocation (malloc, calloc, realloc): the
+ * library's own allocations must come back as CLPE_ERROR_OUT_OF_HOST_MEMORY
+ * and write nothing.
  */
 #include "fault/fault_shim.h"
 #include "support.h"
@@ -638,4 +642,59 @@ Test(fault, shim_sees_library_calls)
                  "clpe's clBuildProgram did not go through the fault shim");
     clpe_encoder_release(enc);
     test_cl_close(&t);
+}
+
+/* ---- host allocations --------------------------------------------------------- */
+
+/* The first allocation of each call below is the library's own (no OpenCL
+ * runs before it), and failing it must give CLPE_ERROR_OUT_OF_HOST_MEMORY,
+ * leave every out parameter and output alone, and leave the library usable. */
+Test(fault, out_of_host_memory)
+{
+    if (!fault_alloc_available())
+        cr_skip_test("this build's sanitizer owns malloc: no allocation faults");
+    clpe_config cfg = clpe_config_default(D);
+    const long failed_before = fault_alloc_failed();
+
+    /* Creating a host encoder: its first allocation is the encoder itself. */
+    clpe_status st = CLPE_SUCCESS;
+    fault_arm_alloc(1);
+    clpe_encoder *enc = clpe_encoder_create_host(&cfg, &st);
+    fault_disarm_alloc();
+    cr_expect_null(enc);
+    cr_expect_eq(st, CLPE_ERROR_OUT_OF_HOST_MEMORY, "create_host: %d (%s)", st,
+                 clpe_status_string(st));
+    cr_expect_eq(fault_alloc_failed(), failed_before + 1, "the armed allocation never ran");
+
+    /* The host emulation: its row buffer. The output keeps its poison. */
+    enc = clpe_encoder_create_host(&cfg, &st);
+    cr_assert_not_null(enc, "%s", clpe_status_string(st));
+    float out[4 * D];
+    memset(out, POISON, sizeof out);
+    unsigned char poison[sizeof out];
+    memset(poison, POISON, sizeof poison);
+    fault_arm_alloc(1);
+    st = clpe_host_table(enc, 0, 4, out, 0);
+    fault_disarm_alloc();
+    cr_expect_eq(st, CLPE_ERROR_OUT_OF_HOST_MEMORY, "host_table: %d (%s)", st,
+                 clpe_status_string(st));
+    cr_expect_eq(memcmp(out, poison, sizeof out), 0, "a failed host_table wrote its output");
+    cr_expect_eq(clpe_host_table(enc, 0, 4, out, 0), CLPE_SUCCESS, "usable afterwards");
+    clpe_encoder_release(enc);
+
+    /* Device selection: the platform list, once OpenCL has started (the
+     * first call loads the ICD loader's own tables). */
+    cl_platform_id platform = NULL;
+    cl_device_id device = NULL;
+    cr_assert_eq(clpe_select_device(NULL, &platform, &device), CLPE_SUCCESS);
+    cl_platform_id kept_platform = (cl_platform_id)(uintptr_t)0x5e1;
+    cl_device_id kept_device = (cl_device_id)(uintptr_t)0x5e2;
+    fault_arm_alloc(1);
+    st = clpe_select_device(NULL, &kept_platform, &kept_device);
+    fault_disarm_alloc();
+    cr_expect_eq(st, CLPE_ERROR_OUT_OF_HOST_MEMORY, "select_device: %d (%s)", st,
+                 clpe_status_string(st));
+    cr_expect_eq(kept_platform, (cl_platform_id)(uintptr_t)0x5e1, "platform written");
+    cr_expect_eq(kept_device, (cl_device_id)(uintptr_t)0x5e2, "device written");
+    cr_expect_eq(fault_alloc_failed(), failed_before + 3);
 }

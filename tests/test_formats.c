@@ -2,13 +2,15 @@
  * test_formats.c - storage dtypes (f32, f16, bf16, f64), out-of-place add,
  * fused gather and its bad-id report: device output equals the host
  * emulation bit for bit, and each dtype is as accurate as it promises
- * against an independent 200-bit MPFR reference.
+ * against the independent MPFR reference (reference/reference.h).
  */
 #include "support.h"
 
+#include "common/dtype.h"
+#include "reference/reference.h"
+
 #include <criterion/criterion.h>
 #include <math.h>
-#include <mpfr.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +23,6 @@ TestSuite(formats, .init = setup, .fini = teardown, .timeout = 240);
 static const clpe_dtype all_dtypes[] = {CLPE_DTYPE_F32, CLPE_DTYPE_F16, CLPE_DTYPE_BF16,
                                         CLPE_DTYPE_F64};
 static const char *const dtype_names[] = {"f32", "f16", "bf16", "f64"};
-static size_t esize(clpe_dtype t) { return t == CLPE_DTYPE_F64 ? 8 : t == CLPE_DTYPE_F32 ? 4 : 2; }
 
 /* Random storage values in [-4, 4) of dtype t (written as that type). */
 static void fill_random(clpe_dtype t, void *buf, size_t count, uint64_t *rng)
@@ -65,7 +66,7 @@ static void check_all_ops(const clpe_config *cfg, int64_t start, uint64_t seed)
     const char *dt = dtype_names[t];
     clpe_encoder *enc = test_encoder(&cl, cfg);
     uint64_t rng = seed;
-    size_t d = cfg->d, es = esize(t), batch = 3, seq = 37, rows = batch * seq;
+    size_t d = cfg->d, es = dtype_size(t), batch = 3, seq = 37, rows = batch * seq;
     size_t bytes = rows * d * es;
 
     /* table */
@@ -180,26 +181,6 @@ Test(formats, every_dtype_matches_emulation_bit_for_bit)
 
 /* ---- accuracy against MPFR ---------------------------------------------- */
 
-/* sin or cos of p * base^(-e_num/e_den) at 200 bits, as a double. */
-static double reference(int64_t p, double base, long e_num, long e_den, int want_cos)
-{
-    mpfr_t w, a;
-    mpfr_inits2(200, w, a, (mpfr_ptr)0);
-    mpfr_set_d(w, base, MPFR_RNDN);
-    mpfr_set_si(a, -e_num, MPFR_RNDN);
-    mpfr_div_si(a, a, e_den, MPFR_RNDN);
-    mpfr_pow(w, w, a, MPFR_RNDN);
-    mpfr_set_si(a, p, MPFR_RNDN);
-    mpfr_mul(a, a, w, MPFR_RNDN);
-    if (want_cos)
-        mpfr_cos(a, a, MPFR_RNDN);
-    else
-        mpfr_sin(a, a, MPFR_RNDN);
-    double v = mpfr_get_d(a, MPFR_RNDN);
-    mpfr_clears(w, a, (mpfr_ptr)0);
-    return v;
-}
-
 /* Round a double to `bits` significant bits, nearest even, with the
  * smallest spacing `min_ulp` (the format's subnormal step) - or, with
  * truncate set, toward zero. */
@@ -216,27 +197,6 @@ static double round_to(double v, int bits, double min_ulp, int truncate)
     return (truncate ? trunc(q) : nearbyint(q)) * ulp;
 }
 
-static double stored_value(clpe_dtype t, const void *row, size_t k)
-{
-    switch (t) {
-    case CLPE_DTYPE_F32: return ((const float *)row)[k];
-    case CLPE_DTYPE_F64: return ((const double *)row)[k];
-    case CLPE_DTYPE_BF16: {
-        uint32_t u = (uint32_t)((const uint16_t *)row)[k] << 16;
-        float f;
-        memcpy(&f, &u, 4);
-        return f;
-    }
-    case CLPE_DTYPE_F16: {
-        uint16_t h = ((const uint16_t *)row)[k];
-        int e = (h >> 10) & 31, m = h & 1023;
-        double mag = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
-        return (h & 0x8000) ? -mag : mag;
-    }
-    }
-    return 0;
-}
-
 typedef struct accuracy {
     double max_err;
     size_t samples, rne_exact, trunc_exact;
@@ -249,14 +209,15 @@ static void measure(const clpe_config *cfg, const int64_t *positions, size_t npo
 {
     clpe_dtype t = cfg->dtype;
     clpe_encoder *enc = test_encoder(&cl, cfg);
-    size_t d = cfg->d, half = d / 2, es = esize(t);
+    size_t d = cfg->d, half = d / 2, es = dtype_size(t);
     int bits = t == CLPE_DTYPE_F16 ? 11 : t == CLPE_DTYPE_BF16 ? 8 : t == CLPE_DTYPE_F32 ? 24 : 53;
     double min_ulp = t == CLPE_DTYPE_F16 ? 0x1p-24 : 0x1p-1074;
     cl_mem buf = test_buffer_poisoned(&cl, d * es, 0);
     clpe_tensor out = {.buffer = buf, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
-    void *row = malloc(d * es);
-    long e_num = cfg->freq == CLPE_FREQ_PAPER ? 2 : 1;
-    long e_den = cfg->freq == CLPE_FREQ_PAPER ? (long)d : (half > 1 ? (long)half - 1 : 1);
+    unsigned char *row = malloc(d * es);
+    cr_assert(row);
+    ref_encoding ref;
+    ref_init(&ref, cfg);
     for (size_t k = 0; k < npos; ++k) {
         cr_assert_eq(clpe_enqueue_table(enc, cl.queue, positions[k], 1, &out, 0, NULL, NULL),
                      CLPE_SUCCESS);
@@ -266,10 +227,12 @@ static void measure(const clpe_config *cfg, const int64_t *positions, size_t npo
             size_t i = pairs_per_row >= half ? j : test_rand_u64(rng) % half;
             if (i >= half)
                 break;
+            ref_set_pair(&ref, (uint32_t)i);
+            ref_at(&ref, positions[k]);
             for (int c = 0; c < 2; ++c) {
                 size_t slot = cfg->layout == CLPE_LAYOUT_SPLIT ? i + c * half : 2 * i + c;
-                double exact = reference(positions[k], cfg->base, e_num * (long)i, e_den, c);
-                double got = stored_value(t, row, slot);
+                double exact = c ? ref_cos(&ref) : ref_sin(&ref);
+                double got = dtype_to_double(row + slot * es, t);
                 double err = fabs(got - exact);
                 if (err > acc->max_err)
                     acc->max_err = err;
@@ -279,6 +242,7 @@ static void measure(const clpe_config *cfg, const int64_t *positions, size_t npo
             }
         }
     }
+    ref_clear(&ref);
     free(row);
     clReleaseMemObject(buf);
     clpe_encoder_release(enc);
@@ -407,7 +371,7 @@ Test(formats, gather_equals_the_three_separate_steps)
         clpe_dtype t = all_dtypes[k];
         if (!clpe_device_supports_dtype(cl.device, t))
             continue;
-        size_t d = 64, batch = 2, seq = 45, vocab = 31, es = esize(t);
+        size_t d = 64, batch = 2, seq = 45, vocab = 31, es = dtype_size(t);
         clpe_config cfg = clpe_config_default((uint32_t)d);
         cfg.freq = CLPE_FREQ_TENSOR2TENSOR;
         cfg.layout = CLPE_LAYOUT_SPLIT;
@@ -421,7 +385,7 @@ Test(formats, gather_equals_the_three_separate_steps)
         int64_t starts[2] = {-3, (int64_t)1 << 40};
 
         /* step 3's encoding: the arithmetic-type table of every row */
-        size_t pe_es = esize(arith.dtype), rows = batch * seq;
+        size_t pe_es = dtype_size(arith.dtype), rows = batch * seq;
         cl_mem pebuf = test_buffer_poisoned(&cl, rows * d * pe_es, 0);
         for (size_t b = 0; b < batch; ++b) {
             clpe_tensor tt = {.buffer = pebuf, .offset = b * seq * d * pe_es, .row_pitch = 0, .batch_pitch = 0};
@@ -456,14 +420,14 @@ Test(formats, gather_equals_the_three_separate_steps)
                     double scaled = e * 1.7;                                  /* step 2 */
                     want = scaled + ((double *)pe)[r * d + j];                /* step 3 */
                 } else {
-                    float e = bad ? 0.0f : (float)stored_value(t, emb, (size_t)ids[r] * d + j);
+                    float e = bad ? 0.0f : (float)dtype_to_double((const char *)emb + ((size_t)ids[r] * d + j) * es, t);
                     float scaled = e * (float)1.7;                            /* step 2 */
                     float sum = scaled + ((float *)pe)[r * d + j];            /* step 3 */
                     want = t == CLPE_DTYPE_F32 ? sum
                            : t == CLPE_DTYPE_F16 ? round_to(sum, 11, 0x1p-24, 0)
                                                  : round_to(sum, 8, 0x1p-133, 0);
                 }
-                double have = stored_value(t, got, r * d + j);
+                double have = dtype_to_double((const char *)got + (r * d + j) * es, t);
                 cr_assert(have == want && signbit(have) == signbit(want),
                           "%s row %zu (id %d) slot %zu: gather %a, three steps %a",
                           dtype_names[t], r, ids[r], j, have, want);

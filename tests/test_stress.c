@@ -23,6 +23,8 @@
  */
 #include "support.h"
 
+#include "common/random.h"
+
 #ifndef CLPE_STRESS_STANDALONE
 #include <criterion/criterion.h>
 #endif
@@ -39,14 +41,8 @@ extern __typeof__(clpe_host_gather) clpe_host_gather __attribute__((weak));
 #define D 64u
 #define VOCAB 50
 
-/* splitmix64, local so the standalone build needs no test support library */
-static uint64_t rnd(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+/* common/random.h directly: the standalone build has no test support library */
+static uint64_t rnd(uint64_t *state) { return splitmix64(state); }
 
 typedef struct shared_state {
     test_cl t;

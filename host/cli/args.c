@@ -146,17 +146,6 @@ const char *cli_layout_name(int layout)
                                              : "?";
 }
 
-size_t cli_dtype_size(int dtype)
-{
-    switch (dtype) {
-    case CLPE_DTYPE_F32: return 4;
-    case CLPE_DTYPE_F16: return 2;
-    case CLPE_DTYPE_BF16: return 2;
-    case CLPE_DTYPE_F64: return 8;
-    }
-    return 0;
-}
-
 const char *cli_command_name(cli_command cmd)
 {
     switch (cmd) {
@@ -567,7 +556,7 @@ static int check_combination(cli_args *a, const unsigned char *seen, char *err, 
     }
     if (a->have_seq && a->have_d) {
         /* The whole [seq, d] array in bytes must be countable. */
-        size_t esize = cli_dtype_size(a->dtype == CLI_UNSET ? CLPE_DTYPE_F32 : a->dtype);
+        size_t esize = dtype_size(a->dtype == CLI_UNSET ? CLPE_DTYPE_F32 : a->dtype);
         if (a->seq > UINT64_MAX / a->d / esize) {
             set_err(err, errlen, "--seq %llu times --d %u is too large (overflows 64 bits)",
                     (unsigned long long)a->seq, (unsigned)a->d);

@@ -8,6 +8,8 @@
 #ifndef CLPE_CLI_ARGS_H
 #define CLPE_CLI_ARGS_H
 
+#include "common/dtype.h" /* dtype_size: bytes per element */
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -97,8 +99,6 @@ int cli_layout_from_name(const char *s);
 const char *cli_dtype_name(int dtype);
 const char *cli_freq_name(int freq);
 const char *cli_layout_name(int layout);
-/* Bytes per element of a dtype (0 for an unknown one). */
-size_t cli_dtype_size(int dtype);
 
 /* Rows start .. start + n - 1 must all be valid int64 positions (n >= 1). */
 int cli_positions_fit(int64_t start, uint64_t n);

@@ -1,7 +1,7 @@
 /*
  * cli.h - what the clpe tool's commands share: exit codes, messages, device
- * opening, encoder configuration, element conversion and output files that
- * appear only when complete.
+ * opening, encoder configuration and output files that appear only when
+ * complete. Element sizes and values come from common/dtype.h.
  */
 #ifndef CLPE_CLI_H
 #define CLPE_CLI_H
@@ -55,9 +55,6 @@ int cli_config_from_args(const cli_args *args, clpe_config *cfg, int64_t *first_
 
 /* Create an encoder, printing the failure (and any build log) on error. */
 clpe_encoder *cli_encoder_create(const cli_device *dev, const clpe_config *cfg);
-
-/* One element of dtype at p, as a double (f16 and bf16 decoded exactly). */
-double cli_elem_to_double(const void *p, int dtype);
 
 /* An output file that appears under its final name only when complete: it
  * is written under a temporary name in the same directory and renamed by

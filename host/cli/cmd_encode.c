@@ -75,7 +75,7 @@ int cli_cmd_encode(const cli_args *args)
                   (long long)start, (unsigned long long)seq);
         return CLI_EXIT_USAGE;
     }
-    const size_t esize = cli_dtype_size(cfg.dtype);
+    const size_t esize = dtype_size(cfg.dtype);
     const uint64_t row_bytes = (uint64_t)cfg.d * esize;
     const uint64_t total_bytes = seq * row_bytes; /* fits: checked by the parser */
     const char *descr = npy_descr_for_dtype(cfg.dtype);

@@ -185,7 +185,7 @@ int cli_cmd_plot(const cli_args *args)
         goto done;
 
     /* The encoding, on the device. */
-    const size_t esize = cli_dtype_size(cfg.dtype);
+    const size_t esize = dtype_size(cfg.dtype);
     const size_t n_el = (size_t)seq * d; /* <= 4096 * 4096: checked by the parser */
     cl_int err = CL_SUCCESS;
     buf = clCreateBuffer(dev.context, CL_MEM_WRITE_ONLY, n_el * esize, NULL, &err);
@@ -207,7 +207,7 @@ int cli_cmd_plot(const cli_args *args)
         goto done;
     }
     for (size_t k = 0; k < n_el; ++k)
-        pe[k] = cli_elem_to_double(raw + k * esize, cfg.dtype);
+        pe[k] = dtype_to_double(raw + k * esize, cfg.dtype);
 
     /* Geometry. */
     const int aw = axis_px(d), ah = axis_px(seq); /* encoding heatmap */

@@ -53,7 +53,7 @@ int cli_cmd_table(const cli_args *args)
 
     const size_t n = args->n_positions;
     const int64_t *pos = args->positions;
-    const size_t esize = cli_dtype_size(cfg.dtype);
+    const size_t esize = dtype_size(cfg.dtype);
     const size_t row_bytes = (size_t)cfg.d * esize;
     unsigned char *host = NULL;
     cl_mem buf = NULL;
@@ -113,7 +113,7 @@ int cli_cmd_table(const cli_args *args)
         printf("%*lld", pos_width, (long long)pos[r]);
         const unsigned char *row = host + r * row_bytes;
         for (uint32_t k = 0; k < cfg.d; ++k)
-            printf("  %*.*f", width, args->digits, cli_elem_to_double(row + k * esize, cfg.dtype));
+            printf("  %*.*f", width, args->digits, dtype_to_double(row + k * esize, cfg.dtype));
         putchar('\n');
     }
     rc = CLI_EXIT_OK;

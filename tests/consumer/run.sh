@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# run.sh BUILD_DIR - install a built clpe into a scratch prefix and build
-# and run tests/consumer against it four ways: CMake find_package with the
+# run.sh BUILD_DIR - install a built clpe into a scratch prefix, run every
+# installed program from there with nothing set, then build and run
+# tests/consumer against the install four ways: CMake find_package with the
 # shared and the static library, and pkg-config with both. Any failure
 # stops the script with a message and a non-zero status.
 set -euo pipefail
@@ -24,6 +25,32 @@ libdir=$(find "$prefix" -name 'clpe.pc' -path '*/pkgconfig/*' -printf '%h\n' | h
 [ -n "$libdir" ] || fail "no clpe.pc installed"
 libdir=$(dirname "$libdir")
 [ -f "$prefix/include/clpe.h" ] || fail "clpe.h not installed"
+
+# Every installed program starts from this prefix with nothing set (no
+# LD_LIBRARY_PATH, an empty environment): it finds libclpe through its own
+# RPATH (one that cannot load exits 127 and prints no usage). --help needs
+# no device.
+echo "== consumer: run every installed program with an empty environment"
+programs=0
+for prog in "$prefix"/bin/*; do
+  [ -f "$prog" ] && [ -x "$prog" ] || continue
+  programs=$((programs + 1))
+  name=$(basename "$prog")
+  echo "-- $name --help"
+  status=0
+  env -i "$prog" --help >"$work/help.out" 2>&1 || status=$?
+  if [ "$status" -ne 0 ] || ! grep -qi 'usage' "$work/help.out"; then
+    cat "$work/help.out" >&2
+    fail "installed $name --help exited $status without a usage text"
+  fi
+done
+[ "$programs" -gt 0 ] || fail "no program installed in $prefix/bin"
+echo "-- clpe --version"
+version=$(env -i "$prefix/bin/clpe" --version) || fail "installed clpe --version exited $?"
+case "$version" in
+  "clpe "[0-9]*) ;;
+  *) fail "installed clpe --version printed '$version'" ;;
+esac
 
 # The shared builds find the installed libclpe.so through this path.
 export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

@@ -18,8 +18,11 @@
  *      CLPE_FAULT_ERR=-5               with this cl_int (default
  *                                      CL_OUT_OF_RESOURCES)
  *      CLPE_FAULT_EMBEDDED=1           pretend an embedded-profile device
+ *      CLPE_FAULT_ALLOC_N=2            the 2nd host allocation fails
  *      CLPE_FAULT_REPORT=1             print the counts to stderr at exit
- *    Programs can also resolve fault_arm() etc. with dlsym.
+ *    Programs can also resolve fault_arm() etc. with dlsym. A shim built
+ *    without sanitizers replaces malloc, calloc and realloc: preload the one
+ *    built with the program's sanitizer, which leaves them alone.
  *
  * Only enqueue functions listed here count the events they create; a test
  * that makes events with other calls must not rely on FAULT_OBJ_EVENT.
@@ -28,6 +31,7 @@
 #include "fault_shim.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,6 +121,9 @@ __attribute__((constructor)) static void fault_from_env(void)
     const char *emb = getenv("CLPE_FAULT_EMBEDDED");
     if (emb && *emb && strcmp(emb, "0") != 0)
         fault_set_embedded(1);
+    const char *alloc_n = getenv("CLPE_FAULT_ALLOC_N");
+    if (alloc_n && *alloc_n)
+        fault_arm_alloc(atol(alloc_n));
 }
 
 __attribute__((destructor)) static void fault_report(void)
@@ -541,3 +548,63 @@ SHIM_API cl_int clGetDeviceInfo(cl_device_id dev, cl_device_info name, size_t si
     }
     return real_clGetDeviceInfo()(dev, name, size, value, size_ret);
 }
+
+/* ---- host allocations --------------------------------------------------------- */
+
+/* ASan and TSan define malloc themselves and track every block; a second
+ * definition here would hand them blocks they never saw. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define FAULT_NO_ALLOC 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) ||                    \
+    __has_feature(memory_sanitizer)
+#define FAULT_NO_ALLOC 1
+#endif
+#endif
+
+static atomic_long alloc_countdown; /* 0: disarmed */
+static atomic_long alloc_failed;
+
+SHIM_API void fault_arm_alloc(long n) { atomic_store(&alloc_countdown, n > 0 ? n : 0); }
+SHIM_API void fault_disarm_alloc(void) { atomic_store(&alloc_countdown, 0); }
+SHIM_API long fault_alloc_failed(void) { return atomic_load(&alloc_failed); }
+
+#ifdef FAULT_NO_ALLOC
+SHIM_API int fault_alloc_available(void) { return 0; }
+#else
+SHIM_API int fault_alloc_available(void) { return 1; }
+
+/* glibc's allocator under its own names: forwarding there needs no dlsym,
+ * which itself allocates. free stays glibc's, the same heap. */
+extern void *__libc_malloc(size_t size);
+extern void *__libc_calloc(size_t count, size_t size);
+extern void *__libc_realloc(void *ptr, size_t size);
+
+/* True when this allocation must fail: the armed count reached 1 now. */
+static int alloc_should_fail(void)
+{
+    long left = atomic_load(&alloc_countdown);
+    while (left > 0) {
+        if (atomic_compare_exchange_weak(&alloc_countdown, &left, left - 1)) {
+            if (left != 1)
+                return 0;
+            atomic_fetch_add(&alloc_failed, 1);
+            errno = ENOMEM;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+SHIM_API void *malloc(size_t size) { return alloc_should_fail() ? NULL : __libc_malloc(size); }
+
+SHIM_API void *calloc(size_t count, size_t size)
+{
+    return alloc_should_fail() ? NULL : __libc_calloc(count, size);
+}
+
+SHIM_API void *realloc(void *ptr, size_t size)
+{
+    return alloc_should_fail() ? NULL : __libc_realloc(ptr, size);
+}
+#endif

@@ -17,7 +17,9 @@
  *    clRetain* minus clRelease*), so tests can check that every reference
  *    clpe takes is given back;
  *  - make clGetDeviceInfo describe an embedded-profile device without
- *    cles_khr_int64.
+ *    cles_khr_int64;
+ *  - make the N-th host allocation (malloc, calloc or realloc) fail, in
+ *    builds without ASan or TSan (their runtimes own the allocator).
  */
 #ifndef CLPE_FAULT_SHIM_H
 #define CLPE_FAULT_SHIM_H
@@ -92,5 +94,16 @@ void fault_set_embedded(int on);
 /* Non-zero: clGetDeviceInfo reports no double precision (a device without
  * cl_khr_fp64). */
 void fault_set_no_fp64(int on);
+
+/* Host allocations. Non-zero when this build can fail them: the shim then
+ * defines malloc, calloc and realloc, forwarding to the C library's own
+ * allocator. Under ASan or TSan it defines none and this returns 0. */
+int fault_alloc_available(void);
+/* The n-th allocation (n >= 1) from now returns NULL with errno ENOMEM; the
+ * rest go through. Replaces any earlier allocation arming. */
+void fault_arm_alloc(long n);
+void fault_disarm_alloc(void);
+/* Allocations failed on purpose since the process started. */
+long fault_alloc_failed(void);
 
 #endif

@@ -1,0 +1,150 @@
+/*
+ * check.h - the parts of `clpe check` (cmd_check.c drives them):
+ *   check_cases.c        what to run: configurations, positions, inputs
+ *   check_paths.c        running each path on the device and comparing it
+ *                        bit for bit with the host emulation
+ *   check_reference.c    sampling device values against the MPFR reference
+ *   check_report_text.c  the table and the failure lines on stdout
+ *   check_report_json.c  the --json report
+ */
+#ifndef CLPE_CLI_CHECK_H
+#define CLPE_CLI_CHECK_H
+
+#include "cli.h"
+
+#include "common/random.h"
+#include "reference/reference.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* f32, f16, bf16, f64: every clpe_dtype value */
+#define CHECK_NDTYPES 4
+/* Fill byte of every buffer before a kernel writes it. */
+#define CHECK_POISON 0xA5
+
+/* What one device and dtype came to. */
+typedef struct check_tally {
+    int dtype;
+    int skipped;
+    char skip_reason[96];
+    uint64_t elements;      /* elements compared (data, not guards) */
+    uint64_t mismatches;    /* elements whose bits differ, guards included */
+    uint64_t samples;       /* elements compared with MPFR */
+    double max_err;
+    double bound;           /* the bound at the largest |position| */
+    int64_t worst_pos;
+    uint64_t over_bound;    /* samples whose error exceeded their bound */
+    char first_over[200];
+    char first_mismatch[320];
+    char error[320];        /* a call that failed outright */
+    char paths[64];         /* which paths ran */
+    uint32_t configurations;   /* configurations checked */
+    uint32_t not_offered;      /* CHECK_IF_OFFERED ones this library build refused */
+} check_tally;
+
+/* One device's run. */
+typedef struct check_checker {
+    const cli_device *dev;
+    int quick;
+    int corrupt_pending;    /* flip one bit of the next table read back (tests) */
+    uint64_t rng;
+    ref_encoding *ref;      /* the reference of the configuration being checked */
+} check_checker;
+
+/* What one device came to, for the reports. */
+typedef struct check_device_result {
+    unsigned index;
+    char name[256];
+    char platform[256];
+    char open_error[160];
+    check_tally t[CHECK_NDTYPES];
+} check_device_result;
+
+static inline int check_tally_failed(const check_tally *t)
+{
+    return !t->skipped && (t->mismatches || t->error[0] || t->over_bound);
+}
+
+static inline const char *check_verdict(const check_tally *t)
+{
+    return t->skipped ? "skipped" : check_tally_failed(t) ? "FAIL" : "pass";
+}
+
+/* ---- check_cases.c ---- */
+
+/* Widths the run covers. */
+size_t check_widths(int quick, const uint32_t **widths);
+
+/* How check_convention's configuration is to be run. */
+typedef enum check_need {
+    CHECK_DONE = 0,      /* past the last convention */
+    CHECK_ALWAYS = 1,    /* every library build must run it */
+    CHECK_IF_OFFERED = 2 /* a later layout or flag: run it when clpe_config_check
+                            accepts it, skip it in a build that refuses it */
+} check_need;
+/* Convention number conv (0, 1, ...) at width w into *cfg: both frequency
+ * conventions in every layout, then the odd widths (fairseq's zero column,
+ * the Marian and XLM half pair). */
+check_need check_convention(int conv, uint32_t w, clpe_config *cfg);
+
+/* One table case: n rows from start, gap poisoned elements between rows. */
+typedef struct check_table_case {
+    int64_t start;
+    size_t n;
+    size_t gap;
+} check_table_case;
+#define CHECK_MAX_TABLE_CASES 24
+/* The table cases for width d: starts that straddle the places where
+ * careless arithmetic breaks, random starts, and one long table (several
+ * launches, the odometer running far). Returns how many. */
+size_t check_table_cases(int quick, uint32_t d, uint64_t *rng,
+                         check_table_case out[CHECK_MAX_TABLE_CASES]);
+/* A pseudo-random position (splitmix64 stream), the ones that break
+ * careless code overweighted. */
+int64_t check_rand_position(uint64_t *rng);
+/* count elements of dtype with finite values in about [-4, 4]. */
+void check_fill_random(int dtype, void *buf, size_t count, uint64_t *rng);
+/* Positions of a [batch, seq] problem for a source: batch * seq ids,
+ * batch starts, or *start. */
+void check_make_positions(uint64_t *rng, clpe_position_source src, size_t batch, size_t seq,
+                          int64_t *pos, int64_t *start);
+/* n token ids for a vocab of vocab, about one in eight out of range; the
+ * number of bad ones and the index of the first (0xFFFFFFFF: none). */
+void check_make_ids(uint64_t *rng, int32_t *ids, size_t n, size_t vocab, uint32_t *bad,
+                    uint32_t *first_bad);
+/* [batch, seq] ids with left padding and pads in between, and the positions
+ * fairseq's make_positions gives them. */
+void check_make_padded_ids(uint64_t *rng, size_t batch, size_t seq, int32_t pad_id,
+                           int64_t first, int64_t pad_pos, int32_t *ids, int64_t *positions);
+
+/* ---- check_paths.c ---- */
+
+/* "f32 paper/split d=64", for messages. */
+void check_config_label(const clpe_config *cfg, char *out, size_t cap);
+void check_table(check_checker *ck, check_tally *t, clpe_encoder *enc, const clpe_config *cfg,
+                 int64_t start, size_t n, size_t gap);
+void check_add(check_checker *ck, check_tally *t, clpe_encoder *enc, const clpe_config *cfg,
+               clpe_position_source src, size_t batch, size_t seq);
+void check_gather(check_checker *ck, check_tally *t, clpe_encoder *enc, const clpe_config *cfg,
+                  size_t batch, size_t seq);
+void check_pad_positions(check_checker *ck, check_tally *t, clpe_encoder *enc,
+                         const clpe_config *cfg, size_t batch, size_t seq);
+
+/* ---- check_reference.c ---- */
+
+/* Largest acceptable |error| of dtype against the exact value at p. */
+double check_error_bound(int dtype, int64_t p);
+/* Compare `samples` elements of n device rows from start (the first and
+ * last rows always) with ck->ref. */
+void check_sample_errors(check_checker *ck, check_tally *t, const clpe_config *cfg,
+                         const unsigned char *rows, int64_t start, size_t n, size_t row_pitch,
+                         int samples);
+
+/* ---- check_report_text.c, check_report_json.c ---- */
+
+void check_report_text(const check_device_result *res, size_t n, int all_pass, double seconds);
+void check_report_json(FILE *f, const check_device_result *res, size_t n, int quick, int pass,
+                       double seconds);
+
+#endif
