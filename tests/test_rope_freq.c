@@ -200,6 +200,8 @@ static double hf_find_correction_dim(double num_rotations, int dim, double base,
     return (dim * log(max_pos / (num_rotations * 2 * pi))) / (2 * log(base));
 }
 
+static bool yarn_guard_taken;
+
 static double hf_yarn(const clpe_rope_config *cfg, double *inv_freq)
 {
     int dim = rotary_dim(cfg);
@@ -221,8 +223,10 @@ static double hf_yarn(const clpe_rope_config *cfg, double *inv_freq)
     }
     low = fmax(low, 0);
     high = fmin(high, dim - 1);
-    if (low == high)
+    if (low == high) {
         high += 0.001;
+        yarn_guard_taken = true;
+    }
     for (int i = 0; i < dim / 2; ++i) {
         double pos_freq = pow(cfg->base, (double)(2 * i) / dim);
         double extrapolation = 1.0 / pos_freq;
@@ -278,12 +282,20 @@ Test(rope_freq, yarn_deepseek_v3_qwen_gpt_oss)
     cr_assert_eq(m, 0.1 * log(32.0) + 1.0);
     expect_frequencies(&cfg, ref, m, cfg.base);
 
-    /* partial rotary with beta_fast == beta_slow: the 0.001 guard */
+    /* partial rotary, both correction dims clamped to 0: the 0.001 guard */
     cfg = config(128, 64, 10000.0, CLPE_ROPE_YARN);
     cfg.factor = 8;
+    cfg.original_max_position = 6; /* < beta_slow * 2 pi */
+    yarn_guard_taken = false;
+    m = hf_yarn(&cfg, ref);
+    cr_assert(yarn_guard_taken);
+    expect_frequencies(&cfg, ref, m, cfg.base);
+
+    /* beta_fast == beta_slow, not truncated */
     cfg.original_max_position = 2048;
     cfg.beta_fast = 4;
     cfg.beta_slow = 4;
+    cfg.no_truncate = 1;
     m = hf_yarn(&cfg, ref);
     expect_frequencies(&cfg, ref, m, cfg.base);
 }
