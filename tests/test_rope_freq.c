@@ -19,6 +19,7 @@
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
+#include <mpfr.h>
 #include <stdlib.h>
 
 TestSuite(rope_freq, .timeout = 60);
@@ -377,6 +378,51 @@ Test(rope_freq, longrope_phi3_short_and_long)
     cfg.attention_factor = 0;
     cfg.factor = 1;
     expect_frequencies(&cfg, ref, 1.0, 10000.0);
+}
+
+/* An independent oracle for the scalings that are a product: w_i =
+ * base^(-2i/dim) / divisor_i straight from mpfr_pow at 320 bits. clpe's
+ * doubles are the exact value rounded once, so they must be equal. */
+static void expect_correctly_rounded(const clpe_rope_config *cfg, const double *divisor)
+{
+    int dim = rotary_dim(cfg);
+    double w[MAX_PAIRS], m;
+    clpe_frequencies(cfg, w, &m);
+    mpfr_t x, e;
+    mpfr_inits2(320, x, e, (mpfr_ptr)0);
+    for (int i = 0; i < dim / 2; ++i) {
+        mpfr_set_si(e, -2 * i, MPFR_RNDN);
+        mpfr_div_si(e, e, dim, MPFR_RNDN);
+        mpfr_set_d(x, cfg->base, MPFR_RNDN);
+        mpfr_pow(x, x, e, MPFR_RNDN);
+        mpfr_div_d(x, x, divisor[i], MPFR_RNDN);
+        double exact = mpfr_get_d(x, MPFR_RNDN);
+        cr_expect_eq(w[i], exact, "scaling %d pair %d: %.17g, exact %.17g", (int)cfg->scaling, i,
+                     w[i], exact);
+    }
+    mpfr_clears(x, e, (mpfr_ptr)0);
+}
+
+Test(rope_freq, frequencies_are_exact_then_rounded_once)
+{
+    double ones[MAX_PAIRS], fours[MAX_PAIRS], ext[MAX_PAIRS];
+    for (int i = 0; i < MAX_PAIRS; ++i) {
+        ones[i] = 1.0;
+        fours[i] = 4.0;
+        ext[i] = 1.0 + 0.37 * i;
+    }
+    clpe_rope_config cfg = config(128, 0, 500000.0, CLPE_ROPE_DEFAULT);
+    expect_correctly_rounded(&cfg, ones);
+    cfg = config(256, 64, 10000.0, CLPE_ROPE_LINEAR);
+    cfg.factor = 4;
+    expect_correctly_rounded(&cfg, fours);
+    cfg = config(96, 0, 10000.0, CLPE_ROPE_LONGROPE);
+    cfg.factor = 32;
+    cfg.original_max_position = 4096;
+    cfg.short_factor = ones;
+    cfg.long_factor = ext;
+    cfg.seq_len = 1u << 20;
+    expect_correctly_rounded(&cfg, ext);
 }
 
 Test(rope_freq, caller_frequencies)
