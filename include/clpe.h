@@ -488,11 +488,18 @@ typedef struct clpe_rope_config {
     clpe_rope_pairing pairing;
     clpe_dtype dtype;            /* storage of q and k (f64 needs cl_khr_fp64) */
     clpe_rope_scaling scaling;
-    double factor;               /* LINEAR, DYNAMIC, YARN, LLAMA3: the scaling factor (>= 1) */
-    double original_max_position; /* original_max_position_embeddings (DYNAMIC: max_position_embeddings) */
-    double low_freq_factor;      /* LLAMA3 */
-    double high_freq_factor;     /* LLAMA3 */
-    double beta_fast;            /* YARN: 0 means 32 */
+    double factor;               /* LINEAR, DYNAMIC, YARN, LLAMA3: the scaling factor (>= 1);
+                                    LONGROPE: Hugging Face's factor (Phi-3: max_position_embeddings /
+                                    original_max_position_embeddings), only for the amplitude:
+                                    >= 1, or 0 when attention_factor is set */
+    double original_max_position; /* >= 1. DYNAMIC: max_position_embeddings; YARN: rope_scaling's
+                                     original_max_position_embeddings, else max_position_embeddings;
+                                     LLAMA3: rope_scaling's original_max_position_embeddings;
+                                     LONGROPE: original_max_position_embeddings, else
+                                     max_position_embeddings */
+    double low_freq_factor;      /* LLAMA3: > 0 */
+    double high_freq_factor;     /* LLAMA3: > low_freq_factor */
+    double beta_fast;            /* YARN: 0 means 32; >= beta_slow */
     double beta_slow;            /* YARN: 0 means 1 */
     double mscale;               /* YARN: 0 means unset */
     double mscale_all_dim;       /* YARN: 0 means unset */
