@@ -6,7 +6,7 @@
 
 #include <stdlib.h>
 
-clpe_status clpe__gate_open(const clpe_encoder *enc, cl_uint num_events,
+clpe_status clpe__gate_open(cl_context context, cl_uint num_events,
                             const cl_event *wait_list, clpe_call_gate *g)
 {
     cl_int err = CL_SUCCESS;
@@ -14,7 +14,7 @@ clpe_status clpe__gate_open(const clpe_encoder *enc, cl_uint num_events,
     g->wait_list = malloc((num_events + 1) * sizeof *g->wait_list);
     if (!g->wait_list)
         return CLPE_ERROR_OUT_OF_HOST_MEMORY;
-    g->gate = clCreateUserEvent(enc->shared->context, &err);
+    g->gate = clCreateUserEvent(context, &err);
     if (err != CL_SUCCESS) {
         free(g->wait_list);
         g->wait_list = NULL;

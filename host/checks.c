@@ -13,7 +13,13 @@ clpe_status clpe__check_call(const clpe_encoder *enc, cl_command_queue queue,
 {
     if (!enc)
         return CLPE_ERROR_NULL_ENCODER;
-    if (!enc->shared)
+    return clpe__check_call_on(enc->shared, queue, num_events, wait_list);
+}
+
+clpe_status clpe__check_call_on(const clpe_program_shared *shared, cl_command_queue queue,
+                                cl_uint num_events, const cl_event *wait_list)
+{
+    if (!shared)
         return CLPE_ERROR_HOST_ONLY;
     if (!queue)
         return CLPE_ERROR_NULL_QUEUE;
@@ -28,17 +34,23 @@ clpe_status clpe__check_call(const clpe_encoder *enc, cl_command_queue queue,
 clpe_status clpe__check_queue(const clpe_encoder *enc, cl_command_queue queue,
                               cl_uint num_events, const cl_event *wait_list)
 {
+    return clpe__check_queue_on(enc->shared, queue, num_events, wait_list);
+}
+
+clpe_status clpe__check_queue_on(const clpe_program_shared *shared, cl_command_queue queue,
+                                 cl_uint num_events, const cl_event *wait_list)
+{
     cl_context ctx = NULL;
     cl_device_id dev = NULL;
     cl_int err = clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, NULL);
     if (err != CL_SUCCESS)
         return err;
-    if (ctx != enc->shared->context)
+    if (ctx != shared->context)
         return CLPE_ERROR_CONTEXT_MISMATCH;
     err = clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
     if (err != CL_SUCCESS)
         return err;
-    if (dev != enc->shared->device)
+    if (dev != shared->device)
         return CLPE_ERROR_DEVICE_MISMATCH;
     /* Each event must be a valid event of this context: some runtimes accept
      * a foreign one and run the command anyway. */
@@ -55,8 +67,13 @@ clpe_status clpe__check_queue(const clpe_encoder *enc, cl_command_queue queue,
 clpe_status clpe__resolve_shape(const clpe_encoder *enc, size_t offset_bytes, size_t row_pitch,
                                 size_t batch_pitch, size_t batch, size_t seq, clpe_region *r)
 {
-    size_t esize = clpe__dtype_size(enc->cfg.dtype);
-    size_t d = enc->cfg.d;
+    return clpe__resolve_rows(enc->cfg.d, clpe__dtype_size(enc->cfg.dtype), offset_bytes,
+                              row_pitch, batch_pitch, batch, seq, r);
+}
+
+clpe_status clpe__resolve_rows(size_t d, size_t esize, size_t offset_bytes, size_t row_pitch,
+                               size_t batch_pitch, size_t batch, size_t seq, clpe_region *r)
+{
     r->row_pitch = row_pitch ? row_pitch : d;
     if (r->row_pitch < d)
         return CLPE_ERROR_INVALID_PITCH;
@@ -105,12 +122,18 @@ clpe_status clpe__resolve_tensor(const clpe_encoder *enc, const clpe_tensor *t, 
 clpe_status clpe__check_buffer(const clpe_encoder *enc, cl_mem buffer, size_t bytes,
                                clpe_status too_small)
 {
+    return clpe__check_buffer_in(enc->shared->context, buffer, bytes, too_small);
+}
+
+clpe_status clpe__check_buffer_in(cl_context context, cl_mem buffer, size_t bytes,
+                                  clpe_status too_small)
+{
     cl_context ctx = NULL;
     size_t size = 0;
     cl_int err = clGetMemObjectInfo(buffer, CL_MEM_CONTEXT, sizeof ctx, &ctx, NULL);
     if (err != CL_SUCCESS)
         return err;
-    if (ctx != enc->shared->context)
+    if (ctx != context)
         return CLPE_ERROR_CONTEXT_MISMATCH;
     err = clGetMemObjectInfo(buffer, CL_MEM_SIZE, sizeof size, &size, NULL);
     if (err != CL_SUCCESS)
@@ -131,7 +154,7 @@ clpe_status clpe__check_start(int64_t start, size_t count)
     return (uint64_t)(count - 1) > room ? CLPE_ERROR_POSITION_OVERFLOW : CLPE_SUCCESS;
 }
 
-clpe_status clpe__check_positions(const clpe_encoder *enc, const clpe_positions *pos,
+clpe_status clpe__check_positions(cl_context context, const clpe_positions *pos,
                                   size_t batch, size_t seq, clpe_position_args *out)
 {
     out->source = CLPE_POSITIONS_START;
@@ -166,7 +189,7 @@ clpe_status clpe__check_positions(const clpe_encoder *enc, const clpe_positions 
         !clpe__add_size(bytes, pos->offset, &bytes))
         return CLPE_ERROR_TOO_LARGE;
     clpe_status status =
-        clpe__check_buffer(enc, pos->buffer, bytes, CLPE_ERROR_INDEX_BUFFER_TOO_SMALL);
+        clpe__check_buffer_in(context, pos->buffer, bytes, CLPE_ERROR_INDEX_BUFFER_TOO_SMALL);
     if (status != CLPE_SUCCESS)
         return status;
     out->source = pos->source;

@@ -45,8 +45,8 @@ static float f16_to_f32(uint16_t h)
     return pe_as_float_host(sign | ((e + 112u) << 23) | (m << 13));
 }
 
-/* Element k of a row of the encoder's dtype, as the arithmetic type. */
-static double load_elem(clpe_dtype dtype, const void *row, size_t k)
+/* Element k of a row of dtype, as the arithmetic type. */
+double clpe__load_elem(clpe_dtype dtype, const void *row, size_t k)
 {
     switch (dtype) {
     case CLPE_DTYPE_F32: return ((const float *)row)[k];
@@ -59,7 +59,7 @@ static double load_elem(clpe_dtype dtype, const void *row, size_t k)
 
 /* Store an arithmetic value (float for the 32- and 16-bit types, so the
  * double holds a float exactly) with the storage type's rounding. */
-static void store_elem(clpe_dtype dtype, void *row, size_t k, double v)
+void clpe__store_elem(clpe_dtype dtype, void *row, size_t k, double v)
 {
     switch (dtype) {
     case CLPE_DTYPE_F32: ((float *)row)[k] = (float)v; break;
@@ -159,7 +159,7 @@ clpe_status clpe_host_table(const clpe_encoder *enc, int64_t start, size_t n, vo
         pe_values(enc, (uint64_t)start + r, pe);
         char *row = (char *)out + r * row_pitch * esize;
         for (uint32_t k = 0; k < d; ++k)
-            store_elem(enc->cfg.dtype, row, k, pe[k]);
+            clpe__store_elem(enc->cfg.dtype, row, k, pe[k]);
     }
     free(pe);
     return CLPE_SUCCESS;
@@ -195,7 +195,7 @@ clpe_status clpe_host_add(const clpe_encoder *enc, size_t batch, size_t seq, voi
             pe_values(enc, position_of(source, start, host_positions, seq, b, s), pe);
             char *row = (char *)x + (b * batch_pitch + s * row_pitch) * esize;
             for (uint32_t k = 0; k < d; ++k)
-                store_elem(dtype, row, k, scale_add(dtype, load_elem(dtype, row, k), scale, pe[k]));
+                clpe__store_elem(dtype, row, k, scale_add(dtype, clpe__load_elem(dtype, row, k), scale, pe[k]));
         }
     }
     free(pe);
@@ -245,8 +245,8 @@ clpe_status clpe_host_gather(const clpe_encoder *enc, size_t batch, size_t seq,
             pe_values(enc, position_of(source, start, host_positions, seq, b, s), pe);
             char *row = (char *)out + (b * seq + s) * out_row_pitch * esize;
             for (uint32_t k = 0; k < d; ++k) {
-                double e = erow ? load_elem(dtype, erow, k) : 0.0;
-                store_elem(dtype, row, k, scale_add(dtype, e, scale, pe[k]));
+                double e = erow ? clpe__load_elem(dtype, erow, k) : 0.0;
+                clpe__store_elem(dtype, row, k, scale_add(dtype, e, scale, pe[k]));
             }
         }
     }

@@ -32,34 +32,46 @@ static clpe_status encoder_new_host(const clpe_config *cfg, clpe_encoder **out)
     return CLPE_SUCCESS;
 }
 
+clpe_status clpe__upload_tuning_words(cl_context context, const uint64_t *hi, const uint64_t *lo,
+                                      size_t count, unsigned bits, cl_mem *hi_buf,
+                                      cl_mem *lo_buf)
+{
+    cl_int err = CL_SUCCESS;
+    *hi_buf = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                             count * sizeof *hi, (void *)hi, &err);
+    if (err != CL_SUCCESS) {
+        *hi_buf = NULL;
+        return err;
+    }
+    /* the low words: 64 bits each for 128-bit words, else 32 (the kernels' uint) */
+    size_t lo_size = bits == 128 ? sizeof(cl_ulong) : sizeof(cl_uint);
+    void *packed = malloc(count * lo_size);
+    if (!packed)
+        return CLPE_ERROR_OUT_OF_HOST_MEMORY;
+    for (size_t i = 0; i < count; ++i) {
+        if (lo_size == sizeof(cl_ulong))
+            ((cl_ulong *)packed)[i] = lo[i];
+        else
+            ((cl_uint *)packed)[i] = (cl_uint)lo[i];
+    }
+    *lo_buf = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, count * lo_size,
+                             packed, &err);
+    free(packed);
+    if (err != CL_SUCCESS) {
+        *lo_buf = NULL;
+        return err;
+    }
+    return CLPE_SUCCESS;
+}
+
 /* Upload the tuning words next to an already built program. */
 static clpe_status encoder_attach(clpe_encoder *enc, clpe_program_shared *shared)
 {
-    cl_int err = CL_SUCCESS;
-    enc->tw_hi_buf = clCreateBuffer(shared->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                    enc->half_d * sizeof *enc->tw_hi, enc->tw_hi, &err);
-    if (err != CL_SUCCESS) {
-        enc->tw_hi_buf = NULL;
-        return err;
-    }
-    /* the low words: 64 bits each for float64, else 32 (the kernels' uint) */
-    size_t lo_size = clpe__tuning_bits(enc->cfg.dtype) == 128 ? sizeof(cl_ulong) : sizeof(cl_uint);
-    void *lo = malloc(enc->half_d * lo_size);
-    if (!lo)
-        return CLPE_ERROR_OUT_OF_HOST_MEMORY;
-    for (uint32_t i = 0; i < enc->half_d; ++i) {
-        if (lo_size == sizeof(cl_ulong))
-            ((cl_ulong *)lo)[i] = enc->tw_lo[i];
-        else
-            ((cl_uint *)lo)[i] = (cl_uint)enc->tw_lo[i];
-    }
-    enc->tw_lo_buf = clCreateBuffer(shared->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                    enc->half_d * lo_size, lo, &err);
-    free(lo);
-    if (err != CL_SUCCESS) {
-        enc->tw_lo_buf = NULL;
-        return err;
-    }
+    clpe_status status = clpe__upload_tuning_words(
+        shared->context, enc->tw_hi, enc->tw_lo, enc->half_d, clpe__tuning_bits(enc->cfg.dtype),
+        &enc->tw_hi_buf, &enc->tw_lo_buf);
+    if (status != CLPE_SUCCESS)
+        return status;
     clpe__program_retain(shared);
     enc->shared = shared;
     return CLPE_SUCCESS;

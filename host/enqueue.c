@@ -54,7 +54,7 @@ clpe_status clpe_enqueue_add_out(clpe_encoder *enc, cl_command_queue queue, size
     if (status == CLPE_SUCCESS)
         status = clpe__check_queue(enc, queue, num_events, wait_list);
     if (status == CLPE_SUCCESS)
-        status = clpe__check_positions(enc, positions, batch, seq, &c.positions);
+        status = clpe__check_positions(enc->shared->context, positions, batch, seq, &c.positions);
     if (status == CLPE_SUCCESS && c.positions.buffer == c.out.buffer)
         status = CLPE_ERROR_ALIASING; /* positions read while the output is written */
     if (status == CLPE_SUCCESS)
@@ -105,7 +105,7 @@ clpe_status clpe_enqueue_gather(clpe_encoder *enc, cl_command_queue queue, size_
     if (status == CLPE_SUCCESS)
         status = clpe__check_ids(enc, ids, count);
     if (status == CLPE_SUCCESS)
-        status = clpe__check_positions(enc, positions, batch, seq, &c.positions);
+        status = clpe__check_positions(enc->shared->context, positions, batch, seq, &c.positions);
     if (status == CLPE_SUCCESS && (c.positions.buffer == c.out.buffer || ids->buffer == c.out.buffer))
         status = CLPE_ERROR_ALIASING; /* an input of the call is also its output */
     if (status == CLPE_SUCCESS && bad_ids &&
@@ -129,7 +129,7 @@ clpe_status clpe_enqueue_gather(clpe_encoder *enc, cl_command_queue queue, size_
     clpe_call_gate gate = {NULL, NULL, 0};
     if (bad_ids) {
         cl_uint fresh[2] = {0, 0xFFFFFFFFu};
-        status = clpe__gate_open(enc, num_events, wait_list, &gate);
+        status = clpe__gate_open(enc->shared->context, num_events, wait_list, &gate);
         if (status != CLPE_SUCCESS)
             return status;
         status = clEnqueueFillBuffer(queue, bad_ids, fresh, sizeof fresh, 0, sizeof fresh,

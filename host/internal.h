@@ -15,7 +15,9 @@ typedef enum clpe_op {
     CLPE_OP_TABLE = 0,
     CLPE_OP_ADD = 1,
     CLPE_OP_GATHER = 2,
-    CLPE_OP_COUNT = 3
+    CLPE_OP_ROPE = 3,       /* rotary embedding of queries and keys */
+    CLPE_OP_ROPE_CACHE = 4, /* the rotary cos/sin cache */
+    CLPE_OP_COUNT = 5
 } clpe_op;
 
 /* Kernels of the program, one pool of cl_kernel objects each: the
@@ -79,6 +81,18 @@ typedef struct clpe_slots {
     uint32_t n_pairs, n_cos, sin_off, cos_off, stride;
 } clpe_slots;
 
+struct clpe_rope {
+    clpe_rope_config cfg;          /* its arrays point at the copies below */
+    uint32_t rotary_dim, n_pairs;
+    double amplitude;              /* m, multiplied into cos and sin */
+    double *frequencies;           /* w_i rounded to double, for callers */
+    double *arrays;                /* copies of the caller's factor/frequency arrays */
+    uint64_t *tw_hi, *tw_lo;       /* tuning words, as for an encoder */
+    clpe_program_shared *shared;   /* NULL for a host-only object */
+    cl_mem tw_hi_buf;
+    cl_mem tw_lo_buf;
+};
+
 struct clpe_encoder {
     clpe_config cfg;
     clpe_slots slots;
@@ -121,19 +135,29 @@ clpe_status clpe__check_call(const clpe_encoder *enc, cl_command_queue queue,
 /* The queue (and every event) belongs to the encoder's context and device. */
 clpe_status clpe__check_queue(const clpe_encoder *enc, cl_command_queue queue,
                               cl_uint num_events, const cl_event *wait_list);
+/* The same two checks for any object holding a built program (NULL: host only). */
+clpe_status clpe__check_call_on(const clpe_program_shared *shared, cl_command_queue queue,
+                                cl_uint num_events, const cl_event *wait_list);
+clpe_status clpe__check_queue_on(const clpe_program_shared *shared, cl_command_queue queue,
+                                 cl_uint num_events, const cl_event *wait_list);
 /* Defaults, pitches, overlap and size of a region, buffer aside: the one
  * resolver of device tensors and host arrays. */
 clpe_status clpe__resolve_shape(const clpe_encoder *enc, size_t offset_bytes, size_t row_pitch,
                                 size_t batch_pitch, size_t batch, size_t seq, clpe_region *r);
+/* The same for rows of d elements of esize bytes. */
+clpe_status clpe__resolve_rows(size_t d, size_t esize, size_t offset_bytes, size_t row_pitch,
+                               size_t batch_pitch, size_t batch, size_t seq, clpe_region *r);
 clpe_status clpe__resolve_tensor(const clpe_encoder *enc, const clpe_tensor *t, size_t batch,
                                  size_t seq, clpe_region *r);
 /* The buffer belongs to the encoder's context and holds `bytes` bytes. */
 clpe_status clpe__check_buffer(const clpe_encoder *enc, cl_mem buffer, size_t bytes,
                                clpe_status too_small);
+clpe_status clpe__check_buffer_in(cl_context context, cl_mem buffer, size_t bytes,
+                                  clpe_status too_small);
 clpe_status clpe__check_region(const clpe_encoder *enc, const clpe_region *r);
 /* Rows [start, start + count) stay inside int64. */
 clpe_status clpe__check_start(int64_t start, size_t count);
-clpe_status clpe__check_positions(const clpe_encoder *enc, const clpe_positions *pos,
+clpe_status clpe__check_positions(cl_context context, const clpe_positions *pos,
                                   size_t batch, size_t seq, clpe_position_args *out);
 /* The token-id buffer holds `count` int32 values after its offset. */
 clpe_status clpe__check_ids(const clpe_encoder *enc, const clpe_token_ids *ids, size_t count);
@@ -150,7 +174,7 @@ typedef struct clpe_call_gate {
     cl_uint num_events;
 } clpe_call_gate;
 
-clpe_status clpe__gate_open(const clpe_encoder *enc, cl_uint num_events,
+clpe_status clpe__gate_open(cl_context context, cl_uint num_events,
                             const cl_event *wait_list, clpe_call_gate *g);
 /* Release the gated commands (status CLPE_SUCCESS) or terminate them. */
 void clpe__gate_close(clpe_call_gate *g, clpe_status status);
@@ -174,6 +198,40 @@ typedef struct clpe_row_call {
     size_t batch, seq;
 } clpe_row_call;
 
+/* One region a kernel indexes in 32 bits within a launch: the elements
+ * from a block's first row to past its last are
+ * (sequences - 1) * batch_pitch + (rows - 1) * row_pitch + extent. */
+typedef struct clpe_extent {
+    size_t row_pitch, batch_pitch, extent;
+} clpe_extent;
+
+/* Rows and sequences per launch: the device's caps, then the 32-bit bound
+ * of every region and of the ids and positions. */
+void clpe__plan_launches(const clpe_launch_shape *shape, size_t seq, size_t batch,
+                         const clpe_extent *extents, size_t count, size_t *rows,
+                         size_t *sequences);
+
+/* A call split into launches of [rows_per_launch, batch_per_launch] over
+ * `pairs` pairs. */
+typedef struct clpe_launch_grid {
+    const clpe_program_shared *program;
+    size_t pairs, seq, batch, rows_per_launch, batch_per_launch;
+    bool shared_positions; /* one work-item serves every sequence */
+} clpe_launch_grid;
+
+/* Sets the arguments of the launch over rows [s0, s0 + rows) of sequences
+ * [b0, b0 + batch). */
+typedef cl_int (*clpe_set_launch_args)(cl_kernel kernel, const void *call, size_t s0,
+                                       size_t rows, size_t b0, size_t batch);
+
+/* Enqueue every launch of the grid (fixed arguments already set); several
+ * launches wait behind a gate unless the caller's wait list holds one
+ * (gated), and the out event joins them. */
+clpe_status clpe__run_launches(const clpe_launch_grid *grid, cl_command_queue queue,
+                               cl_kernel kernel, clpe_set_launch_args set_args,
+                               const void *call, bool gated, cl_uint num_events,
+                               const cl_event *wait_list, cl_event *event);
+
 /* Launch the call, split into launches whose indices fit in 32 bits and the
  * device's grid. Several launches wait behind a gate unless the caller's
  * wait list already holds one (gated). */
@@ -193,6 +251,39 @@ clpe_status clpe__rope_check_scaling(const clpe_rope_config *cfg, uint32_t n_pai
 clpe_status clpe__rope_tuning_words(const clpe_rope_config *cfg, uint32_t n_pairs, unsigned bits,
                                     uint64_t *hi, uint64_t *lo, double *frequencies,
                                     double *amplitude);
+
+/* encoder.c: upload tuning words (the low words as uint, or ulong when
+ * bits is 128) into *hi_buf and *lo_buf. */
+clpe_status clpe__upload_tuning_words(cl_context context, const uint64_t *hi, const uint64_t *lo,
+                                      size_t count, unsigned bits, cl_mem *hi_buf,
+                                      cl_mem *lo_buf);
+
+/* The arithmetic-type bits of a dtype's scale-like argument. */
+typedef struct clpe_real_arg {
+    size_t size;
+    union {
+        cl_float f32;
+        cl_double f64;
+    } v;
+} clpe_real_arg;
+static inline clpe_real_arg clpe__real_arg(clpe_dtype dtype, double value)
+{
+    clpe_real_arg a;
+    if (dtype == CLPE_DTYPE_F64) {
+        a.size = sizeof(cl_double);
+        a.v.f64 = value;
+    } else {
+        a.size = sizeof(cl_float);
+        a.v.f32 = (cl_float)value;
+    }
+    return a;
+}
+
+/* emulate.c: element k of a row of dtype, loaded as the arithmetic type
+ * (float values held exactly in a double), and stored with the storage
+ * type's rounding. */
+double clpe__load_elem(clpe_dtype dtype, const void *row, size_t k);
+void clpe__store_elem(clpe_dtype dtype, void *row, size_t k, double v);
 
 /* config.c: the slots of a (checked) configuration. */
 clpe_slots clpe__slots(const clpe_config *cfg);

@@ -29,29 +29,32 @@ static size_t fit_count(size_t cap, size_t step, size_t extra)
     return min_size(cap, (INDEX_MAX - extra) / step + 1);
 }
 
-/* Rows and sequences per launch: the device's caps, then the 32-bit index
- * bound of every region and of the ids/positions of the launch. */
+void clpe__plan_launches(const clpe_launch_shape *shape, size_t seq, size_t batch,
+                         const clpe_extent *extents, size_t count, size_t *rows,
+                         size_t *sequences)
+{
+    size_t r = min_size(seq, shape->max_rows);
+    for (size_t k = 0; k < count; ++k)
+        r = fit_count(r, extents[k].row_pitch, extents[k].extent);
+    r = min_size(r, INDEX_MAX - 1); /* ids and positions: s < rows */
+    if (r == 0)
+        r = 1;
+    size_t b = min_size(batch, shape->max_batch);
+    for (size_t k = 0; k < count; ++k)
+        b = fit_count(b, extents[k].batch_pitch, (r - 1) * extents[k].row_pitch + extents[k].extent);
+    b = seq > INDEX_MAX ? 1 : fit_count(b, seq, r);
+    *rows = r;
+    *sequences = b ? b : 1;
+}
+
+/* The regions a row kernel indexes in 32 bits. */
 static void plan_blocks(const clpe_encoder *enc, const clpe_row_call *c, size_t *rows,
                         size_t *batch)
 {
-    const clpe_launch_shape *shape = &enc->shared->shape;
-    size_t d = enc->cfg.d;
-    size_t r = min_size(c->seq, shape->max_rows);
-    r = fit_count(r, c->out.row_pitch, d);
-    if (c->op == CLPE_OP_ADD)
-        r = fit_count(r, c->in.row_pitch, d);
-    r = min_size(r, INDEX_MAX - 1); /* ids and positions: s < rows */
-    size_t b = min_size(c->batch, shape->max_batch);
-    size_t out_extra = (r - 1) * c->out.row_pitch + d;
-    b = fit_count(b, c->out.batch_pitch, out_extra);
-    if (c->op == CLPE_OP_ADD)
-        b = fit_count(b, c->in.batch_pitch, (r - 1) * c->in.row_pitch + d);
-    if (c->seq > INDEX_MAX)
-        b = 1;
-    else
-        b = fit_count(b, c->seq, r);
-    *rows = r ? r : 1;
-    *batch = b ? b : 1;
+    clpe_extent e[2] = {{c->out.row_pitch, c->out.batch_pitch, enc->cfg.d},
+                        {c->in.row_pitch, c->in.batch_pitch, enc->cfg.d}};
+    clpe__plan_launches(&enc->shared->shape, c->seq, c->batch, e, c->op == CLPE_OP_ADD ? 2 : 1,
+                        rows, batch);
 }
 
 /* A host value of each argument kind, and its size for clSetKernelArg. */
@@ -181,29 +184,26 @@ static cl_int set_launch_args(cl_kernel kernel, const clpe_row_call *c, size_t s
     return CL_SUCCESS;
 }
 
-static clpe_status run_launches(clpe_encoder *enc, cl_command_queue queue, cl_kernel kernel,
-                                const clpe_row_call *c, bool gated, cl_uint num_events,
-                                const cl_event *wait_list, cl_event *event)
+clpe_status clpe__run_launches(const clpe_launch_grid *grid, cl_command_queue queue,
+                               cl_kernel kernel, clpe_set_launch_args set_args,
+                               const void *call, bool gated, cl_uint num_events,
+                               const cl_event *wait_list, cl_event *event)
 {
-    const clpe_launch_shape *shape = &enc->shared->shape;
-    size_t rows_per_launch, batch_per_launch;
-    plan_blocks(enc, c, &rows_per_launch, &batch_per_launch);
-    size_t launches = ceil_div(c->seq, rows_per_launch) * ceil_div(c->batch, batch_per_launch);
+    const clpe_launch_shape *shape = &grid->program->shape;
+    size_t launches = ceil_div(grid->seq, grid->rows_per_launch) *
+                      ceil_div(grid->batch, grid->batch_per_launch);
     cl_event *events = NULL;
     size_t done = 0;
     clpe_status status = CLPE_SUCCESS;
     clpe_call_gate gate = {NULL, NULL, 0};
 
-    cl_int err = set_fixed_args(enc, kernel, c, rows_per_launch, batch_per_launch);
-    if (err != CL_SUCCESS)
-        return err;
     if (launches > 1 && event) {
         events = malloc(launches * sizeof *events);
         if (!events)
             return CLPE_ERROR_OUT_OF_HOST_MEMORY;
     }
     if (launches > 1 && !gated) {
-        status = clpe__gate_open(enc, num_events, wait_list, &gate);
+        status = clpe__gate_open(grid->program->context, num_events, wait_list, &gate);
         if (status != CLPE_SUCCESS) {
             free(events);
             return status;
@@ -213,22 +213,21 @@ static clpe_status run_launches(clpe_encoder *enc, cl_command_queue queue, cl_ke
     }
     /* dimension 0 counts groups of pairs_per_item pairs; a narrow encoding
      * gets a narrower work-group rather than idle work-items */
-    size_t groups = ceil_div(enc->slots.n_pairs, shape->pairs_per_item);
+    size_t groups = ceil_div(grid->pairs, shape->pairs_per_item);
     size_t local_x = 1;
     while (local_x < groups && local_x * 2 <= shape->local_x)
         local_x *= 2;
     size_t global0 = ceil_div(groups, local_x) * local_x;
-    /* sequences whose positions come from one start share every value: one
-     * work-item serves all sequences of the launch (see clpe_rows.cl) */
-    bool shared_positions = c->positions.source == CLPE_POSITIONS_START;
-    for (size_t b0 = 0; b0 < c->batch && status == CLPE_SUCCESS; b0 += batch_per_launch) {
-        size_t nb = min_size(c->batch - b0, batch_per_launch);
-        for (size_t s0 = 0; s0 < c->seq; s0 += rows_per_launch) {
-            size_t nr = min_size(c->seq - s0, rows_per_launch);
+    for (size_t b0 = 0; b0 < grid->batch && status == CLPE_SUCCESS; b0 += grid->batch_per_launch) {
+        size_t nb = min_size(grid->batch - b0, grid->batch_per_launch);
+        for (size_t s0 = 0; s0 < grid->seq; s0 += grid->rows_per_launch) {
+            size_t nr = min_size(grid->seq - s0, grid->rows_per_launch);
+            /* sequences whose positions come from one start share every
+             * value: one work-item serves all sequences of the launch */
             size_t global[3] = {global0, ceil_div(nr, shape->rows_per_item),
-                                shared_positions ? 1 : nb};
+                                grid->shared_positions ? 1 : nb};
             size_t local[3] = {local_x, 1, 1};
-            err = set_launch_args(kernel, c, s0, nr, b0, nb);
+            cl_int err = set_args(kernel, call, s0, nr, b0, nb);
             if (err == CL_SUCCESS) {
                 cl_event *ev = launches == 1 ? event : (events ? &events[done] : NULL);
                 err = clEnqueueNDRangeKernel(queue, kernel, 3, NULL, global, local, num_events,
@@ -252,6 +251,12 @@ static clpe_status run_launches(clpe_encoder *enc, cl_command_queue queue, cl_ke
     return status;
 }
 
+static cl_int set_row_launch_args(cl_kernel kernel, const void *call, size_t s0, size_t rows,
+                                  size_t b0, size_t batch)
+{
+    return set_launch_args(kernel, call, s0, rows, b0, batch);
+}
+
 clpe_status clpe__launch_rows(clpe_encoder *enc, cl_command_queue queue,
                               const clpe_row_call *call, bool gated, cl_uint num_events,
                               const cl_event *wait_list, cl_event *event)
@@ -261,7 +266,14 @@ clpe_status clpe__launch_rows(clpe_encoder *enc, cl_command_queue queue,
     clpe_status status = clpe__kernel_acquire(enc->shared, id, &kernel);
     if (status != CLPE_SUCCESS)
         return status;
-    status = run_launches(enc, queue, kernel, call, gated, num_events, wait_list, event);
+    clpe_launch_grid grid = {.program = enc->shared, .pairs = enc->slots.n_pairs,
+                             .seq = call->seq, .batch = call->batch,
+                             .shared_positions = call->positions.source == CLPE_POSITIONS_START};
+    plan_blocks(enc, call, &grid.rows_per_launch, &grid.batch_per_launch);
+    status = set_fixed_args(enc, kernel, call, grid.rows_per_launch, grid.batch_per_launch);
+    if (status == CLPE_SUCCESS)
+        status = clpe__run_launches(&grid, queue, kernel, set_row_launch_args, call, gated,
+                                    num_events, wait_list, event);
     clpe__kernel_return(enc->shared, id, kernel);
     return status;
 }

@@ -15,6 +15,8 @@ static const char *const kernel_names[CLPE_KERNEL_COUNT] = {
     "clpe_table_f32",  "clpe_table_f16",  "clpe_table_bf16",  "clpe_table_f64",
     "clpe_add_f32",    "clpe_add_f16",    "clpe_add_bf16",    "clpe_add_f64",
     "clpe_gather_f32", "clpe_gather_f16", "clpe_gather_bf16", "clpe_gather_f64",
+    "clpe_rope_f32",   "clpe_rope_f16",   "clpe_rope_bf16",   "clpe_rope_f64",
+    "clpe_rope_cache_f32", "clpe_rope_cache_f16", "clpe_rope_cache_bf16", "clpe_rope_cache_f64",
     "clpe_pad_positions",
 };
 

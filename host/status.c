@@ -91,8 +91,8 @@ const char *clpe_status_string(clpe_status status)
     case CLPE_ERROR_UNKNOWN_PRESET: return "unknown preset name";
     case CLPE_ERROR_INVALID_IDS: return "token-id buffer missing, misaligned or too small";
     case CLPE_ERROR_RESERVED_FIELD: return "a reserved struct field is not zero";
-    case CLPE_ERROR_INVALID_ROPE: return "invalid rotary head_dim, rotary_dim, pairing or heads";
-    case CLPE_ERROR_INVALID_SCALING: return "unknown rotary scaling, or a parameter out of range";
+    case CLPE_ERROR_INVALID_ROPE: return "rotary: invalid head_dim, rotary_dim, pairing or heads";
+    case CLPE_ERROR_INVALID_SCALING: return "rotary: unknown scaling or a scaling parameter out of range";
     default:
         return clpe_status_is_opencl(status) ? opencl_status_string(status) : "unknown status";
     }

@@ -76,6 +76,68 @@
 #define PE_COMMA() ,
 enum pe_row_kernel_arg { PE_ROW_KERNEL_ARGS(PE_ARG_ENUM_ENTRY, PE_COMMA), PE_ROW_ARG_COUNT };
 
+/*
+ * The arguments of the rotary kernels clpe_rope_*: queries q and keys k
+ * (k may be NULL) rotated in place, every head of a token by the same
+ * angles. Pair i of a head is (a, b) at elements (i * stride, i * stride +
+ * partner) from the head's start: stride 1, partner rotary_dim/2 for the
+ * half-split pairing; stride 2, partner 1 for the interleaved one.
+ */
+#define PE_ROPE_KERNEL_ARGS(X, SEP)                                                      \
+    X(Q, OUT, q) SEP()                                                                   \
+    X(K, OUT, k) SEP()                          /* NULL: queries only */                 \
+    X(POSITIONS, POS, positions) SEP()                                                   \
+    X(TW_HI, TWH, tw_hi) SEP()                                                           \
+    X(TW_LO, TWL, tw_lo) SEP()                                                           \
+    X(Q_BASE, U64, q_base) SEP()                /* elements to this launch's first token */ \
+    X(K_BASE, U64, k_base) SEP()                                                         \
+    X(POSITIONS_BASE, U64, positions_base) SEP()                                         \
+    X(START, I64, start) SEP()                  /* as for the row kernels */             \
+    X(AMPLITUDE, SCALE, amplitude) SEP()        /* cos and sin are multiplied by it */   \
+    X(Q_HEADS, U32, q_heads) SEP()                                                       \
+    X(Q_HEAD_PITCH, U32, q_head_pitch) SEP()                                             \
+    X(Q_ROW_PITCH, U32, q_row_pitch) SEP()                                               \
+    X(Q_BATCH_PITCH, U32, q_batch_pitch) SEP()                                           \
+    X(K_HEADS, U32, k_heads) SEP()                                                       \
+    X(K_HEAD_PITCH, U32, k_head_pitch) SEP()                                             \
+    X(K_ROW_PITCH, U32, k_row_pitch) SEP()                                               \
+    X(K_BATCH_PITCH, U32, k_batch_pitch) SEP()                                           \
+    X(N_PAIRS, U32, n_pairs) SEP()              /* rotary_dim / 2 */                     \
+    X(PARTNER, U32, partner) SEP()                                                       \
+    X(STRIDE, U32, stride) SEP()                                                         \
+    X(INVERSE, U32, inverse) SEP()              /* 1: rotate by -theta */                \
+    X(SEQ, U32, seq) SEP()                                                               \
+    X(ROWS, U32, rows) SEP()                                                             \
+    X(BATCH, U32, batch) SEP()                                                           \
+    X(ROWS_PER_ITEM, U32, rows_per_item) SEP()                                           \
+    X(POS_SOURCE, U32, pos_source)
+
+#define PE_ROPE_ENUM_ENTRY(NAME, KIND, name) PE_ROPE_ARG_##NAME
+enum pe_rope_kernel_arg { PE_ROPE_KERNEL_ARGS(PE_ROPE_ENUM_ENTRY, PE_COMMA), PE_ROPE_ARG_COUNT };
+
+/* The arguments of clpe_rope_cache_*: the cos and sin tables [rows,
+ * rotary_dim] of positions start .. start + rows - 1; pair i's value goes to
+ * elements i * stride and i * stride + partner of a row. */
+#define PE_ROPE_CACHE_ARGS(X, SEP)                                                       \
+    X(COS, OUT, cos_out) SEP()                                                           \
+    X(SIN, OUT, sin_out) SEP()                                                           \
+    X(TW_HI, TWH, tw_hi) SEP()                                                           \
+    X(TW_LO, TWL, tw_lo) SEP()                                                           \
+    X(COS_BASE, U64, cos_base) SEP()                                                     \
+    X(SIN_BASE, U64, sin_base) SEP()                                                     \
+    X(START, I64, start) SEP()                                                           \
+    X(AMPLITUDE, SCALE, amplitude) SEP()                                                 \
+    X(COS_ROW_PITCH, U32, cos_row_pitch) SEP()                                           \
+    X(SIN_ROW_PITCH, U32, sin_row_pitch) SEP()                                           \
+    X(N_PAIRS, U32, n_pairs) SEP()                                                       \
+    X(PARTNER, U32, partner) SEP()                                                       \
+    X(STRIDE, U32, stride) SEP()                                                         \
+    X(ROWS, U32, rows) SEP()                                                             \
+    X(ROWS_PER_ITEM, U32, rows_per_item)
+
+#define PE_ROPE_CACHE_ENUM_ENTRY(NAME, KIND, name) PE_ROPE_CACHE_ARG_##NAME
+enum pe_rope_cache_arg { PE_ROPE_CACHE_ARGS(PE_ROPE_CACHE_ENUM_ENTRY, PE_COMMA), PE_ROPE_CACHE_ARG_COUNT };
+
 /* clpe_pad_positions(ids, ids_base, positions, positions_base, seq, pad_id,
  * first_position, pad_position): one work-item per sequence. */
 #define PE_PAD_POSITIONS_ARGS(X, SEP)                                                    \

@@ -6,6 +6,7 @@
  *   clpe_storage.cl   loads and stores of each storage type
  *   clpe_odometer.cl  the phase of a pair walking down the rows
  *   clpe_rows.cl      table, add and gather, included once per storage type
+ *   clpe_rope.cl      rotary embedding and its cos/sin cache, likewise
  * and clpe_pad_positions below.
  *
  * Contraction of a*b+c into fma is off: the host emulation must see exactly
@@ -66,6 +67,32 @@ static inline ulong pe_position(global const long *positions, uint b, uint s,
     return first + (ulong)g->start + s;
 }
 
+/* What a rotary kernel needs besides its buffers (PE_ROPE_KERNEL_ARGS). */
+typedef struct pe_rope_geometry {
+    long start;
+    uint q_heads, q_head_pitch, q_row_pitch, q_batch_pitch;
+    uint k_heads, k_head_pitch, k_row_pitch, k_batch_pitch;
+    uint n_pairs, partner, stride, inverse;
+    uint seq, rows, batch, rows_per_item, pos_source;
+} pe_rope_geometry;
+
+#define PE_ROPE_GEOMETRY_FROM_ARGS(g)                                                          \
+    const pe_rope_geometry g = {start,         q_heads,       q_head_pitch, q_row_pitch,       \
+                                q_batch_pitch, k_heads,       k_head_pitch, k_row_pitch,       \
+                                k_batch_pitch, n_pairs,       partner,      stride,            \
+                                inverse,       seq,           rows,         batch,             \
+                                rows_per_item, pos_source}
+
+/* The position of token s (of this launch) of sequence b, modulo 2^64. */
+static inline ulong pe_rope_position(global const long *positions, uint b, uint s,
+                                     const pe_rope_geometry *g)
+{
+    if (g->pos_source == PE_POS_IDS)
+        return (ulong)positions[b * g->seq + s];
+    ulong first = g->pos_source == PE_POS_START ? 0 : (ulong)positions[b];
+    return first + (ulong)g->start + s;
+}
+
 /* Parameter types of each argument kind of PE_ROW_KERNEL_ARGS. */
 #define PE_KIND_OUT global PE_T *
 #define PE_KIND_IN global const PE_T *
@@ -89,18 +116,21 @@ static inline ulong pe_position(global const long *positions, uint b, uint s,
 #define PE_WIDE 0
 #define PE_VECTOR 1
 #include "clpe_rows.cl"
+#include "clpe_rope.cl"
 #undef PE_NAME
 #undef PE_T
 
 #define PE_NAME f16
 #define PE_T half
 #include "clpe_rows.cl"
+#include "clpe_rope.cl"
 #undef PE_NAME
 #undef PE_T
 
 #define PE_NAME bf16
 #define PE_T ushort
 #include "clpe_rows.cl"
+#include "clpe_rope.cl"
 #undef PE_NAME
 #undef PE_T
 #undef PE_R
@@ -114,6 +144,7 @@ static inline ulong pe_position(global const long *positions, uint b, uint s,
 #define PE_WIDE 1
 #define PE_VECTOR 0
 #include "clpe_rows.cl"
+#include "clpe_rope.cl"
 #undef PE_NAME
 #undef PE_T
 #undef PE_R

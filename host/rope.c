@@ -1,0 +1,207 @@
+/*
+ * rope.c - rotary objects: their configuration, creation and release.
+ */
+#include "internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+clpe_rope_config clpe_rope_config_default(uint32_t head_dim)
+{
+    clpe_rope_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.head_dim = head_dim;
+    cfg.base = 10000.0;
+    cfg.pairing = CLPE_ROPE_HALF_SPLIT;
+    cfg.dtype = CLPE_DTYPE_F32;
+    cfg.scaling = CLPE_ROPE_DEFAULT;
+    return cfg;
+}
+
+/* Everything but the scaling parameters. */
+static clpe_status check_config(const clpe_rope_config *cfg, uint32_t *rotary_dim)
+{
+    if (!cfg)
+        return CLPE_ERROR_NULL_POINTER;
+    if (!CLPE__RESERVED_ZERO(cfg))
+        return CLPE_ERROR_RESERVED_FIELD;
+    uint32_t r = cfg->rotary_dim ? cfg->rotary_dim : cfg->head_dim;
+    if (cfg->head_dim < 2 || cfg->head_dim > CLPE_MAX_D || r < 2 || r > cfg->head_dim || (r & 1u))
+        return CLPE_ERROR_INVALID_ROPE;
+    if ((unsigned)cfg->pairing > CLPE_ROPE_INTERLEAVED)
+        return CLPE_ERROR_INVALID_ROPE;
+    if (!isfinite(cfg->base) || !(cfg->base > 1.0))
+        return CLPE_ERROR_INVALID_BASE;
+    if ((unsigned)cfg->dtype > CLPE_DTYPE_F64)
+        return CLPE_ERROR_INVALID_CONFIG;
+    if ((unsigned)cfg->scaling > CLPE_ROPE_FREQUENCIES)
+        return CLPE_ERROR_INVALID_SCALING;
+    *rotary_dim = r;
+    return CLPE_SUCCESS;
+}
+
+/* A copy of a caller's array of n doubles (NULL stays NULL). */
+static const double *keep_array(double **store, size_t *used, const double *src, size_t n)
+{
+    if (!src)
+        return NULL;
+    double *dst = *store + *used;
+    memcpy(dst, src, n * sizeof *dst);
+    *used += n;
+    return dst;
+}
+
+/* The host half: checked configuration, its own copies of the caller's
+ * arrays, the tuning words. */
+static clpe_status rope_new_host(const clpe_rope_config *cfg, clpe_rope **out)
+{
+    uint32_t rotary_dim = 0;
+    clpe_status status = check_config(cfg, &rotary_dim);
+    if (status == CLPE_SUCCESS)
+        status = clpe__rope_check_scaling(cfg, rotary_dim / 2);
+    if (status != CLPE_SUCCESS)
+        return status;
+    clpe_rope *rope = calloc(1, sizeof *rope);
+    if (!rope)
+        return CLPE_ERROR_OUT_OF_HOST_MEMORY;
+    uint32_t n = rotary_dim / 2;
+    rope->cfg = *cfg;
+    rope->rotary_dim = rotary_dim;
+    rope->n_pairs = n;
+    rope->frequencies = malloc(n * sizeof *rope->frequencies);
+    rope->arrays = malloc(3 * (size_t)n * sizeof *rope->arrays);
+    rope->tw_hi = malloc(n * sizeof *rope->tw_hi);
+    rope->tw_lo = malloc(n * sizeof *rope->tw_lo);
+    if (!rope->frequencies || !rope->arrays || !rope->tw_hi || !rope->tw_lo) {
+        clpe_rope_release(rope);
+        return CLPE_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    size_t used = 0;
+    rope->cfg.short_factor = keep_array(&rope->arrays, &used, cfg->short_factor, n);
+    rope->cfg.long_factor = keep_array(&rope->arrays, &used, cfg->long_factor, n);
+    rope->cfg.frequencies = keep_array(&rope->arrays, &used, cfg->frequencies, n);
+    status = clpe__rope_tuning_words(&rope->cfg, n, clpe__tuning_bits(cfg->dtype), rope->tw_hi,
+                                     rope->tw_lo, rope->frequencies, &rope->amplitude);
+    if (status != CLPE_SUCCESS) {
+        clpe_rope_release(rope);
+        return status;
+    }
+    *out = rope;
+    return CLPE_SUCCESS;
+}
+
+static clpe_status rope_attach(clpe_rope *rope, clpe_program_shared *shared)
+{
+    clpe_status status = clpe__upload_tuning_words(shared->context, rope->tw_hi, rope->tw_lo,
+                                                   rope->n_pairs, clpe__tuning_bits(rope->cfg.dtype),
+                                                   &rope->tw_hi_buf, &rope->tw_lo_buf);
+    if (status != CLPE_SUCCESS)
+        return status;
+    clpe__program_retain(shared);
+    rope->shared = shared;
+    return CLPE_SUCCESS;
+}
+
+static clpe_rope *finish(clpe_rope *rope, clpe_status result, clpe_status *status)
+{
+    if (status)
+        *status = result;
+    if (result != CLPE_SUCCESS) {
+        clpe_rope_release(rope);
+        return NULL;
+    }
+    return rope;
+}
+
+clpe_rope *clpe_rope_create(cl_context context, cl_device_id device, const clpe_rope_config *cfg,
+                            clpe_build_log *log, clpe_status *status)
+{
+    clpe_rope *rope = NULL;
+    clpe_program_shared *shared = NULL;
+    clpe_status result;
+    if (log) {
+        log->length = 0;
+        if (log->buffer && log->capacity)
+            log->buffer[0] = '\0';
+    }
+    if (!context || !device) {
+        result = CLPE_ERROR_NULL_POINTER;
+        goto done;
+    }
+    result = rope_new_host(cfg, &rope);
+    if (result != CLPE_SUCCESS)
+        goto done;
+    if (!clpe__device_has_dtype(device, cfg->dtype)) {
+        result = CLPE_ERROR_UNSUPPORTED_DTYPE;
+        goto done;
+    }
+    result = clpe__program_build(context, device, log, &shared);
+    if (result != CLPE_SUCCESS)
+        goto done;
+    result = rope_attach(rope, shared);
+    clpe__program_release(shared); /* the object holds its own reference */
+done:
+    return finish(rope, result, status);
+}
+
+clpe_rope *clpe_rope_create_like(const clpe_encoder *like, const clpe_rope_config *cfg,
+                                 clpe_status *status)
+{
+    clpe_rope *rope = NULL;
+    clpe_status result;
+    if (!like) {
+        result = CLPE_ERROR_NULL_ENCODER;
+        goto done;
+    }
+    if (!like->shared) {
+        result = CLPE_ERROR_HOST_ONLY;
+        goto done;
+    }
+    result = rope_new_host(cfg, &rope);
+    if (result == CLPE_SUCCESS && !clpe__device_has_dtype(like->shared->device, cfg->dtype))
+        result = CLPE_ERROR_UNSUPPORTED_DTYPE;
+    if (result == CLPE_SUCCESS)
+        result = rope_attach(rope, like->shared);
+done:
+    return finish(rope, result, status);
+}
+
+clpe_rope *clpe_rope_create_host(const clpe_rope_config *cfg, clpe_status *status)
+{
+    clpe_rope *rope = NULL;
+    clpe_status result = rope_new_host(cfg, &rope);
+    return finish(rope, result, status);
+}
+
+void clpe_rope_release(clpe_rope *rope)
+{
+    if (!rope)
+        return;
+    if (rope->tw_lo_buf)
+        clReleaseMemObject(rope->tw_lo_buf);
+    if (rope->tw_hi_buf)
+        clReleaseMemObject(rope->tw_hi_buf);
+    clpe__program_release(rope->shared);
+    free(rope->frequencies);
+    free(rope->arrays);
+    free(rope->tw_hi);
+    free(rope->tw_lo);
+    free(rope);
+}
+
+clpe_status clpe_rope_get_frequencies(const clpe_rope *rope, double *frequencies, size_t count,
+                                      double *amplitude)
+{
+    if (!rope)
+        return CLPE_ERROR_NULL_ENCODER;
+    if (!frequencies && count)
+        return CLPE_ERROR_NULL_POINTER;
+    if (count > rope->n_pairs)
+        return CLPE_ERROR_INVALID_ROPE; /* there are rotary_dim / 2 frequencies */
+    if (count)
+        memcpy(frequencies, rope->frequencies, count * sizeof *frequencies);
+    if (amplitude)
+        *amplitude = rope->amplitude;
+    return CLPE_SUCCESS;
+}

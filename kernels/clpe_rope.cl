@@ -1,0 +1,199 @@
+/*
+ * clpe_rope.cl - rotary position embedding for one storage type: rotating
+ * queries and keys in place (clpe_rope_*), and the cos/sin cache
+ * frameworks consume (clpe_rope_cache_*). Included by clpe_kernels.cl once
+ * per storage type, with the macros clpe_rows.cl documents.
+ *
+ * Launch shape, as the row kernels: dimension 0 a group of PE_W pairs,
+ * dimension 1 a block of rows_per_item tokens walked with the odometer,
+ * dimension 2 the sequence (or none when every sequence has the same
+ * positions: then one work-item serves all of them). The angles of a token
+ * are computed once and applied to every head of q and of k.
+ *
+ * Arithmetic (host/rope_emulate.c does the same): c = cos * m, s = sin * m
+ * (s negated for the inverse), each rounded; a' = fma(a, c, -(b * s)),
+ * b' = fma(a, s, b * c); rounded once to storage.
+ */
+
+#define PE_FN(base) PE_CAT(base, PE_CAT(_, PE_NAME))
+#define PE_R2 PE_CAT(PE_R, 2)
+#if PE_WIDE
+#define PE_TWL ulong
+#define PE_ODO pe_odo128
+#define PE_SINCOS_AT pe_sincos_at128
+#else
+#define PE_TWL uint
+#define PE_ODO pe_odo96
+#define PE_SINCOS_AT pe_sincos_at
+#endif
+#define PE_ODO_FN(name) PE_CAT(PE_ODO, PE_CAT(_, name))
+
+/* Rotate pair i of every head of one token of one tensor. */
+static inline void PE_FN(pe_rotate_heads)(global PE_T *token, uint heads, uint head_pitch,
+                                          uint i, PE_R c, PE_R s, const pe_rope_geometry *g)
+{
+    uint ka = i * g->stride, kb = ka + g->partner;
+    for (uint h = 0; h < heads; ++h) {
+        global PE_T *head = token + h * head_pitch;
+        if (g->stride == 2) { /* interleaved: the pair is adjacent */
+            PE_R2 v = PE_FN(pe_load2)(head, ka);
+            PE_R2 r = (PE_R2)(fma(v.x, c, -(v.y * s)), fma(v.x, s, v.y * c));
+            PE_FN(pe_store2)(head, ka, r);
+        } else {
+            PE_R a = PE_FN(pe_load)(head, ka), b = PE_FN(pe_load)(head, kb);
+            PE_FN(pe_store)(head, ka, fma(a, c, -(b * s)));
+            PE_FN(pe_store)(head, kb, fma(a, s, b * c));
+        }
+    }
+}
+
+#if PE_VECTOR
+/* Rotate pairs i0 .. i0+7 of every head of one token of one tensor. */
+static inline void PE_FN(pe_rotate_heads8)(global PE_T *token, uint heads, uint head_pitch,
+                                           uint i0, float8 c, float8 s,
+                                           const pe_rope_geometry *g)
+{
+    for (uint h = 0; h < heads; ++h) {
+        global PE_T *head = token + h * head_pitch;
+        if (g->stride == 2) {
+            float16 v = PE_FN(pe_load16)(head, 2 * i0);
+            float8 a = v.even, b = v.odd;
+            PE_FN(pe_store16)(head, 2 * i0, pe_zip8(fma(a, c, -(b * s)), fma(a, s, b * c)));
+        } else {
+            float8 a = PE_FN(pe_load8)(head, i0), b = PE_FN(pe_load8)(head, i0 + g->partner);
+            PE_FN(pe_store8)(head, i0, fma(a, c, -(b * s)));
+            PE_FN(pe_store8)(head, i0 + g->partner, fma(a, s, b * c));
+        }
+    }
+}
+#endif
+
+static inline void PE_FN(pe_rope_rows)(global PE_T *q, global PE_T *k,
+                                       global const long *positions,
+                                       global const ulong *tw_hi,
+                                       global const PE_TWL *tw_lo, PE_R amplitude,
+                                       const pe_rope_geometry *g)
+{
+    uint i0 = (uint)get_global_id(0) * PE_W;
+    uint s_begin = (uint)get_global_id(1) * g->rows_per_item;
+    if (i0 >= g->n_pairs || s_begin >= g->rows)
+        return;
+    uint s_stop = s_begin + min(g->rows_per_item, g->rows - s_begin);
+    /* positions from a start are the same in every sequence */
+    bool same_positions = g->pos_source == PE_POS_START;
+    uint b_first = same_positions ? 0 : (uint)get_global_id(2);
+    uint b_stop = same_positions ? g->batch : b_first + 1;
+    uint i_end = min(i0 + PE_W, g->n_pairs);
+#if PE_VECTOR && PE_W == 8
+    bool vector = i_end - i0 == 8;
+#else
+    bool vector = false;
+#endif
+    bool single = i_end - i0 == 1;
+    PE_R sign = g->inverse ? (PE_R)-1 : (PE_R)1;
+
+    PE_ODO odo;
+    if (single)
+        PE_ODO_FN(load)(&odo, tw_hi, tw_lo, i0);
+#if PE_VECTOR
+    pe_odo8 odo8;
+    if (vector)
+        pe_odo8_load(&odo8, tw_hi, tw_lo, i0);
+#endif
+
+    ulong p = 0;
+    bool fresh = true;
+    for (uint s = s_begin; s < s_stop; ++s) {
+        if (fresh || g->pos_source == PE_POS_IDS) {
+            p = pe_rope_position(positions, b_first, s, g);
+            fresh = true;
+        }
+#if PE_VECTOR
+        if (vector) {
+            if (fresh)
+                pe_odo8_set(&odo8, p);
+            float8 sv, cv;
+            pe_odo8_sin_cos(&odo8, &sv, &cv);
+            cv = cv * amplitude;
+            sv = (sv * amplitude) * sign;
+            for (uint b = b_first; b < b_stop; ++b) {
+                PE_FN(pe_rotate_heads8)(q + (b * g->q_batch_pitch + s * g->q_row_pitch),
+                                        g->q_heads, g->q_head_pitch, i0, cv, sv, g);
+                if (k)
+                    PE_FN(pe_rotate_heads8)(k + (b * g->k_batch_pitch + s * g->k_row_pitch),
+                                            g->k_heads, g->k_head_pitch, i0, cv, sv, g);
+            }
+            pe_odo8_tick(&odo8);
+        } else
+#endif
+        {
+            if (single && fresh)
+                PE_ODO_FN(set)(&odo, p);
+            for (uint i = i0; i < i_end; ++i) {
+                PE_R sv, cv;
+                if (single)
+                    PE_ODO_FN(sin_cos)(&odo, &sv, &cv);
+                else
+                    PE_SINCOS_AT(p, tw_hi, tw_lo, i, &sv, &cv);
+                cv = cv * amplitude;
+                sv = (sv * amplitude) * sign;
+                for (uint b = b_first; b < b_stop; ++b) {
+                    PE_FN(pe_rotate_heads)(q + (b * g->q_batch_pitch + s * g->q_row_pitch),
+                                           g->q_heads, g->q_head_pitch, i, cv, sv, g);
+                    if (k)
+                        PE_FN(pe_rotate_heads)(k + (b * g->k_batch_pitch + s * g->k_row_pitch),
+                                               g->k_heads, g->k_head_pitch, i, cv, sv, g);
+                }
+            }
+            if (single)
+                PE_ODO_FN(tick)(&odo);
+        }
+        ++p;
+        fresh = p == 0x8000000000000000UL;
+    }
+}
+
+kernel void PE_FN(clpe_rope)(PE_ROPE_KERNEL_ARGS(PE_PARAM, PE_COMMA))
+{
+    PE_ROPE_GEOMETRY_FROM_ARGS(g);
+    PE_FN(pe_rope_rows)(q + q_base, k ? k + k_base : 0,
+                        positions ? positions + positions_base : 0, tw_hi, tw_lo, amplitude,
+                        &g);
+}
+
+/* The cos/sin cache: row s holds position start + s. */
+kernel void PE_FN(clpe_rope_cache)(PE_ROPE_CACHE_ARGS(PE_PARAM, PE_COMMA))
+{
+    uint i0 = (uint)get_global_id(0) * PE_W;
+    uint s_begin = (uint)get_global_id(1) * rows_per_item;
+    if (i0 >= n_pairs || s_begin >= rows)
+        return;
+    uint s_stop = s_begin + min(rows_per_item, rows - s_begin);
+    uint i_end = min(i0 + PE_W, n_pairs);
+    global PE_T *cos_rows = cos_out + cos_base;
+    global PE_T *sin_rows = sin_out + sin_base;
+    for (uint s = s_begin; s < s_stop; ++s) {
+        /* the cache is written once: a direct phase per row is cheap enough */
+        ulong p = (ulong)start + s;
+        global PE_T *crow = cos_rows + s * cos_row_pitch;
+        global PE_T *srow = sin_rows + s * sin_row_pitch;
+        for (uint i = i0; i < i_end; ++i) {
+            PE_R sv, cv;
+            PE_SINCOS_AT(p, tw_hi, tw_lo, i, &sv, &cv);
+            cv = cv * amplitude;
+            sv = sv * amplitude;
+            uint ka = i * stride;
+            PE_FN(pe_store)(crow, ka, cv);
+            PE_FN(pe_store)(crow, ka + partner, cv);
+            PE_FN(pe_store)(srow, ka, sv);
+            PE_FN(pe_store)(srow, ka + partner, sv);
+        }
+    }
+}
+
+#undef PE_FN
+#undef PE_R2
+#undef PE_TWL
+#undef PE_ODO
+#undef PE_ODO_FN
+#undef PE_SINCOS_AT
