@@ -89,7 +89,7 @@ static inline void PE_FN(pe_rope_rows)(global PE_T *q, global PE_T *k,
 #else
     bool vector = false;
 #endif
-    bool single = i_end - i0 == 1;
+    bool single = PE_W == 1 || i_end - i0 == 1; /* always, in the one-pair shape */
     PE_R sign = g->inverse ? (PE_R)-1 : (PE_R)1;
 
     PE_ODO odo;

@@ -155,7 +155,7 @@ static inline void PE_FN(pe_rows)(int op, global PE_T *out, global const PE_T *i
 #else
     bool vector = false;
 #endif
-    bool single = i_end - i0 == 1;
+    bool single = PE_W == 1 || i_end - i0 == 1; /* always, in the one-pair shape */
 
     /* the odometer of one pair (single) or of eight (vector) */
     PE_ODO odo;
