@@ -44,7 +44,7 @@ sys.exit(0 if s and all(any(glob.glob(p + "/*/bin/" + t) for p in s.submodule_se
 missing=()
 # The Python package (pip install ./python, in a venv that sees these) and
 # its tests; transformers comes from PyPI into that venv (scripts/test.sh).
-packages+=(python3-venv python3-numpy python3-pyopencl python3-pytest python3-torch)
+packages+=(python3-venv python3-numpy python3-pyopencl python3-pytest python3-torch python3-mpmath)
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done

@@ -14,6 +14,9 @@ cmake --build build -j "$(nproc)"
 echo "== test suite"
 ctest --test-dir build --output-on-failure
 
+echo "== test suite again in the GPU launch shape (one pair per work-item: CLPE_PAIRS_PER_ITEM=1)"
+CLPE_PAIRS_PER_ITEM=1 ctest --test-dir build --output-on-failure -E "cli|fastmath|lifetime|stress|fault|oclgrind|bench_json|status_coverage|standalone|consumer"
+
 echo "== conformance: clpe check on PoCL, Rusticl (llvmpipe) and Oclgrind, both launch shapes (scripts/conformance.sh)"
 scripts/conformance.sh build
 
@@ -33,7 +36,9 @@ venv=build/python-venv
 # transformers 4.49.0: a release that runs on Debian 12's torch 1.13.
 "$venv/bin/pip" install --quiet "transformers==4.49.0"
 pytest_status=0
-CI=${CI:-true} CLPE_CLI=build/host/cli/clpe "$venv/bin/python" -m pytest -q python/tests \
+# python/tests: the package; tests/frameworks: rotary against Hugging Face's own code
+CI=${CI:-true} CLPE_CLI=build/host/cli/clpe CLPE_LIBRARY=build/libclpe.so \
+  "$venv/bin/python" -m pytest -q python/tests tests/frameworks \
   || pytest_status=$?
 if ((pytest_status == 5)); then echo "test.sh: pytest ran no test" >&2; exit 1; fi
 if ((pytest_status != 0)); then exit "$pytest_status"; fi
