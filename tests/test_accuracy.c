@@ -1,6 +1,6 @@
 /*
  * test_accuracy.c - device output against the independent 256-bit MPFR
- * reference (reference/reference.h): max |error| <= 1.0e-7 for float32, at
+ * reference (reference/reference.h): max |error| <= 6.0e-8 for float32, at
  * every tested position.
  *
  * The reference is deliberately not the library's method: it computes
@@ -32,7 +32,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_ABS_ERROR 1.0e-7
+/* The measured maximum is 5.56e-8: the bound sits just above it, so a
+ * regression of a few 1e-9 (dropping PE_K_LO, the low half of 2pi, gives
+ * 7.1e-8) fails here. */
+#define MAX_ABS_ERROR 6.0e-8
 #define RANDOM_PER_CONFIG 2100
 /* Edge rows of wide configurations check this many pairs, not all. */
 #define EDGE_PAIRS_MAX 1024
