@@ -232,10 +232,18 @@ CLPE_API clpe_config clpe_config_default(uint32_t d);
  *                    padding_idx + 1 = 2, position 1 (padding_idx) all zeros,
  *                    odd d padded with a zero column
  *                    (fairseq/modules/sinusoidal_positional_embedding.py, utils.make_positions)
- *   "marian"         paper frequencies, split halves, first position 0
+ *   "marian"         paper frequencies, split halves, first position 0, odd d
+ *                    with one more sine (CLPE_FLAG_ODD_D_HALF_PAIR)
  *                    (transformers models/marian/modeling_marian.py)
  *   "opennmt-tf"     tensor2tensor frequencies, split, first position 1
  *                    (opennmt/layers/position.py SinusoidalPositionEncoder)
+ *   "xlm"            paper frequencies, interleaved, first position 0, odd d
+ *                    with one more sine (transformers models/xlm
+ *                    create_sinusoidal_embeddings)
+ *   "musicgen"       tensor2tensor frequencies, cosines first
+ *                    (CLPE_LAYOUT_SPLIT_COS_FIRST), first position 0, odd d
+ *                    padded with a zero column (transformers
+ *                    models/musicgen MusicgenSinusoidalPositionalEmbedding)
  * Returns CLPE_ERROR_UNKNOWN_PRESET for any other name. */
 CLPE_API clpe_status clpe_config_preset(const char *name, uint32_t d, clpe_config *cfg,
                                         int64_t *first_position);
@@ -393,14 +401,19 @@ CLPE_API clpe_status clpe_enqueue_gather(clpe_encoder *enc, cl_command_queue que
                                          cl_uint num_events_in_wait_list,
                                          const cl_event *event_wait_list, cl_event *event);
 
-/* Pad-aware positions (fairseq make_positions, HF M2M100, left padding):
+/* Pad-aware positions: fairseq's utils.make_positions (and Hugging Face
+ * M2M100's create_position_ids_from_input_ids), whatever the padding's place
+ * (left, right or in the middle): each non-pad token counts up from
+ * first_position, each pad token gets pad_position:
  *     positions[b][s] = pad_position                    if ids[b][s] == pad_id
  *                       first_position + k              for the k-th (from 0)
  *                                                       non-pad token of row b
  * written as int64 [batch, seq] to positions_out (offset in bytes, a multiple
  * of 8), ready to be the CLPE_POSITIONS_IDS source of add and gather.
  * fairseq: pad_id = padding_idx, first_position = padding_idx + 1,
- * pad_position = padding_idx. */
+ * pad_position = padding_idx. first_position + seq - 1 must fit in int64
+ * (else CLPE_ERROR_POSITION_OVERFLOW); ids and positions_out must be
+ * different buffers (else CLPE_ERROR_ALIASING). */
 CLPE_API clpe_status clpe_enqueue_pad_positions(clpe_encoder *enc, cl_command_queue queue,
                                                 size_t batch, size_t seq,
                                                 const clpe_token_ids *ids, int32_t pad_id,

@@ -765,3 +765,215 @@ Test(bad_input, rope_config_values)
         expect_rope_rejected(&cfg, CLPE_ERROR_RESERVED_FIELD, "reserved word set");
     }
 }
+
+/* ---- hardening: classes found by hostile use ----------------------------- */
+
+/* Tuning knobs are parsed once and range-checked: a value out of range or not
+ * a plain decimal number is ignored (it once divided by zero), and the values
+ * in effect are readable. */
+Test(bad_input, tuning_knobs_out_of_range_are_ignored, .timeout = 120)
+{
+    static const char *const bad_rows[] = {"4294967296", "0", "-3", "16x", " 8", "0x10",
+                                           "99999999999999999999999", ""};
+    for (size_t k = 0; k < sizeof bad_rows / sizeof bad_rows[0]; ++k) {
+        setenv("CLPE_ROWS_PER_ITEM", bad_rows[k], 1);
+        setenv("CLPE_MAX_LAUNCH_ROWS", bad_rows[k], 1);
+        setenv("CLPE_WORK_GROUP_SIZE", bad_rows[k], 1);
+        test_cl t;
+        test_cl_open(&t);
+        clpe_config cfg = clpe_config_default(520);
+        clpe_encoder *enc = test_encoder(&t, &cfg);
+        clpe_launch_info info;
+        cr_assert_eq(clpe_encoder_get_launch_info(enc, &info), CLPE_SUCCESS);
+        cr_expect_eq(info.rows_per_item, 16u, "CLPE_ROWS_PER_ITEM=%s: %u", bad_rows[k],
+                     info.rows_per_item);
+        cr_expect_geq(info.work_group_size, 1u);
+        /* and the encoder works: a table equals the host emulation */
+        size_t n = 37, bytes = n * 520 * sizeof(float);
+        cl_mem buf = test_buffer_poisoned(&t, bytes, POISON);
+        clpe_tensor out = {.buffer = buf};
+        cr_assert_eq(clpe_enqueue_table(enc, t.queue, 3, n, &out, 0, NULL, NULL), CLPE_SUCCESS);
+        float *dev = test_buffer_read(&t, buf, bytes), *host = malloc(bytes);
+        cr_assert_eq(clpe_host_table(enc, 3, n, host, 0), CLPE_SUCCESS);
+        cr_expect_eq(memcmp(dev, host, bytes), 0, "knobs '%s': table differs", bad_rows[k]);
+        free(dev);
+        free(host);
+        clReleaseMemObject(buf);
+        clpe_encoder_release(enc);
+        test_cl_close(&t);
+    }
+    /* values in range are taken, and reported */
+    setenv("CLPE_ROWS_PER_ITEM", "7", 1);
+    setenv("CLPE_MAX_LAUNCH_ROWS", "1000", 1);
+    setenv("CLPE_WORK_GROUP_SIZE", "8", 1);
+    setenv("CLPE_MAX_LAUNCH_BATCH", "3", 1);
+    test_cl t;
+    test_cl_open(&t);
+    clpe_config cfg = clpe_config_default(8);
+    clpe_encoder *enc = test_encoder(&t, &cfg);
+    clpe_launch_info info;
+    cr_assert_eq(clpe_encoder_get_launch_info(enc, &info), CLPE_SUCCESS);
+    cr_expect_eq(info.rows_per_item, 7u);
+    cr_expect_eq(info.max_launch_rows, 994u); /* whole work-items of 7 rows */
+    cr_expect_leq(info.work_group_size, 8u);
+    cr_expect_eq(info.max_launch_batch, 3u);
+    for (int k = 0; k < 4; ++k)
+        cr_expect_eq(info.reserved[k], 0u);
+    cr_expect_eq(clpe_encoder_get_launch_info(enc, NULL), CLPE_ERROR_NULL_POINTER);
+    cr_expect_eq(clpe_encoder_get_launch_info(NULL, &info), CLPE_ERROR_NULL_ENCODER);
+    clpe_encoder_release(enc);
+    test_cl_close(&t);
+}
+
+/* Pad-aware positions that would leave int64 are refused, nothing written. */
+Test(bad_input, pad_positions_overflow_is_refused)
+{
+    test_cl t;
+    test_cl_open(&t);
+    clpe_config cfg = clpe_config_default(D);
+    clpe_encoder *enc = test_encoder(&t, &cfg);
+    int32_t ids[3] = {5, 6, 7};
+    cl_mem ibuf = test_buffer_from(&t, ids, sizeof ids);
+    cl_mem pbuf = test_buffer_poisoned(&t, 3 * sizeof(int64_t), POISON);
+    clpe_token_ids tid = {.buffer = ibuf};
+    cr_expect_eq(clpe_enqueue_pad_positions(enc, t.queue, 1, 3, &tid, 1, INT64_MAX, 1, pbuf, 0, 0,
+                                            NULL, NULL),
+                 CLPE_ERROR_POSITION_OVERFLOW);
+    cr_expect_eq(clpe_enqueue_pad_positions(enc, t.queue, 1, 3, &tid, 1, INT64_MAX - 1, 1, pbuf,
+                                            0, 0, NULL, NULL),
+                 CLPE_ERROR_POSITION_OVERFLOW);
+    /* ids written as their own positions: refused */
+    cr_expect_eq(clpe_enqueue_pad_positions(enc, t.queue, 1, 3, &tid, 1, 2, 1, ibuf, 0, 0, NULL,
+                                            NULL),
+                 CLPE_ERROR_ALIASING);
+    clFinish(t.queue);
+    unsigned char *after = test_buffer_read(&t, pbuf, 3 * sizeof(int64_t));
+    for (size_t k = 0; k < 3 * sizeof(int64_t); ++k)
+        cr_assert_eq(after[k], POISON, "byte %zu written", k);
+    free(after);
+    /* the largest first position that fits works */
+    cr_expect_eq(clpe_enqueue_pad_positions(enc, t.queue, 1, 3, &tid, 1, INT64_MAX - 2, 1, pbuf,
+                                            0, 0, NULL, NULL),
+                 CLPE_SUCCESS);
+    int64_t *pos = test_buffer_read(&t, pbuf, 3 * sizeof(int64_t));
+    cr_expect_eq(pos[2], INT64_MAX);
+    free(pos);
+    clReleaseMemObject(pbuf);
+    clReleaseMemObject(ibuf);
+    clpe_encoder_release(enc);
+    test_cl_close(&t);
+}
+
+/* A buffer a call writes may not be one it reads (or writes twice), except
+ * the documented in-place add: the bad-id report over the ids, the table or
+ * the output; positions inside the output. */
+Test(bad_input, written_buffers_may_not_alias_inputs)
+{
+    test_cl t;
+    test_cl_open(&t);
+    clpe_config cfg = clpe_config_default(D);
+    clpe_encoder *enc = test_encoder(&t, &cfg);
+    const size_t batch = 1, seq = N, vocab = 4;
+    size_t bytes = REGION_BYTES * 4;
+    cl_mem emb = test_buffer_poisoned(&t, bytes, POISON);
+    cl_mem out = test_buffer_poisoned(&t, bytes, POISON);
+    int32_t ids[N] = {0, 1, 2, 3};
+    cl_mem ibuf = test_buffer_from(&t, ids, sizeof ids);
+    clpe_token_ids tid = {.buffer = ibuf};
+    clpe_tensor te = {.buffer = emb}, to = {.buffer = out};
+    cl_mem reports[3] = {ibuf, emb, out};
+    for (int k = 0; k < 3; ++k)
+        cr_expect_eq(clpe_enqueue_gather(enc, t.queue, batch, seq, &tid, &te, CLPE_DTYPE_F32, vocab,
+                                         &to, NULL, reports[k], 0, NULL, NULL),
+                     CLPE_ERROR_ALIASING, "bad_ids = buffer %d", k);
+    cr_expect_eq(clpe_enqueue_gather(enc, t.queue, batch, seq, &(clpe_token_ids){.buffer = out},
+                                     &te, CLPE_DTYPE_F32, vocab, &to, NULL, NULL, 0, NULL, NULL),
+                 CLPE_ERROR_ALIASING);
+    clpe_positions in_out = {.source = CLPE_POSITIONS_PER_SEQUENCE, .buffer = out};
+    cr_expect_eq(clpe_enqueue_add(enc, t.queue, batch, seq, &to, &in_out, 0, NULL, NULL),
+                 CLPE_ERROR_ALIASING);
+    clFinish(t.queue);
+    unsigned char *a = test_buffer_read(&t, out, bytes), *b = test_buffer_read(&t, emb, bytes);
+    int32_t *i2 = test_buffer_read(&t, ibuf, sizeof ids);
+    for (size_t k = 0; k < bytes; ++k)
+        cr_assert(a[k] == POISON && b[k] == POISON, "byte %zu written", k);
+    cr_assert_eq(memcmp(i2, ids, sizeof ids), 0);
+    free(a);
+    free(b);
+    free(i2);
+    clReleaseMemObject(ibuf);
+    clReleaseMemObject(out);
+    clReleaseMemObject(emb);
+    clpe_encoder_release(enc);
+    test_cl_close(&t);
+}
+
+/* The host emulation resolves regions like the device calls: a pitch whose
+ * byte count wraps is TOO_LARGE, never rows wrapping onto each other. */
+Test(bad_input, host_calls_check_sizes_like_device_calls)
+{
+    clpe_config cfg = clpe_config_default(D);
+    clpe_encoder *enc = clpe_encoder_create_host(&cfg, NULL);
+    cr_assert_not_null(enc);
+    float buf[3 * D];
+    memset(buf, POISON, sizeof buf);
+    size_t huge = (size_t)1 << 63;
+    cr_expect_eq(clpe_host_add(enc, 1, 3, buf, huge, 0, CLPE_POSITIONS_START, 0, NULL),
+                 CLPE_ERROR_TOO_LARGE);
+    cr_expect_eq(clpe_host_table(enc, 0, 3, buf, huge), CLPE_ERROR_TOO_LARGE);
+    cr_expect_eq(clpe_host_add(enc, 2, 3, buf, D, huge, CLPE_POSITIONS_START, 0, NULL),
+                 CLPE_ERROR_TOO_LARGE);
+    int32_t ids[3] = {0, 0, 0};
+    cr_expect_eq(clpe_host_gather(enc, 1, 3, ids, buf, 1, D, buf, huge, CLPE_POSITIONS_START, 0,
+                                  NULL, NULL),
+                 CLPE_ERROR_TOO_LARGE);
+    cr_expect_eq(clpe_host_add(enc, 2, 3, buf, D, D, CLPE_POSITIONS_START, 0, NULL),
+                 CLPE_ERROR_INVALID_PITCH); /* sequences overlap */
+    unsigned char *bytes = (unsigned char *)buf;
+    for (size_t k = 0; k < sizeof buf; ++k)
+        cr_assert_eq(bytes[k], POISON, "byte %zu written", k);
+    clpe_encoder_release(enc);
+}
+
+/* Every event of a wait list is checked: NULL, or of another context, is
+ * refused before anything is enqueued. */
+Test(bad_input, wait_list_events_are_checked_one_by_one)
+{
+    test_cl t;
+    test_cl_open(&t);
+    clpe_config cfg = clpe_config_default(D);
+    clpe_encoder *enc = test_encoder(&t, &cfg);
+    cl_mem buf = test_buffer_poisoned(&t, REGION_BYTES, POISON);
+    clpe_tensor out = {.buffer = buf};
+    cl_int err;
+    cl_context other = clCreateContext(NULL, 1, &t.device, NULL, NULL, &err);
+    cr_assert_eq(err, CL_SUCCESS);
+    cl_event foreign = clCreateUserEvent(other, &err);
+    cr_assert_eq(err, CL_SUCCESS);
+    cl_event mine = clCreateUserEvent(t.context, &err);
+    cr_assert_eq(err, CL_SUCCESS);
+    clSetUserEventStatus(mine, CL_COMPLETE);
+    cl_event with_null[2] = {mine, NULL};
+    cl_event with_foreign[2] = {mine, foreign};
+    cl_event ev = (cl_event)(uintptr_t)0x1234;
+    cr_expect_eq(clpe_enqueue_table(enc, t.queue, 0, N, &out, 2, with_null, &ev),
+                 CLPE_ERROR_INVALID_WAIT_LIST);
+    cr_expect_eq(clpe_enqueue_table(enc, t.queue, 0, N, &out, 2, with_foreign, &ev),
+                 CLPE_ERROR_INVALID_WAIT_LIST);
+    cr_expect_eq(ev, (cl_event)(uintptr_t)0x1234, "the out event was changed");
+    clFinish(t.queue);
+    unsigned char *after = test_buffer_read(&t, buf, REGION_BYTES);
+    for (size_t k = 0; k < REGION_BYTES; ++k)
+        cr_assert_eq(after[k], POISON, "byte %zu written", k);
+    free(after);
+    /* a good list still works */
+    cr_expect_eq(clpe_enqueue_table(enc, t.queue, 0, N, &out, 1, &mine, NULL), CLPE_SUCCESS);
+    clFinish(t.queue);
+    clSetUserEventStatus(foreign, CL_COMPLETE);
+    clReleaseEvent(foreign);
+    clReleaseEvent(mine);
+    clReleaseContext(other);
+    clReleaseMemObject(buf);
+    clpe_encoder_release(enc);
+    test_cl_close(&t);
+}

@@ -70,12 +70,13 @@ static void fairseq(int64_t pos, int d, double *row)
 }
 
 /* transformers MarianSinusoidalPositionalEmbedding._init_weight:
- * position_enc[pos][j] = pos / 10000^(2 (j // 2) / dim); sentinel = dim // 2
- * (even dim); out[:, :sentinel] = sin(position_enc[:, 0::2]);
+ * position_enc[pos][j] = pos / 10000^(2 (j // 2) / dim);
+ * sentinel = dim // 2 if dim % 2 == 0 else (dim // 2) + 1;
+ * out[:, :sentinel] = sin(position_enc[:, 0::2]);
  * out[:, sentinel:] = cos(position_enc[:, 1::2]). */
 static void marian(int64_t pos, int d, double *row)
 {
-    int sentinel = d / 2;
+    int sentinel = d % 2 == 0 ? d / 2 : d / 2 + 1;
     for (int j = 0; j < d; ++j) {
         double a = (double)pos / pow(10000.0, 2.0 * (j / 2) / d);
         if (j % 2 == 0)
@@ -83,6 +84,35 @@ static void marian(int64_t pos, int d, double *row)
         else
             row[sentinel + j / 2] = cos(a);
     }
+}
+
+/* transformers models/xlm create_sinusoidal_embeddings(n_pos, dim, out):
+ * position_enc = [[pos / 10000^(2 * (j // 2) / dim) for j in range(dim)]];
+ * out[:, 0::2] = sin(position_enc[:, 0::2]);
+ * out[:, 1::2] = cos(position_enc[:, 1::2]). */
+static void xlm(int64_t pos, int d, double *row)
+{
+    for (int j = 0; j < d; ++j) {
+        double a = (double)pos / pow(10000.0, 2.0 * (j / 2) / d);
+        row[j] = j % 2 == 0 ? sin(a) : cos(a);
+    }
+}
+
+/* transformers MusicgenSinusoidalPositionalEmbedding.get_embedding:
+ * half_dim = embedding_dim // 2; emb = log(10000) / (half_dim - 1);
+ * emb = exp(arange(half_dim) * -emb); emb = arange(num)[:, None] * emb[None];
+ * emb = cat([cos(emb), sin(emb)], dim=1); odd dim: cat a zero column. */
+static void musicgen(int64_t pos, int d, double *row)
+{
+    int half = d / 2;
+    double e = log(10000.0) / (half - 1);
+    for (int i = 0; i < half; ++i) {
+        double a = (double)pos * exp(i * -e);
+        row[i] = cos(a);
+        row[half + i] = sin(a);
+    }
+    if (d % 2)
+        row[d - 1] = 0;
 }
 
 /* OpenNMT-tf SinusoidalPositionEncoder.encode(positions, depth):
@@ -105,34 +135,40 @@ typedef struct preset_case {
     int d;
 } preset_case;
 
-static void check_preset(const preset_case *pc)
+/* float32 output within 1e-7 of the transcription; float64 output within
+ * float64 rounding of it (positions are small, so libm is good to ~1e-13). */
+static void check_preset(const preset_case *pc, clpe_dtype dtype)
 {
     clpe_config cfg;
     int64_t first = -99;
     cr_assert_eq(clpe_config_preset(pc->name, (uint32_t)pc->d, &cfg, &first), CLPE_SUCCESS,
                  "preset %s", pc->name);
+    cfg.dtype = dtype;
+    bool f64 = dtype == CLPE_DTYPE_F64;
+    size_t es = f64 ? 8 : 4;
+    double tolerance = f64 ? 1e-12 : 1e-7;
     cr_expect_eq(first, pc->first_position, "%s: first position %lld", pc->name, (long long)first);
     clpe_encoder *enc = test_encoder(&cl, &cfg);
     size_t n = 600, d = (size_t)pc->d;
-    cl_mem buf = test_buffer_poisoned(&cl, n * d * 4, 0xFF);
-    clpe_tensor out = {.buffer = buf, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
+    cl_mem buf = test_buffer_poisoned(&cl, n * d * es, 0xFF);
+    clpe_tensor out = {.buffer = buf};
     cr_assert_eq(clpe_enqueue_table(enc, cl.queue, 0, n, &out, 0, NULL, NULL), CLPE_SUCCESS);
-    float *got = test_buffer_read(&cl, buf, n * d * 4);
+    void *got_bytes = test_buffer_read(&cl, buf, n * d * es);
     double *want = malloc(d * sizeof *want);
     double max_err = 0;
     for (size_t p = 0; p < n; ++p) {
         pc->reference((int64_t)p, pc->d, want);
         for (size_t k = 0; k < d; ++k) {
-            double err = fabs((double)got[p * d + k] - want[k]);
+            double value = f64 ? ((double *)got_bytes)[p * d + k] : ((float *)got_bytes)[p * d + k];
+            double err = fabs(value - want[k]);
             if (err > max_err)
                 max_err = err;
-            /* positions are small, so libm's float64 is good to ~1e-13 */
-            cr_assert_leq(err, 1e-7, "%s d=%d: position %zu slot %zu: got %.9g want %.9g",
-                          pc->name, pc->d, p, k, got[p * d + k], want[k]);
+            cr_assert_leq(err, tolerance, "%s d=%d %s: position %zu slot %zu: got %.17g want %.17g",
+                          pc->name, pc->d, f64 ? "f64" : "f32", p, k, value, want[k]);
         }
     }
     free(want);
-    free(got);
+    free(got_bytes);
     clReleaseMemObject(buf);
     clpe_encoder_release(enc);
 }
@@ -145,9 +181,16 @@ Test(presets, each_matches_its_framework)
         {"fairseq", fairseq, 2, 512},          {"fairseq", fairseq, 2, 31},
         {"marian", marian, 0, 512},            {"marian", marian, 0, 10},
         {"opennmt-tf", opennmt_tf, 1, 512},    {"opennmt-tf", opennmt_tf, 1, 8},
+        {"marian", marian, 0, 11},             {"marian", marian, 0, 1},
+        {"xlm", xlm, 0, 512},                  {"xlm", xlm, 0, 9},
+        {"musicgen", musicgen, 0, 512},        {"musicgen", musicgen, 0, 13},
     };
-    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k)
-        check_preset(&cases[k]);
+    bool has_f64 = clpe_device_supports_dtype(cl.device, CLPE_DTYPE_F64);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+        check_preset(&cases[k], CLPE_DTYPE_F32);
+        if (has_f64)
+            check_preset(&cases[k], CLPE_DTYPE_F64);
+    }
 }
 
 Test(presets, unknown_name_and_names_ignore_case)
