@@ -64,21 +64,14 @@ clpe_status clpe__upload_tuning_words(cl_context context, const uint64_t *hi, co
     return CLPE_SUCCESS;
 }
 
-/* Upload the tuning words next to an already built program. */
-static clpe_status encoder_attach(clpe_encoder *enc, clpe_program_shared *shared)
+static clpe_encoder *finish(clpe_encoder *enc, clpe_program_shared *shared, clpe_status result,
+                            clpe_status *status)
 {
-    clpe_status status = clpe__upload_tuning_words(
-        shared->context, enc->tw_hi, enc->tw_lo, enc->half_d, clpe__tuning_bits(enc->cfg.dtype),
-        &enc->tw_hi_buf, &enc->tw_lo_buf);
-    if (status != CLPE_SUCCESS)
-        return status;
-    clpe__program_retain(shared);
-    enc->shared = shared;
-    return CLPE_SUCCESS;
-}
-
-static clpe_encoder *finish(clpe_encoder *enc, clpe_status result, clpe_status *status)
-{
+    if (result == CLPE_SUCCESS && shared)
+        result = clpe__attach_words(shared, enc->tw_hi, enc->tw_lo, enc->half_d,
+                                    clpe__tuning_bits(enc->cfg.dtype), &enc->shared,
+                                    &enc->tw_hi_buf, &enc->tw_lo_buf);
+    clpe__program_release(shared); /* the encoder holds its own reference */
     if (status)
         *status = result;
     if (result != CLPE_SUCCESS) {
@@ -93,70 +86,38 @@ clpe_encoder *clpe_encoder_create(cl_context context, cl_device_id device, const
 {
     clpe_encoder *enc = NULL;
     clpe_program_shared *shared = NULL;
-    clpe_status result;
-    if (log) {
-        log->length = 0;
-        if (log->buffer && log->capacity)
-            log->buffer[0] = '\0';
-    }
-    if (!context || !device) {
-        result = CLPE_ERROR_NULL_POINTER;
-        goto done;
-    }
-    result = encoder_new_host(cfg, &enc);
-    if (result != CLPE_SUCCESS)
-        goto done;
-    if (!clpe__device_has_dtype(device, cfg->dtype)) {
-        result = CLPE_ERROR_UNSUPPORTED_DTYPE;
-        goto done;
-    }
-    result = clpe__program_build(context, device, log, &shared);
-    if (result != CLPE_SUCCESS)
-        goto done;
-    result = encoder_attach(enc, shared);
-    clpe__program_release(shared); /* the encoder holds its own reference */
-done:
-    return finish(enc, result, status);
+    clpe__log_reset(log);
+    clpe_status result = context && device ? encoder_new_host(cfg, &enc) : CLPE_ERROR_NULL_POINTER;
+    if (result == CLPE_SUCCESS)
+        result = clpe__program_for(context, device, cfg->dtype, log, &shared);
+    return finish(enc, shared, result, status);
 }
 
 clpe_encoder *clpe_encoder_create_like(const clpe_encoder *like, const clpe_config *cfg,
                                        clpe_status *status)
 {
     clpe_encoder *enc = NULL;
-    clpe_status result;
-    if (!like) {
-        result = CLPE_ERROR_NULL_ENCODER;
-        goto done;
-    }
-    if (!like->shared) {
-        result = CLPE_ERROR_HOST_ONLY;
-        goto done;
-    }
-    result = encoder_new_host(cfg, &enc);
-    if (result == CLPE_SUCCESS && !clpe__device_has_dtype(like->shared->device, cfg->dtype))
-        result = CLPE_ERROR_UNSUPPORTED_DTYPE;
+    clpe_program_shared *shared = NULL;
+    clpe_status result = !like           ? CLPE_ERROR_NULL_ENCODER
+                         : !like->shared ? CLPE_ERROR_HOST_ONLY
+                                         : encoder_new_host(cfg, &enc);
     if (result == CLPE_SUCCESS)
-        result = encoder_attach(enc, like->shared);
-done:
-    return finish(enc, result, status);
+        result = clpe__program_like(like->shared, cfg->dtype, &shared);
+    return finish(enc, shared, result, status);
 }
 
 clpe_encoder *clpe_encoder_create_host(const clpe_config *cfg, clpe_status *status)
 {
     clpe_encoder *enc = NULL;
     clpe_status result = encoder_new_host(cfg, &enc);
-    return finish(enc, result, status);
+    return finish(enc, NULL, result, status);
 }
 
 void clpe_encoder_release(clpe_encoder *enc)
 {
     if (!enc)
         return;
-    if (enc->tw_lo_buf)
-        clReleaseMemObject(enc->tw_lo_buf);
-    if (enc->tw_hi_buf)
-        clReleaseMemObject(enc->tw_hi_buf);
-    clpe__program_release(enc->shared);
+    clpe__detach_words(enc->shared, enc->tw_hi_buf, enc->tw_lo_buf);
     free(enc->tw_hi);
     free(enc->tw_lo);
     free(enc);

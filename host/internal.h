@@ -296,6 +296,22 @@ clpe_status clpe__tuning_words(const clpe_config *cfg, unsigned bits, uint64_t *
 clpe_status clpe__program_build(cl_context context, cl_device_id device, clpe_build_log *log,
                                 clpe_program_shared **out);
 void clpe__program_retain(clpe_program_shared *shared);
+
+/* What creating an encoder and a rotary object share (program.c). */
+/* Empty the caller's build log, if any. */
+void clpe__log_reset(clpe_build_log *log);
+/* A new reference to a program for dtype on (context, device), built now. */
+clpe_status clpe__program_for(cl_context context, cl_device_id device, clpe_dtype dtype,
+                              clpe_build_log *log, clpe_program_shared **out);
+/* A new reference to the program of an existing object, for dtype. */
+clpe_status clpe__program_like(clpe_program_shared *like, clpe_dtype dtype,
+                               clpe_program_shared **out);
+/* Upload an object's tuning words next to a program and take a reference
+ * to it (*owner); undone by clpe__detach_words. */
+clpe_status clpe__attach_words(clpe_program_shared *shared, const uint64_t *hi, const uint64_t *lo,
+                               size_t count, unsigned bits, clpe_program_shared **owner,
+                               cl_mem *hi_buf, cl_mem *lo_buf);
+void clpe__detach_words(clpe_program_shared *shared, cl_mem hi_buf, cl_mem lo_buf);
 void clpe__program_release(clpe_program_shared *shared);
 clpe_status clpe__kernel_acquire(clpe_program_shared *shared, clpe_kernel_id id,
                                  cl_kernel *kernel);

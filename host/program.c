@@ -304,3 +304,54 @@ void clpe__kernel_return(clpe_program_shared *shared, clpe_kernel_id id, cl_kern
     pool->free_kernels[pool->count++] = kernel;
     pthread_mutex_unlock(&pool->lock);
 }
+
+void clpe__log_reset(clpe_build_log *log)
+{
+    if (!log)
+        return;
+    log->length = 0;
+    if (log->buffer && log->capacity)
+        log->buffer[0] = '\0';
+}
+
+clpe_status clpe__program_for(cl_context context, cl_device_id device, clpe_dtype dtype,
+                              clpe_build_log *log, clpe_program_shared **out)
+{
+    *out = NULL;
+    if (!clpe__device_has_dtype(device, dtype))
+        return CLPE_ERROR_UNSUPPORTED_DTYPE;
+    return clpe__program_build(context, device, log, out);
+}
+
+clpe_status clpe__program_like(clpe_program_shared *like, clpe_dtype dtype,
+                               clpe_program_shared **out)
+{
+    *out = NULL;
+    if (!clpe__device_has_dtype(like->device, dtype))
+        return CLPE_ERROR_UNSUPPORTED_DTYPE;
+    clpe__program_retain(like);
+    *out = like;
+    return CLPE_SUCCESS;
+}
+
+clpe_status clpe__attach_words(clpe_program_shared *shared, const uint64_t *hi, const uint64_t *lo,
+                               size_t count, unsigned bits, clpe_program_shared **owner,
+                               cl_mem *hi_buf, cl_mem *lo_buf)
+{
+    clpe_status status =
+        clpe__upload_tuning_words(shared->context, hi, lo, count, bits, hi_buf, lo_buf);
+    if (status != CLPE_SUCCESS)
+        return status;
+    clpe__program_retain(shared);
+    *owner = shared;
+    return CLPE_SUCCESS;
+}
+
+void clpe__detach_words(clpe_program_shared *shared, cl_mem hi_buf, cl_mem lo_buf)
+{
+    if (lo_buf)
+        clReleaseMemObject(lo_buf);
+    if (hi_buf)
+        clReleaseMemObject(hi_buf);
+    clpe__program_release(shared);
+}

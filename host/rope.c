@@ -91,20 +91,14 @@ static clpe_status rope_new_host(const clpe_rope_config *cfg, clpe_rope **out)
     return CLPE_SUCCESS;
 }
 
-static clpe_status rope_attach(clpe_rope *rope, clpe_program_shared *shared)
+static clpe_rope *finish(clpe_rope *rope, clpe_program_shared *shared, clpe_status result,
+                         clpe_status *status)
 {
-    clpe_status status = clpe__upload_tuning_words(shared->context, rope->tw_hi, rope->tw_lo,
-                                                   rope->n_pairs, clpe__tuning_bits(rope->cfg.dtype),
-                                                   &rope->tw_hi_buf, &rope->tw_lo_buf);
-    if (status != CLPE_SUCCESS)
-        return status;
-    clpe__program_retain(shared);
-    rope->shared = shared;
-    return CLPE_SUCCESS;
-}
-
-static clpe_rope *finish(clpe_rope *rope, clpe_status result, clpe_status *status)
-{
+    if (result == CLPE_SUCCESS && shared)
+        result = clpe__attach_words(shared, rope->tw_hi, rope->tw_lo, rope->n_pairs,
+                                    clpe__tuning_bits(rope->cfg.dtype), &rope->shared,
+                                    &rope->tw_hi_buf, &rope->tw_lo_buf);
+    clpe__program_release(shared); /* the object holds its own reference */
     if (status)
         *status = result;
     if (result != CLPE_SUCCESS) {
@@ -119,70 +113,38 @@ clpe_rope *clpe_rope_create(cl_context context, cl_device_id device, const clpe_
 {
     clpe_rope *rope = NULL;
     clpe_program_shared *shared = NULL;
-    clpe_status result;
-    if (log) {
-        log->length = 0;
-        if (log->buffer && log->capacity)
-            log->buffer[0] = '\0';
-    }
-    if (!context || !device) {
-        result = CLPE_ERROR_NULL_POINTER;
-        goto done;
-    }
-    result = rope_new_host(cfg, &rope);
-    if (result != CLPE_SUCCESS)
-        goto done;
-    if (!clpe__device_has_dtype(device, cfg->dtype)) {
-        result = CLPE_ERROR_UNSUPPORTED_DTYPE;
-        goto done;
-    }
-    result = clpe__program_build(context, device, log, &shared);
-    if (result != CLPE_SUCCESS)
-        goto done;
-    result = rope_attach(rope, shared);
-    clpe__program_release(shared); /* the object holds its own reference */
-done:
-    return finish(rope, result, status);
+    clpe__log_reset(log);
+    clpe_status result = context && device ? rope_new_host(cfg, &rope) : CLPE_ERROR_NULL_POINTER;
+    if (result == CLPE_SUCCESS)
+        result = clpe__program_for(context, device, cfg->dtype, log, &shared);
+    return finish(rope, shared, result, status);
 }
 
 clpe_rope *clpe_rope_create_like(const clpe_encoder *like, const clpe_rope_config *cfg,
                                  clpe_status *status)
 {
     clpe_rope *rope = NULL;
-    clpe_status result;
-    if (!like) {
-        result = CLPE_ERROR_NULL_ENCODER;
-        goto done;
-    }
-    if (!like->shared) {
-        result = CLPE_ERROR_HOST_ONLY;
-        goto done;
-    }
-    result = rope_new_host(cfg, &rope);
-    if (result == CLPE_SUCCESS && !clpe__device_has_dtype(like->shared->device, cfg->dtype))
-        result = CLPE_ERROR_UNSUPPORTED_DTYPE;
+    clpe_program_shared *shared = NULL;
+    clpe_status result = !like           ? CLPE_ERROR_NULL_ENCODER
+                         : !like->shared ? CLPE_ERROR_HOST_ONLY
+                                         : rope_new_host(cfg, &rope);
     if (result == CLPE_SUCCESS)
-        result = rope_attach(rope, like->shared);
-done:
-    return finish(rope, result, status);
+        result = clpe__program_like(like->shared, cfg->dtype, &shared);
+    return finish(rope, shared, result, status);
 }
 
 clpe_rope *clpe_rope_create_host(const clpe_rope_config *cfg, clpe_status *status)
 {
     clpe_rope *rope = NULL;
     clpe_status result = rope_new_host(cfg, &rope);
-    return finish(rope, result, status);
+    return finish(rope, NULL, result, status);
 }
 
 void clpe_rope_release(clpe_rope *rope)
 {
     if (!rope)
         return;
-    if (rope->tw_lo_buf)
-        clReleaseMemObject(rope->tw_lo_buf);
-    if (rope->tw_hi_buf)
-        clReleaseMemObject(rope->tw_hi_buf);
-    clpe__program_release(rope->shared);
+    clpe__detach_words(rope->shared, rope->tw_hi_buf, rope->tw_lo_buf);
     free(rope->frequencies);
     free(rope->arrays);
     free(rope->tw_hi);
