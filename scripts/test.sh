@@ -37,7 +37,7 @@ venv=build/python-venv
 "$venv/bin/pip" install --quiet "transformers==4.49.0"
 pytest_status=0
 # python/tests: the package; tests/frameworks: rotary against Hugging Face's own code
-CI=${CI:-true} CLPE_CLI=build/host/cli/clpe CLPE_LIBRARY=build/libclpe.so \
+CI=${CI:-true} CLPE_CLI=build/host/cli/clpe \
   "$venv/bin/python" -m pytest -q python/tests tests/frameworks \
   || pytest_status=$?
 if ((pytest_status == 5)); then echo "test.sh: pytest ran no test" >&2; exit 1; fi
