@@ -367,12 +367,13 @@ Test(cli, help_and_version, .timeout = 60)
     run_result r = RUN("--help");
     cr_assert_eq(r.status, 0);
     cr_assert(strstr(r.out, "usage: clpe COMMAND"));
-    for (const char *c = "devices\0table\0encode\0check\0plot\0"; *c; c += strlen(c) + 1)
+    for (const char *c = "devices\0table\0encode\0check\0plot\0rope-cache\0"; *c;
+         c += strlen(c) + 1)
         cr_assert(strstr(r.out, c), "--help does not mention %s", c);
     run_free(&r);
 
-    const char *cmds[] = {"devices", "table", "encode", "check", "plot"};
-    for (int i = 0; i < 5; ++i) {
+    const char *cmds[] = {"devices", "table", "encode", "check", "plot", "rope-cache"};
+    for (int i = 0; i < 6; ++i) {
         r = RUN(cmds[i], "--help");
         cr_assert_eq(r.status, 0, "%s --help", cmds[i]);
         char want[64];
@@ -382,6 +383,11 @@ Test(cli, help_and_version, .timeout = 60)
     }
     r = RUN("encode", "--help");
     cr_assert(strstr(r.out, "<u2") && strstr(r.out, "--chunk-rows"));
+    run_free(&r);
+    r = RUN("rope-cache", "--help");
+    cr_assert(strstr(r.out, "--pairing half|interleaved") && strstr(r.out, "--cos-out") &&
+                  strstr(r.out, "--original-max-position"),
+              "[%s]", r.out);
     run_free(&r);
 
     r = RUN("--version");
