@@ -367,12 +367,13 @@ Test(cli, help_and_version, .timeout = 60)
     run_result r = RUN("--help");
     cr_assert_eq(r.status, 0);
     cr_assert(strstr(r.out, "usage: clpe COMMAND"));
-    for (const char *c = "devices\0table\0encode\0check\0plot\0"; *c; c += strlen(c) + 1)
+    for (const char *c = "devices\0table\0encode\0check\0plot\0rope-cache\0"; *c;
+         c += strlen(c) + 1)
         cr_assert(strstr(r.out, c), "--help does not mention %s", c);
     run_free(&r);
 
-    const char *cmds[] = {"devices", "table", "encode", "check", "plot"};
-    for (int i = 0; i < 5; ++i) {
+    const char *cmds[] = {"devices", "table", "encode", "check", "plot", "rope-cache"};
+    for (int i = 0; i < 6; ++i) {
         r = RUN(cmds[i], "--help");
         cr_assert_eq(r.status, 0, "%s --help", cmds[i]);
         char want[64];
@@ -382,6 +383,11 @@ Test(cli, help_and_version, .timeout = 60)
     }
     r = RUN("encode", "--help");
     cr_assert(strstr(r.out, "<u2") && strstr(r.out, "--chunk-rows"));
+    run_free(&r);
+    r = RUN("rope-cache", "--help");
+    cr_assert(strstr(r.out, "--pairing half|interleaved") && strstr(r.out, "--cos-out") &&
+                  strstr(r.out, "--original-max-position"),
+              "[%s]", r.out);
     run_free(&r);
 
     r = RUN("--version");
@@ -517,6 +523,187 @@ Test(cli, check_reports_a_corrupted_element, .timeout = 120)
     rm_dir(dir);
 }
 
+Test(cli, check_quick_covers_the_rotary_paths, .timeout = 120)
+{
+    char dir[64], json[128];
+    make_dir(dir, sizeof dir);
+    snprintf(json, sizeof json, "%s/check.json", dir);
+    run_result r = RUN("check", "--quick", "--json", json);
+    cr_assert_eq(r.status, 0, "check failed:\n%s\n%s", r.out, r.err);
+    cr_assert(strstr(r.out, "paths table add add_out gather pad_positions rope rope_cache"),
+              "[%s]", r.out);
+    /* every dtype the device runs has its rope line, with no mismatch */
+    static const char *const lines[] = {"rope on device 0 f32 : ", "rope on device 0 f16 : ",
+                                        "rope on device 0 bf16: ", "rope on device 0 f64 : "};
+    for (size_t k = 0; k < sizeof lines / sizeof lines[0]; ++k) {
+        const char *line = strstr(r.out, lines[k]);
+        cr_assert(line, "no line [%s] in [%s]", lines[k], r.out);
+        unsigned long long elements = 0, mismatches = 99;
+        cr_assert_eq(sscanf(line + strlen(lines[k]), "%llu elements, %llu mismatches", &elements,
+                            &mismatches),
+                     2, "[%s]", line);
+        cr_assert(elements > 0 && mismatches == 0, "[%s]", line);
+    }
+    /* float32 rotations were sampled against the exact rotation, within the bound */
+    const char *f32 = strstr(r.out, "rope on device 0 f32 : ");
+    const char *err = strstr(f32, "max |error| ");
+    cr_assert(err && err < strchr(f32, '\n'), "no f32 rotation error in [%s]", f32);
+    double ratio = -1;
+    unsigned long long samples = 0;
+    cr_assert_eq(sscanf(err, "max |error| %lf x 2^-22 hypot(a, b) over %llu", &ratio, &samples),
+                 2, "[%s]", err);
+    cr_assert(ratio >= 0 && ratio <= 1 && samples > 0, "[%s]", err);
+    char *j = slurp(json, NULL);
+    cr_assert(strstr(j, "rope rope_cache"), "[%s]", j);
+    cr_assert(strstr(j, "\"rope_bit_mismatches\": 0") && !strstr(j, "\"rope_elements\": 0,"),
+              "[%s]", j);
+    free(j);
+    run_free(&r);
+    rm_dir(dir);
+}
+
+Test(cli, check_reports_a_corrupted_rotation, .timeout = 120)
+{
+    char dir[64], json[128];
+    make_dir(dir, sizeof dir);
+    snprintf(json, sizeof json, "%s/check.json", dir);
+    run_result r = RUN_ENV("CLPE_CHECK_CORRUPT=rope", "check", "--quick", "--json", json);
+    cr_assert_eq(r.status, 1, "corrupted check exited %d:\n%s", r.status, r.out);
+    cr_assert(strstr(r.out, "FAIL"), "[%s]", r.out);
+    const char *m = strstr(r.out, "mismatch on device 0: f32 rope half/default");
+    cr_assert(m && strstr(m, "rope q") && strstr(m, "(1 element differs)"), "[%s]", r.out);
+    cr_assert(strstr(r.out, "rope on device 0 f32 : ") &&
+                  strstr(strstr(r.out, "rope on device 0 f32 : "), "1 mismatches"),
+              "[%s]", r.out);
+    char *j = slurp(json, NULL);
+    cr_assert(strstr(j, "\"pass\": false") && strstr(j, "\"rope_bit_mismatches\": 1"), "[%s]",
+              j);
+    free(j);
+    run_free(&r);
+    rm_dir(dir);
+}
+
+/* ---- rope-cache ------------------------------------------------------------------- */
+
+/* Run rope-cache with extra flags and compare both files with
+ * clpe_host_rope_cache of cfg bit for bit. */
+static void rope_cache_and_compare(const clpe_rope_config *cfg, int64_t start, size_t seq,
+                                   const char *descr, const char *const *flags)
+{
+    char dir[64], cos_path[128], sin_path[128], seq_s[32], start_s[32], hd_s[32];
+    make_dir(dir, sizeof dir);
+    snprintf(cos_path, sizeof cos_path, "%s/cos.npy", dir);
+    snprintf(sin_path, sizeof sin_path, "%s/sin.npy", dir);
+    snprintf(seq_s, sizeof seq_s, "%zu", seq);
+    snprintf(start_s, sizeof start_s, "%lld", (long long)start);
+    snprintf(hd_s, sizeof hd_s, "%u", (unsigned)cfg->head_dim);
+    const char *args[40];
+    int n = 0;
+    args[n++] = "rope-cache";
+    args[n++] = "--seq"; args[n++] = seq_s;
+    args[n++] = "--start"; args[n++] = start_s;
+    args[n++] = "--head-dim"; args[n++] = hd_s;
+    args[n++] = "--cos-out"; args[n++] = cos_path;
+    args[n++] = "--sin-out"; args[n++] = sin_path;
+    for (int k = 0; flags[k]; ++k)
+        args[n++] = flags[k];
+    args[n] = NULL;
+    run_result r = run_env(NULL, args);
+    cr_assert_eq(r.status, 0, "rope-cache failed (%d): %s", r.status, r.err);
+    cr_assert(strstr(r.err, "wrote ") && strstr(r.err, "device"), "no summary: [%s]", r.err);
+    cr_assert_eq(dir_entries(dir), 2, "temporary files left behind");
+
+    const uint32_t rotary = cfg->rotary_dim ? cfg->rotary_dim : cfg->head_dim;
+    const size_t esize = strcmp(descr, "<f8") == 0 ? 8 : strcmp(descr, "<f4") == 0 ? 4 : 2;
+    const size_t bytes = seq * rotary * esize;
+    clpe_status st = CLPE_SUCCESS;
+    clpe_rope *host = clpe_rope_create_host(cfg, &st);
+    cr_assert(host, "host rope: %s", clpe_status_string(st));
+    unsigned char *want_cos = malloc(bytes), *want_sin = malloc(bytes);
+    cr_assert(want_cos && want_sin);
+    cr_assert_eq(clpe_host_rope_cache(host, start, seq, want_cos, want_sin, 0), CLPE_SUCCESS);
+    const char *paths[2] = {cos_path, sin_path};
+    const unsigned char *want[2] = {want_cos, want_sin};
+    for (int k = 0; k < 2; ++k) {
+        npy_file f = npy_load(paths[k]);
+        cr_assert_str_eq(f.descr, descr, "%s", paths[k]);
+        cr_assert_eq(f.rows, seq);
+        cr_assert_eq(f.cols, rotary);
+        cr_assert_eq(f.data_len, bytes, "%s: %zu data bytes", paths[k], f.data_len);
+        if (memcmp(f.data, want[k], bytes) != 0) {
+            for (size_t b = 0; b < bytes; ++b)
+                cr_assert_eq(f.data[b], want[k][b], "%s: byte %zu (row %zu) differs from the "
+                             "host emulation", paths[k], b, b / esize / rotary);
+        }
+        free(f.whole);
+    }
+    free(want_cos);
+    free(want_sin);
+    clpe_rope_release(host);
+    run_free(&r);
+    rm_dir(dir);
+}
+
+Test(cli, rope_cache_equals_the_host_emulation, .timeout = 120)
+{
+    /* f32, default: 5000 rows of 256 bytes cross the tool's 1 MiB chunks */
+    clpe_rope_config a = clpe_rope_config_default(64);
+    rope_cache_and_compare(&a, -100, 5000, "<f4", (const char *const[]){NULL});
+
+    /* bf16, interleaved, partial, Llama 3 scaling, up to the last int64 position */
+    clpe_rope_config b = clpe_rope_config_default(128);
+    b.rotary_dim = 96;
+    b.pairing = CLPE_ROPE_INTERLEAVED;
+    b.dtype = CLPE_DTYPE_BF16;
+    b.base = 500000;
+    b.scaling = CLPE_ROPE_LLAMA3;
+    b.factor = 8;
+    b.original_max_position = 8192;
+    b.low_freq_factor = 1;
+    b.high_freq_factor = 4;
+    rope_cache_and_compare(&b, INT64_MAX - 16, 17, "<u2",
+                           (const char *const[]){"--rotary-dim", "96", "--pairing", "interleaved",
+                                                 "--dtype", "bf16", "--base", "500000",
+                                                 "--scaling", "llama3", "--factor", "8",
+                                                 "--original-max-position", "8192",
+                                                 "--low-freq-factor", "1",
+                                                 "--high-freq-factor", "4", NULL});
+
+    /* f16, linear */
+    clpe_rope_config c = clpe_rope_config_default(32);
+    c.dtype = CLPE_DTYPE_F16;
+    c.scaling = CLPE_ROPE_LINEAR;
+    c.factor = 4;
+    rope_cache_and_compare(&c, 1000, 33, "<f2",
+                           (const char *const[]){"--dtype", "f16", "--scaling", "linear",
+                                                 "--factor", "4", NULL});
+
+    /* f64, YaRN with its ramp given */
+    clpe_rope_config d = clpe_rope_config_default(64);
+    d.dtype = CLPE_DTYPE_F64;
+    d.scaling = CLPE_ROPE_YARN;
+    d.factor = 4;
+    d.original_max_position = 4096;
+    d.beta_fast = 16;
+    d.beta_slow = 2;
+    rope_cache_and_compare(&d, INT64_MIN, 9, "<f8",
+                           (const char *const[]){"--dtype", "f64", "--scaling", "yarn",
+                                                 "--factor", "4", "--original-max-position",
+                                                 "4096", "--beta-fast", "16", "--beta-slow", "2",
+                                                 NULL});
+
+    /* f32, dynamic NTK: the length is the last position + 1, as Hugging
+     * Face's max(position_ids) + 1 (here 70000 + 50) */
+    clpe_rope_config e = clpe_rope_config_default(64);
+    e.scaling = CLPE_ROPE_DYNAMIC;
+    e.factor = 2;
+    e.original_max_position = 2048;
+    e.seq_len = 70050;
+    rope_cache_and_compare(&e, 70000, 50, "<f4",
+                           (const char *const[]){"--scaling", "dynamic", "--factor", "2",
+                                                 "--original-max-position", "2048", NULL});
+}
+
 /* ---- plot ------------------------------------------------------------------------- */
 
 Test(cli, plot_writes_a_png, .timeout = 60)
@@ -546,10 +733,13 @@ typedef struct bad_case {
     int status;          /* expected exit status */
     const char *needle;  /* the one stderr line must contain this */
     const char *env;     /* "K=V" or NULL */
-    const char *args[16];
+    const char *args[24];
 } bad_case;
 
 #define OUT "@OUT@" /* replaced by a path in a fresh directory */
+#define OUT2 "@OUT2@" /* a second one (rope-cache's sin file) */
+#define ROPE_ARGS "rope-cache", "--seq", "4", "--head-dim", "8"
+#define ROPE_OUTS "--cos-out", OUT, "--sin-out", OUT2
 
 static const bad_case BAD[] = {
     {2, "no command", NULL, {NULL}},
@@ -599,21 +789,52 @@ static const bad_case BAD[] = {
     {1, "CLPE_DEVICE='no-such-device-xyz' matches no OpenCL device", "CLPE_DEVICE=no-such-device-xyz", {"table", "--d", "8", "--pos", "1"}},
     {1, "does not support --dtype f64", "CLPE_CLI_HIDE_DTYPES=f64", {"encode", "--seq", "10", "--d", "8", "--dtype", "f64", "-o", OUT}},
     {1, "does not support --dtype bf16", "CLPE_CLI_HIDE_DTYPES=bf16", {"table", "--d", "8", "--pos", "1", "--dtype", "bf16"}},
+    {2, "rope-cache: --head-dim is required", NULL, {"rope-cache", "--seq", "4", ROPE_OUTS}},
+    {2, "rope-cache: --seq is required", NULL, {"rope-cache", "--head-dim", "8", ROPE_OUTS}},
+    {2, "rope-cache: --cos-out FILE is required", NULL, {ROPE_ARGS, "--sin-out", OUT2}},
+    {2, "rope-cache: --sin-out FILE is required", NULL, {ROPE_ARGS, "--cos-out", OUT}},
+    {2, "rope-cache does not take --d", NULL, {ROPE_ARGS, "--d", "8", ROPE_OUTS}},
+    {2, "--head-dim must be at least 2, got 1", NULL, {"rope-cache", "--seq", "4", "--head-dim", "1", ROPE_OUTS}},
+    {2, "--head-dim expects a non-negative integer, got 'x8'", NULL, {"rope-cache", "--seq", "4", "--head-dim", "x8", ROPE_OUTS}},
+    {2, "--rotary-dim 12 is larger than --head-dim 8", NULL, {ROPE_ARGS, "--rotary-dim", "12", ROPE_OUTS}},
+    {2, "--rotary-dim must be even (it rotates pairs), got 5", NULL, {ROPE_ARGS, "--rotary-dim", "5", ROPE_OUTS}},
+    {2, "--head-dim without --rotary-dim must be even", NULL, {"rope-cache", "--seq", "4", "--head-dim", "7", ROPE_OUTS}},
+    {2, "--pairing must be half or interleaved, got 'split'", NULL, {ROPE_ARGS, "--pairing", "split", ROPE_OUTS}},
+    {2, "--scaling must be default, linear, dynamic, yarn or llama3, got 'ntk'", NULL, {ROPE_ARGS, "--scaling", "ntk", ROPE_OUTS}},
+    {2, "--scaling linear needs --factor", NULL, {ROPE_ARGS, "--scaling", "linear", ROPE_OUTS}},
+    {2, "--scaling llama3 needs --original-max-position", NULL, {ROPE_ARGS, "--scaling", "llama3", "--factor", "8", ROPE_OUTS}},
+    {2, "--factor does not apply to --scaling default", NULL, {ROPE_ARGS, "--factor", "2", ROPE_OUTS}},
+    {2, "--beta-fast does not apply to --scaling linear", NULL, {ROPE_ARGS, "--scaling", "linear", "--factor", "2", "--beta-fast", "4", ROPE_OUTS}},
+    {2, "--factor must be at least 1, got 0.5", NULL, {ROPE_ARGS, "--scaling", "linear", "--factor", "0.5", ROPE_OUTS}},
+    {2, "--factor expects a number, got 'two'", NULL, {ROPE_ARGS, "--scaling", "linear", "--factor", "two", ROPE_OUTS}},
+    {2, "--beta-fast (1) must be at least --beta-slow (2)", NULL, {ROPE_ARGS, "--scaling", "yarn", "--factor", "4", "--original-max-position", "64", "--beta-fast", "1", "--beta-slow", "2", ROPE_OUTS}},
+    {2, "--base must be a finite number above 1, got 0.5", NULL, {ROPE_ARGS, "--base", "0.5", ROPE_OUTS}},
+    {2, "--start 9223372036854775807 plus --seq 4", NULL, {ROPE_ARGS, "--start", "9223372036854775807", ROPE_OUTS}},
+    {2, "--cos-out and --sin-out name the same file", NULL, {ROPE_ARGS, "--cos-out", OUT, "--sin-out", OUT}},
+    {2, "--sin-out must name a .npy file, got 'sin.txt'", NULL, {ROPE_ARGS, "--cos-out", OUT, "--sin-out", "sin.txt"}},
+    /* a 2-wide dynamic rotation divides by zero in Hugging Face's formula: the library refuses it */
+    {2, "rope-cache: rotary: unknown scaling or a scaling parameter out of range", NULL, {"rope-cache", "--seq", "4", "--head-dim", "2", "--scaling", "dynamic", "--factor", "2", "--original-max-position", "8", ROPE_OUTS}},
+    /* the sin path is tried before the cos file is written: no cos file either */
+    {1, "cannot write --sin-out '/nonexistent-clpe-dir/s.npy'", NULL, {ROPE_ARGS, "--cos-out", OUT, "--sin-out", "/nonexistent-clpe-dir/s.npy"}},
+    {1, "does not support --dtype f64", "CLPE_CLI_HIDE_DTYPES=f64", {ROPE_ARGS, "--dtype", "f64", ROPE_OUTS}},
 };
 
 Test(cli, every_bad_input_fails_cleanly, .timeout = 120)
 {
     for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; ++i) {
         const bad_case *c = &BAD[i];
-        char dir[64], out[160];
+        char dir[64], out[160], out2[160];
         make_dir(dir, sizeof dir);
-        const char *args[16];
+        snprintf(out2, sizeof out2, "%s/sin.npy", dir);
+        const char *args[24];
         int k = 0;
         for (; c->args[k]; ++k) {
             if (strcmp(c->args[k], OUT) == 0) {
                 int is_plot = strcmp(c->args[0], "plot") == 0;
                 snprintf(out, sizeof out, "%s/out.%s", dir, is_plot ? "png" : "npy");
                 args[k] = out;
+            } else if (strcmp(c->args[k], OUT2) == 0) {
+                args[k] = out2;
             } else {
                 args[k] = c->args[k];
             }

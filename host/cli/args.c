@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +112,12 @@ static const struct name_value {
 }, LAYOUT_NAMES[] = {
     {"interleaved", CLPE_LAYOUT_INTERLEAVED}, {"split", CLPE_LAYOUT_SPLIT},
     {"cos-first", CLPE_LAYOUT_SPLIT_COS_FIRST},
+}, PAIRING_NAMES[] = {
+    {"half", CLPE_ROPE_HALF_SPLIT}, {"interleaved", CLPE_ROPE_INTERLEAVED},
+}, SCALING_NAMES[] = {
+    {"default", CLPE_ROPE_DEFAULT}, {"linear", CLPE_ROPE_LINEAR},
+    {"dynamic", CLPE_ROPE_DYNAMIC}, {"yarn", CLPE_ROPE_YARN},
+    {"llama3", CLPE_ROPE_LLAMA3},
 };
 
 static int lookup(const struct name_value *table, size_t n, const char *s)
@@ -126,6 +133,27 @@ static int lookup(const struct name_value *table, size_t n, const char *s)
 int cli_dtype_from_name(const char *s) { return lookup(DTYPE_NAMES, COUNT(DTYPE_NAMES), s); }
 int cli_freq_from_name(const char *s) { return lookup(FREQ_NAMES, COUNT(FREQ_NAMES), s); }
 int cli_layout_from_name(const char *s) { return lookup(LAYOUT_NAMES, COUNT(LAYOUT_NAMES), s); }
+int cli_pairing_from_name(const char *s) { return lookup(PAIRING_NAMES, COUNT(PAIRING_NAMES), s); }
+int cli_scaling_from_name(const char *s) { return lookup(SCALING_NAMES, COUNT(SCALING_NAMES), s); }
+
+/* The first spelling a table gives for value, or "?". */
+static const char *name_of(const struct name_value *table, size_t n, int value)
+{
+    for (size_t i = 0; i < n; ++i)
+        if (table[i].value == value)
+            return table[i].name;
+    return "?";
+}
+
+const char *cli_pairing_name(int pairing)
+{
+    return name_of(PAIRING_NAMES, COUNT(PAIRING_NAMES), pairing);
+}
+
+const char *cli_scaling_name(int scaling)
+{
+    return name_of(SCALING_NAMES, COUNT(SCALING_NAMES), scaling);
+}
 
 const char *cli_dtype_name(int dtype)
 {
@@ -161,6 +189,7 @@ const char *cli_command_name(cli_command cmd)
     case CLI_CMD_ENCODE: return "encode";
     case CLI_CMD_CHECK: return "check";
     case CLI_CMD_PLOT: return "plot";
+    case CLI_CMD_ROPE_CACHE: return "rope-cache";
     case CLI_CMD_NONE: break;
     }
     return "";
@@ -334,7 +363,9 @@ int cli_parse_positions(const char *s, int64_t **out, size_t *count, char *err, 
 enum flag_id {
     F_HELP, F_D, F_POS, F_SEQ, F_START, F_BASE, F_FREQ, F_LAYOUT, F_DTYPE, F_PRESET,
     F_DIGITS, F_DEVICE, F_ALL_DEVICES, F_QUICK, F_JSON, F_OUTPUT, F_CHUNK_ROWS, F_QUIET,
-    F_QUERY, F_MEASURE_WRITE, F_PADDING_IDX, F_COUNT
+    F_QUERY, F_MEASURE_WRITE, F_PADDING_IDX, F_HEAD_DIM, F_ROTARY_DIM, F_PAIRING, F_SCALING,
+    F_FACTOR, F_ORIGINAL_MAX_POSITION, F_LOW_FREQ_FACTOR, F_HIGH_FREQ_FACTOR, F_BETA_FAST,
+    F_BETA_SLOW, F_COS_OUT, F_SIN_OUT, F_COUNT
 };
 
 #define C_DEV (1u << CLI_CMD_DEVICES)
@@ -342,7 +373,8 @@ enum flag_id {
 #define C_ENC (1u << CLI_CMD_ENCODE)
 #define C_CHK (1u << CLI_CMD_CHECK)
 #define C_PLT (1u << CLI_CMD_PLOT)
-#define C_ALL (C_DEV | C_TAB | C_ENC | C_CHK | C_PLT)
+#define C_ROP (1u << CLI_CMD_ROPE_CACHE)
+#define C_ALL (C_DEV | C_TAB | C_ENC | C_CHK | C_PLT | C_ROP)
 #define C_CFG (C_TAB | C_ENC | C_PLT)
 
 static const struct flag_spec {
@@ -355,24 +387,36 @@ static const struct flag_spec {
     {"--help", "-h", F_HELP, C_ALL, 0},
     {"--d", NULL, F_D, C_CFG, 1},
     {"--pos", NULL, F_POS, C_TAB, 1},
-    {"--seq", NULL, F_SEQ, C_ENC | C_PLT, 1},
-    {"--start", NULL, F_START, C_ENC | C_PLT, 1},
-    {"--base", NULL, F_BASE, C_CFG, 1},
+    {"--seq", NULL, F_SEQ, C_ENC | C_PLT | C_ROP, 1},
+    {"--start", NULL, F_START, C_ENC | C_PLT | C_ROP, 1},
+    {"--base", NULL, F_BASE, C_CFG | C_ROP, 1},
     {"--freq", NULL, F_FREQ, C_CFG, 1},
     {"--layout", NULL, F_LAYOUT, C_CFG, 1},
-    {"--dtype", NULL, F_DTYPE, C_CFG, 1},
+    {"--dtype", NULL, F_DTYPE, C_CFG | C_ROP, 1},
     {"--preset", NULL, F_PRESET, C_CFG, 1},
     {"--digits", NULL, F_DIGITS, C_TAB, 1},
-    {"--device", NULL, F_DEVICE, C_TAB | C_ENC | C_CHK | C_PLT, 1},
+    {"--device", NULL, F_DEVICE, C_TAB | C_ENC | C_CHK | C_PLT | C_ROP, 1},
     {"--all-devices", NULL, F_ALL_DEVICES, C_CHK, 0},
     {"--quick", NULL, F_QUICK, C_CHK, 0},
     {"--json", NULL, F_JSON, C_CHK, 1},
     {"--output", "-o", F_OUTPUT, C_ENC | C_PLT, 1},
     {"--chunk-rows", NULL, F_CHUNK_ROWS, C_ENC, 1},
-    {"--quiet", "-q", F_QUIET, C_ENC | C_CHK, 0},
+    {"--quiet", "-q", F_QUIET, C_ENC | C_CHK | C_ROP, 0},
     {"--query", NULL, F_QUERY, C_PLT, 1},
     {"--measure-write", NULL, F_MEASURE_WRITE, C_ENC, 0},
     {"--padding-idx", NULL, F_PADDING_IDX, C_CFG, 1},
+    {"--head-dim", NULL, F_HEAD_DIM, C_ROP, 1},
+    {"--rotary-dim", NULL, F_ROTARY_DIM, C_ROP, 1},
+    {"--pairing", NULL, F_PAIRING, C_ROP, 1},
+    {"--scaling", NULL, F_SCALING, C_ROP, 1},
+    {"--factor", NULL, F_FACTOR, C_ROP, 1},
+    {"--original-max-position", NULL, F_ORIGINAL_MAX_POSITION, C_ROP, 1},
+    {"--low-freq-factor", NULL, F_LOW_FREQ_FACTOR, C_ROP, 1},
+    {"--high-freq-factor", NULL, F_HIGH_FREQ_FACTOR, C_ROP, 1},
+    {"--beta-fast", NULL, F_BETA_FAST, C_ROP, 1},
+    {"--beta-slow", NULL, F_BETA_SLOW, C_ROP, 1},
+    {"--cos-out", NULL, F_COS_OUT, C_ROP, 1},
+    {"--sin-out", NULL, F_SIN_OUT, C_ROP, 1},
 };
 
 static const struct flag_spec *find_flag(const char *name, size_t len)
@@ -389,7 +433,7 @@ static const struct flag_spec *find_flag(const char *name, size_t len)
 
 static cli_command command_from_name(const char *s)
 {
-    for (int c = CLI_CMD_DEVICES; c <= CLI_CMD_PLOT; ++c)
+    for (int c = CLI_CMD_DEVICES; c <= CLI_CMD_ROPE_CACHE; ++c)
         if (strcmp(s, cli_command_name((cli_command)c)) == 0)
             return (cli_command)c;
     return CLI_CMD_NONE;
@@ -430,6 +474,37 @@ static int flag_i64(const char *flag, const char *val, int64_t *out, char *err, 
     else if (rc == CLI_NUM_RANGE)
         set_err(err, errlen, "%s is out of range (a 64-bit signed integer), got %s", flag, q);
     return rc ? CLI_PARSE_USAGE : 0;
+}
+
+/* A positive finite number (a scaling parameter) into *out. */
+static int flag_positive(const char *flag, const char *val, double *out, int *have, char *err,
+                         size_t errlen)
+{
+    char q[64];
+    quote(q, sizeof q, val);
+    int rc = cli_parse_double(val, out);
+    if (rc == CLI_NUM_SYNTAX) {
+        set_err(err, errlen, "%s expects a number, got '%s'", flag, q);
+        return CLI_PARSE_USAGE;
+    }
+    if (rc == CLI_NUM_RANGE || !(*out > 0.0)) {
+        set_err(err, errlen, "%s must be a finite number above 0, got %s", flag, q);
+        return CLI_PARSE_USAGE;
+    }
+    *have = 1;
+    return 0;
+}
+
+/* A head width: 2 .. CLPE_MAX_D. */
+static int flag_width(const char *flag, const char *val, uint32_t *out, int *have, char *err,
+                      size_t errlen)
+{
+    uint64_t u = 0;
+    if (flag_u64(flag, val, 2, CLPE_MAX_D, &u, err, errlen))
+        return CLI_PARSE_USAGE;
+    *out = (uint32_t)u;
+    *have = 1;
+    return 0;
 }
 
 static int apply_flag(cli_args *a, const struct flag_spec *f, const char *val, char *err,
@@ -538,15 +613,67 @@ static int apply_flag(cli_args *a, const struct flag_spec *f, const char *val, c
         return 0;
     case F_JSON:
     case F_OUTPUT:
+    case F_COS_OUT:
+    case F_SIN_OUT:
         if (!*val) {
             set_err(err, errlen, "%s expects a file name, got ''", f->name);
             return CLI_PARSE_USAGE;
         }
         if (f->id == F_JSON)
             a->json = val;
-        else
+        else if (f->id == F_OUTPUT)
             a->output = val;
+        else if (f->id == F_COS_OUT)
+            a->cos_out = val;
+        else
+            a->sin_out = val;
         return 0;
+    case F_HEAD_DIM:
+        return flag_width("--head-dim", val, &a->head_dim, &a->have_head_dim, err, errlen);
+    case F_ROTARY_DIM:
+        return flag_width("--rotary-dim", val, &a->rotary_dim, &a->have_rotary_dim, err, errlen);
+    case F_PAIRING:
+        a->pairing = cli_pairing_from_name(val);
+        if (a->pairing == CLI_UNSET) {
+            set_err(err, errlen, "--pairing must be half or interleaved, got '%s'", q);
+            return CLI_PARSE_USAGE;
+        }
+        return 0;
+    case F_SCALING:
+        a->scaling = cli_scaling_from_name(val);
+        if (a->scaling == CLI_UNSET) {
+            set_err(err, errlen,
+                    "--scaling must be default, linear, dynamic, yarn or llama3, got '%s'", q);
+            return CLI_PARSE_USAGE;
+        }
+        return 0;
+    case F_FACTOR:
+        if (flag_positive("--factor", val, &a->factor, &a->have_factor, err, errlen))
+            return CLI_PARSE_USAGE;
+        if (!(a->factor >= 1.0)) {
+            set_err(err, errlen, "--factor must be at least 1, got %s", q);
+            return CLI_PARSE_USAGE;
+        }
+        return 0;
+    case F_ORIGINAL_MAX_POSITION:
+        if (flag_positive("--original-max-position", val, &a->original_max_position,
+                          &a->have_original_max_position, err, errlen))
+            return CLI_PARSE_USAGE;
+        if (!(a->original_max_position >= 1.0)) {
+            set_err(err, errlen, "--original-max-position must be at least 1, got %s", q);
+            return CLI_PARSE_USAGE;
+        }
+        return 0;
+    case F_LOW_FREQ_FACTOR:
+        return flag_positive("--low-freq-factor", val, &a->low_freq_factor,
+                             &a->have_low_freq_factor, err, errlen);
+    case F_HIGH_FREQ_FACTOR:
+        return flag_positive("--high-freq-factor", val, &a->high_freq_factor,
+                             &a->have_high_freq_factor, err, errlen);
+    case F_BETA_FAST:
+        return flag_positive("--beta-fast", val, &a->beta_fast, &a->have_beta_fast, err, errlen);
+    case F_BETA_SLOW:
+        return flag_positive("--beta-slow", val, &a->beta_slow, &a->have_beta_slow, err, errlen);
     case F_CHUNK_ROWS:
         return flag_u64("--chunk-rows", val, 1, UINT64_MAX, &a->chunk_rows, err, errlen);
     case F_ALL_DEVICES: a->all_devices = 1; return 0;
@@ -555,6 +682,104 @@ static int apply_flag(cli_args *a, const struct flag_spec *f, const char *val, c
     case F_MEASURE_WRITE: a->measure_write = 1; return 0;
     case F_HELP:
     case F_COUNT: break;
+    }
+    return 0;
+}
+
+/* A file name ending in .npy (any case). */
+static int names_npy(const char *path)
+{
+    size_t len = strlen(path);
+    return len >= 4 && strcasecmp(path + len - 4, ".npy") == 0;
+}
+
+/* rope-cache: what is required, which scaling takes which parameter, and
+ * the sizes. The library checks the numbers once more when it builds the
+ * frequencies (clpe_rope_create_host), before any file is opened. */
+static int rope_combination(cli_args *a, char *err, size_t errlen)
+{
+    static const struct {
+        const char *flag;
+        size_t have_offset;
+        unsigned scalings; /* bit per clpe_rope_scaling that takes the flag */
+        unsigned required; /* bit per clpe_rope_scaling that needs it */
+    } PARAMS[] = {
+        {"--factor", offsetof(cli_args, have_factor),
+         1u << CLPE_ROPE_LINEAR | 1u << CLPE_ROPE_DYNAMIC | 1u << CLPE_ROPE_YARN |
+             1u << CLPE_ROPE_LLAMA3,
+         1u << CLPE_ROPE_LINEAR | 1u << CLPE_ROPE_DYNAMIC | 1u << CLPE_ROPE_YARN |
+             1u << CLPE_ROPE_LLAMA3},
+        {"--original-max-position", offsetof(cli_args, have_original_max_position),
+         1u << CLPE_ROPE_DYNAMIC | 1u << CLPE_ROPE_YARN | 1u << CLPE_ROPE_LLAMA3,
+         1u << CLPE_ROPE_DYNAMIC | 1u << CLPE_ROPE_YARN | 1u << CLPE_ROPE_LLAMA3},
+        {"--low-freq-factor", offsetof(cli_args, have_low_freq_factor),
+         1u << CLPE_ROPE_LLAMA3, 1u << CLPE_ROPE_LLAMA3},
+        {"--high-freq-factor", offsetof(cli_args, have_high_freq_factor),
+         1u << CLPE_ROPE_LLAMA3, 1u << CLPE_ROPE_LLAMA3},
+        {"--beta-fast", offsetof(cli_args, have_beta_fast), 1u << CLPE_ROPE_YARN, 0},
+        {"--beta-slow", offsetof(cli_args, have_beta_slow), 1u << CLPE_ROPE_YARN, 0},
+    };
+    const char *cmd = cli_command_name(a->command);
+    if (!a->have_seq) { set_err(err, errlen, "%s: --seq is required", cmd); return CLI_PARSE_USAGE; }
+    if (!a->have_head_dim) { set_err(err, errlen, "%s: --head-dim is required", cmd); return CLI_PARSE_USAGE; }
+    if (!a->cos_out) { set_err(err, errlen, "%s: --cos-out FILE is required", cmd); return CLI_PARSE_USAGE; }
+    if (!a->sin_out) { set_err(err, errlen, "%s: --sin-out FILE is required", cmd); return CLI_PARSE_USAGE; }
+    const uint32_t rotary = a->have_rotary_dim ? a->rotary_dim : a->head_dim;
+    if (a->have_rotary_dim && a->rotary_dim > a->head_dim) {
+        set_err(err, errlen, "--rotary-dim %u is larger than --head-dim %u",
+                (unsigned)a->rotary_dim, (unsigned)a->head_dim);
+        return CLI_PARSE_USAGE;
+    }
+    if (rotary & 1u) {
+        set_err(err, errlen, "%s must be even (it rotates pairs), got %u",
+                a->have_rotary_dim ? "--rotary-dim" : "--head-dim without --rotary-dim",
+                (unsigned)rotary);
+        return CLI_PARSE_USAGE;
+    }
+    const int scaling = a->scaling == CLI_UNSET ? CLPE_ROPE_DEFAULT : a->scaling;
+    for (size_t i = 0; i < COUNT(PARAMS); ++i) {
+        const int have = *(const int *)((const char *)a + PARAMS[i].have_offset);
+        if (have && !(PARAMS[i].scalings & 1u << scaling)) {
+            set_err(err, errlen, "%s does not apply to --scaling %s", PARAMS[i].flag,
+                    cli_scaling_name(scaling));
+            return CLI_PARSE_USAGE;
+        }
+        if (!have && (PARAMS[i].required & 1u << scaling)) {
+            set_err(err, errlen, "--scaling %s needs %s", cli_scaling_name(scaling),
+                    PARAMS[i].flag);
+            return CLI_PARSE_USAGE;
+        }
+    }
+    if (scaling == CLPE_ROPE_LLAMA3 && !(a->high_freq_factor > a->low_freq_factor)) {
+        set_err(err, errlen, "--high-freq-factor must be above --low-freq-factor");
+        return CLI_PARSE_USAGE;
+    }
+    if (scaling == CLPE_ROPE_YARN && (a->have_beta_fast || a->have_beta_slow)) {
+        const double fast = a->have_beta_fast ? a->beta_fast : 32.0;
+        const double slow = a->have_beta_slow ? a->beta_slow : 1.0;
+        if (!(fast >= slow)) {
+            set_err(err, errlen, "--beta-fast (%g) must be at least --beta-slow (%g)", fast,
+                    slow);
+            return CLI_PARSE_USAGE;
+        }
+    }
+    size_t esize = dtype_size(a->dtype == CLI_UNSET ? CLPE_DTYPE_F32 : a->dtype);
+    if (a->seq > UINT64_MAX / rotary / esize) {
+        set_err(err, errlen, "--seq %llu times the rotary width %u is too large (overflows 64 bits)",
+                (unsigned long long)a->seq, (unsigned)rotary);
+        return CLI_PARSE_USAGE;
+    }
+    if (!names_npy(a->cos_out) || !names_npy(a->sin_out)) {
+        char q[64];
+        const int cos_bad = !names_npy(a->cos_out);
+        quote(q, sizeof q, cos_bad ? a->cos_out : a->sin_out);
+        set_err(err, errlen, "%s must name a .npy file, got '%s'",
+                cos_bad ? "--cos-out" : "--sin-out", q);
+        return CLI_PARSE_USAGE;
+    }
+    if (strcmp(a->cos_out, a->sin_out) == 0) {
+        set_err(err, errlen, "--cos-out and --sin-out name the same file");
+        return CLI_PARSE_USAGE;
     }
     return 0;
 }
@@ -579,6 +804,10 @@ static int check_combination(cli_args *a, const unsigned char *seen, char *err, 
             set_err(err, errlen, "--device and --all-devices cannot be combined");
             return CLI_PARSE_USAGE;
         }
+        break;
+    case CLI_CMD_ROPE_CACHE:
+        if (rope_combination(a, err, errlen))
+            return CLI_PARSE_USAGE;
         break;
     case CLI_CMD_DEVICES:
     case CLI_CMD_NONE:
@@ -627,7 +856,7 @@ static int check_combination(cli_args *a, const unsigned char *seen, char *err, 
 cli_parse_result cli_parse(int argc, char *const argv[], cli_args *a, char *err, size_t errlen)
 {
     memset(a, 0, sizeof *a);
-    a->freq = a->layout = a->dtype = CLI_UNSET;
+    a->freq = a->layout = a->dtype = a->pairing = a->scaling = CLI_UNSET;
     a->digits = 4;
     if (err && errlen)
         err[0] = '\0';

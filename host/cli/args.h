@@ -27,10 +27,11 @@ typedef enum cli_command {
     CLI_CMD_TABLE,
     CLI_CMD_ENCODE,
     CLI_CMD_CHECK,
-    CLI_CMD_PLOT
+    CLI_CMD_PLOT,
+    CLI_CMD_ROPE_CACHE
 } cli_command;
 
-/* Unset enumerations (freq, layout, dtype) hold -1. */
+/* Unset enumerations (freq, layout, dtype, pairing, scaling) hold -1. */
 #define CLI_UNSET (-1)
 
 /* Most positions one --pos list may expand to. */
@@ -67,6 +68,27 @@ typedef struct cli_args {
     int64_t query;          /* plot: the position compared with every other */
     int64_t *positions;     /* table --pos, malloc'd; free with cli_args_free */
     size_t n_positions;
+    /* rope-cache: the rotary configuration (clpe_rope_config's fields) */
+    int have_head_dim;
+    uint32_t head_dim;
+    int have_rotary_dim;
+    uint32_t rotary_dim;
+    int pairing;            /* clpe_rope_pairing or CLI_UNSET */
+    int scaling;            /* clpe_rope_scaling or CLI_UNSET */
+    int have_factor;
+    double factor;
+    int have_original_max_position;
+    double original_max_position;
+    int have_low_freq_factor;
+    double low_freq_factor;
+    int have_high_freq_factor;
+    double high_freq_factor;
+    int have_beta_fast;
+    double beta_fast;
+    int have_beta_slow;
+    double beta_slow;
+    const char *cos_out;    /* --cos-out FILE */
+    const char *sin_out;    /* --sin-out FILE */
 } cli_args;
 
 /* Parse argv[1..argc). On CLI_PARSE_USAGE, err receives one line (no
@@ -104,6 +126,10 @@ int cli_layout_from_name(const char *s);
 const char *cli_dtype_name(int dtype);
 const char *cli_freq_name(int freq);
 const char *cli_layout_name(int layout);
+int cli_pairing_from_name(const char *s);
+int cli_scaling_from_name(const char *s);
+const char *cli_pairing_name(int pairing);
+const char *cli_scaling_name(int scaling);
 
 /* Rows start .. start + n - 1 must all be valid int64 positions (n >= 1). */
 int cli_positions_fit(int64_t start, uint64_t n);

@@ -3,6 +3,7 @@
  *   check_cases.c        what to run: configurations, positions, inputs
  *   check_paths.c        running each path on the device and comparing it
  *                        bit for bit with the host emulation
+ *   check_rope.c         the rotary paths, the same way
  *   check_reference.c    sampling device values against the MPFR reference
  *   check_report_text.c  the table and the failure lines on stdout
  *   check_report_json.c  the --json report
@@ -41,6 +42,10 @@ typedef struct check_tally {
     char paths[64];         /* which paths ran */
     uint32_t configurations;   /* configurations checked */
     uint32_t not_offered;      /* CHECK_IF_OFFERED ones this library build refused */
+    uint64_t rope_elements;    /* of elements and mismatches: the rope and rope_cache paths */
+    uint64_t rope_mismatches;
+    uint64_t rope_samples;     /* float32 rotations compared with the exact one */
+    double rope_max_ratio;     /* worst |error| / (2^-22 hypot(a, b)) of them */
 } check_tally;
 
 /* One device's run. */
@@ -48,6 +53,7 @@ typedef struct check_checker {
     const cli_device *dev;
     int quick;
     int corrupt_pending;    /* flip one bit of the next table read back (tests) */
+    int corrupt_rope_pending; /* the same for the next rotated queries read back */
     uint64_t rng;
     ref_encoding *ref;      /* the reference of the configuration being checked */
 } check_checker;
@@ -131,7 +137,22 @@ void check_gather(check_checker *ck, check_tally *t, clpe_encoder *enc, const cl
 void check_pad_positions(check_checker *ck, check_tally *t, clpe_encoder *enc,
                          const clpe_config *cfg, size_t batch, size_t seq);
 
+/* ---- check_rope.c ---- */
+
+/* "f32 rope half/default head_dim=16", for messages. */
+void check_rope_label(const clpe_rope_config *cfg, char *out, size_t cap);
+/* Rotations and caches of every case for dtype, with rotary objects that
+ * share like's program (like may be NULL: each builds its own). */
+void check_rope(check_checker *ck, check_tally *t, clpe_encoder *like, int dtype);
+
 /* ---- check_reference.c ---- */
+
+/* The float32 rotation bound: for the pair (a, b) rotated by the angle of
+ * ref_at (its negative if inverse) into (got_a, got_b), the larger error of
+ * the two against the exact rotation, over 2^-22 hypot(a, b). 0 for a zero
+ * pair rotated to zero; NaN stays NaN. */
+double check_rope_error_ratio(ref_encoding *ref, int inverse, double a, double b, double got_a,
+                              double got_b);
 
 /* Largest acceptable |error| of dtype against the exact value at p. */
 double check_error_bound(int dtype, int64_t p);

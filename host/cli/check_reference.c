@@ -69,3 +69,31 @@ void check_sample_errors(check_checker *ck, check_tally *t, const clpe_config *c
         }
     }
 }
+
+double check_rope_error_ratio(ref_encoding *ref, int inverse, double a, double b, double got_a,
+                              double got_b)
+{
+    /* a' = a cos - b sin, b' = a sin + b cos, with sin negated for the
+     * inverse rotation; each subtracted from the device value at full
+     * precision and rounded once. */
+    mpfr_t sn, x, y;
+    mpfr_inits2(REF_PRECISION, sn, x, y, (mpfr_ptr)0);
+    if (inverse)
+        mpfr_neg(sn, ref->sin, MPFR_RNDN);
+    else
+        mpfr_set(sn, ref->sin, MPFR_RNDN);
+    mpfr_mul_d(x, ref->cos, a, MPFR_RNDN);
+    mpfr_mul_d(y, sn, b, MPFR_RNDN);
+    mpfr_sub(x, x, y, MPFR_RNDN);
+    mpfr_sub_d(x, x, got_a, MPFR_RNDN);
+    const double err_a = fabs(mpfr_get_d(x, MPFR_RNDN));
+    mpfr_mul_d(x, sn, a, MPFR_RNDN);
+    mpfr_mul_d(y, ref->cos, b, MPFR_RNDN);
+    mpfr_add(x, x, y, MPFR_RNDN);
+    mpfr_sub_d(x, x, got_b, MPFR_RNDN);
+    const double err_b = fabs(mpfr_get_d(x, MPFR_RNDN));
+    mpfr_clears(sn, x, y, (mpfr_ptr)0);
+    const double e = isnan(err_a) || isnan(err_b) ? NAN : fmax(err_a, err_b);
+    const double bound = ldexp(1.0, -22) * hypot(a, b);
+    return bound > 0 ? e / bound : e == 0 ? 0 : INFINITY;
+}

@@ -24,6 +24,11 @@ static void write_tally(FILE *f, const check_tally *t)
             t->paths, (unsigned long long)t->elements, (unsigned long long)t->mismatches,
             (unsigned long long)t->samples, t->max_err, t->bound, (long long)t->worst_pos,
             (unsigned)t->configurations, (unsigned)t->not_offered);
+    fprintf(f,
+            ", \"rope_elements\": %llu, \"rope_bit_mismatches\": %llu, "
+            "\"rope_exact_samples\": %llu, \"rope_max_error_over_bound\": %.6f",
+            (unsigned long long)t->rope_elements, (unsigned long long)t->rope_mismatches,
+            (unsigned long long)t->rope_samples, t->rope_max_ratio);
     if (t->first_mismatch[0]) {
         fprintf(f, ", \"first_mismatch\": ");
         json_string(f, t->first_mismatch);

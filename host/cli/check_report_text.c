@@ -35,6 +35,28 @@ static void print_table(const check_device_result *res, size_t n)
     }
 }
 
+/* The rotary paths of each dtype: their share of the counts above, and
+ * the float32 error against the exact rotation in units of its bound. */
+static void print_rope(const check_device_result *res, size_t n)
+{
+    for (size_t i = 0; i < n; ++i) {
+        if (res[i].open_error[0])
+            continue;
+        for (int k = 0; k < CHECK_NDTYPES; ++k) {
+            const check_tally *t = &res[i].t[k];
+            if (t->skipped || !t->rope_elements)
+                continue;
+            printf("rope on device %u %-4s: %llu elements, %llu mismatches", res[i].index,
+                   cli_dtype_name(t->dtype), (unsigned long long)t->rope_elements,
+                   (unsigned long long)t->rope_mismatches);
+            if (t->rope_samples)
+                printf(", max |error| %.3f x 2^-22 hypot(a, b) over %llu exact rotations",
+                       t->rope_max_ratio, (unsigned long long)t->rope_samples);
+            putchar('\n');
+        }
+    }
+}
+
 /* Why anything failed, one line each. */
 static void print_failures(const check_device_result *res, size_t n)
 {
@@ -60,6 +82,7 @@ static void print_failures(const check_device_result *res, size_t n)
 void check_report_text(const check_device_result *res, size_t n, int all_pass, double seconds)
 {
     print_table(res, n);
+    print_rope(res, n);
     print_failures(res, n);
     const char *paths = n && !res[0].open_error[0] ? res[0].t[0].paths : "table add";
     printf("%s: %zu device%s, paths %s, %.1f s\n", all_pass ? "PASS" : "FAIL", n,

@@ -74,5 +74,6 @@ int cli_cmd_table(const cli_args *args);
 int cli_cmd_encode(const cli_args *args);
 int cli_cmd_check(const cli_args *args);
 int cli_cmd_plot(const cli_args *args);
+int cli_cmd_rope_cache(const cli_args *args);
 
 #endif

@@ -5,7 +5,8 @@
  * host emulation computes. This command holds every device to that: for
  * each dtype the device supports, both frequency conventions, every layout
  * and a few widths, it runs the table, fused add (in and out of place),
- * gather and pad-aware position paths at edge and random positions, reads
+ * gather and pad-aware position paths at edge and random positions, and
+ * the rotary paths (check_rope.c), reads
  * everything back and compares every element bit for bit with clpe_host_*,
  * guard elements between rows included (check_paths.c). It also samples the
  * device's values against the independent MPFR reference
@@ -16,7 +17,8 @@
  *
  * Test-only hook: with CLPE_CHECK_CORRUPT=1 in the environment, one bit of
  * the first device table read back is flipped before the comparison, so
- * the tests can see a failing run report its mismatch.
+ * the tests can see a failing run report its mismatch; CLPE_CHECK_CORRUPT=rope
+ * flips one of the first rotated queries instead.
  */
 #include "check.h"
 
@@ -68,7 +70,8 @@ static void check_device(check_checker *ck, check_tally *t)
         memset(r, 0, sizeof *r);
         r->dtype = dt;
         r->bound = check_error_bound(dt, INT64_MIN);
-        snprintf(r->paths, sizeof r->paths, "table add add_out gather pad_positions");
+        snprintf(r->paths, sizeof r->paths,
+                 "table add add_out gather pad_positions rope rope_cache");
         if (!cli_device_supports(ck->dev->device, dt)) {
             r->skipped = 1;
             snprintf(r->skip_reason, sizeof r->skip_reason, "device lacks %s",
@@ -110,6 +113,8 @@ static void check_device(check_checker *ck, check_tally *t)
                     clpe_encoder_release(enc);
             }
         }
+        if (!r->skipped && !r->error[0])
+            check_rope(ck, r, proto, dt);
     }
     clpe_encoder_release(proto);
 }
@@ -133,7 +138,10 @@ int cli_cmd_check(const cli_args *args)
     memset(&ck, 0, sizeof ck);
     ck.quick = args->quick;
     const char *corrupt = getenv("CLPE_CHECK_CORRUPT");
-    ck.corrupt_pending = corrupt && *corrupt && strcmp(corrupt, "0") != 0;
+    /* "rope" flips a bit of the first rotation instead of the first table */
+    ck.corrupt_rope_pending = corrupt && strcmp(corrupt, "rope") == 0;
+    ck.corrupt_pending = corrupt && *corrupt && strcmp(corrupt, "0") != 0 &&
+                         !ck.corrupt_rope_pending;
 
     int all_pass = 1;
     for (unsigned idx = 0;; ++idx) {

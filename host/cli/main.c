@@ -14,11 +14,12 @@ static const char GENERAL_HELP[] =
     "Exact sinusoidal position encoding on any OpenCL device.\n"
     "\n"
     "commands:\n"
-    "  devices   list OpenCL platforms and devices, and which one is the default\n"
-    "  table     print the encoding of a few positions\n"
-    "  encode    write the [N, D] encoding of N consecutive positions to a .npy file\n"
-    "  check     verify every output bit of a device against the host emulation\n"
-    "  plot      draw the encoding and its dot-product similarity to a PNG\n"
+    "  devices     list OpenCL platforms and devices, and which one is the default\n"
+    "  table       print the encoding of a few positions\n"
+    "  encode      write the [N, D] encoding of N positions to a .npy file\n"
+    "  check       verify every output bit of a device against the host emulation\n"
+    "  plot        draw the encoding and its dot-product similarity to a PNG\n"
+    "  rope-cache  write the rotary cos/sin cache of N positions to two .npy files\n"
     "\n"
     "  clpe COMMAND --help   flags of one command\n"
     "  clpe --version        versions of the tool and the library\n"
@@ -94,9 +95,12 @@ static const char CHECK_HELP[] =
     "\n"
     "The conformance run: on each device, for every element type it supports, both\n"
     "frequency conventions and both layouts, run the table, fused add and gather\n"
-    "paths at edge and random positions (up to +-2^63) and compare every output bit\n"
+    "paths, and the rotary paths (rope: both pairings, partial rotary, [b,s,h,d]\n"
+    "and [b,h,s,d], queries and keys, every position source, the inverse; rope_cache)\n"
+    "at edge and random positions (up to +-2^63) and compare every output bit\n"
     "with the library's host emulation; sample the error against a 256-bit MPFR\n"
-    "reference. Prints one row per device and type; exits 1 if anything fails.\n"
+    "reference (float32 rotations: within 2^-22 hypot(a, b) of the exact one).\n"
+    "Prints one row per device and type; exits 1 if anything fails.\n"
     "\n"
     "  --device SEL       check this device (default: the default device)\n"
     "  --all-devices      check every device of every platform\n"
@@ -118,6 +122,49 @@ static const char PLOT_HELP[] =
     "\n"
     "example: clpe plot --seq 128 --d 128 -o plot.png\n";
 
+static const char ROPE_CACHE_HELP[] =
+    "usage: clpe rope-cache --seq N --head-dim D --cos-out COS.npy --sin-out SIN.npy\n"
+    "                       [FLAGS]\n"
+    "\n"
+    "Compute the rotary position embedding's cos and sin of positions START ..\n"
+    "START+N-1 on the device, each [N, R] (R the rotary width), already multiplied\n"
+    "by the scaling's amplitude, as Hugging Face's rotary embeddings return them:\n"
+    "half pairing repeats the halves (cos[s][j] = cos[s][j + R/2]), interleaved\n"
+    "pairing repeats each value twice. Files as for encode (.npy; bf16 as '<u2'\n"
+    "raw bits); each appears only when complete, cos first.\n"
+    "\n"
+    "  --seq N            number of positions (rows), >= 1 (required)\n"
+    "  --head-dim D       elements per head, 2 .. 16777216 (required)\n"
+    "  --rotary-dim R     leading elements that rotate: even, <= D (default D)\n"
+    "  --start P          first position, any 64-bit integer (default 0)\n"
+    "  --base B           rope_theta, > 1 (default 10000)\n"
+    "  --pairing half|interleaved\n"
+    "                     pairs (i, i+R/2) as GPT-NeoX and Hugging Face (default),\n"
+    "                     or (2i, 2i+1) as GPT-J and Meta's Llama code\n"
+    "  --scaling default|linear|dynamic|yarn|llama3\n"
+    "                     frequencies as Hugging Face's rope_init_fns (default: none)\n"
+    "  --factor F         linear, dynamic, yarn, llama3: the scaling factor, >= 1\n"
+    "  --original-max-position N\n"
+    "                     dynamic: max_position_embeddings; yarn, llama3: the\n"
+    "                     original_max_position_embeddings (>= 1)\n"
+    "  --low-freq-factor X, --high-freq-factor Y\n"
+    "                     llama3: the frequency factors, 0 < X < Y\n"
+    "  --beta-fast A, --beta-slow B\n"
+    "                     yarn: the ramp, A >= B > 0 (default 32 and 1)\n"
+    "  --dtype f32|f16|bf16|f64\n"
+    "                     element type (default f32)\n"
+    "  --cos-out FILE     the cos .npy file to write (required)\n"
+    "  --sin-out FILE     the sin .npy file to write (required)\n"
+    "  -q, --quiet        no summary on stderr\n"
+    "  --device SEL       device selector (see 'clpe --help')\n"
+    "\n"
+    "Dynamic scaling takes the length Hugging Face does, max(position) + 1: here\n"
+    "START+N.\n"
+    "\n"
+    "example: clpe rope-cache --seq 4096 --head-dim 128 --base 500000 --scaling llama3\n"
+    "         --factor 8 --original-max-position 8192 --low-freq-factor 1\n"
+    "         --high-freq-factor 4 --cos-out cos.npy --sin-out sin.npy\n";
+
 static const char *help_for(cli_command cmd)
 {
     switch (cmd) {
@@ -126,6 +173,7 @@ static const char *help_for(cli_command cmd)
     case CLI_CMD_ENCODE: return ENCODE_HELP;
     case CLI_CMD_CHECK: return CHECK_HELP;
     case CLI_CMD_PLOT: return PLOT_HELP;
+    case CLI_CMD_ROPE_CACHE: return ROPE_CACHE_HELP;
     case CLI_CMD_NONE: break;
     }
     return GENERAL_HELP;
@@ -158,6 +206,7 @@ int main(int argc, char **argv)
         case CLI_CMD_ENCODE: rc = cli_cmd_encode(&args); break;
         case CLI_CMD_CHECK: rc = cli_cmd_check(&args); break;
         case CLI_CMD_PLOT: rc = cli_cmd_plot(&args); break;
+        case CLI_CMD_ROPE_CACHE: rc = cli_cmd_rope_cache(&args); break;
         case CLI_CMD_NONE:
         default: rc = CLI_EXIT_USAGE; break;
         }

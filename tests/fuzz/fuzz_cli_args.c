@@ -80,6 +80,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(memchr(err, '\0', 48) != NULL, "error text not terminated");
     if (res == CLI_PARSE_OK)
         CHECK(args.n_positions == 0 || args.positions, "positions count without positions");
+    if (res == CLI_PARSE_OK && args.command == CLI_CMD_ROPE_CACHE) {
+        /* what cmd_rope_cache.c relies on without checking again */
+        const uint32_t rotary = args.have_rotary_dim ? args.rotary_dim : args.head_dim;
+        CHECK(args.have_seq && args.seq >= 1 && args.have_head_dim && args.cos_out &&
+                  args.sin_out && strcmp(args.cos_out, args.sin_out) != 0,
+              "rope-cache accepted without its required flags");
+        CHECK(rotary >= 2 && rotary % 2 == 0 && rotary <= args.head_dim,
+              "rope-cache accepted a bad rotary width");
+        CHECK(!args.have_start || cli_positions_fit(args.start, args.seq),
+              "rope-cache accepted rows past the end of int64");
+    }
     cli_args_free(&args);
 
     int64_t i;
@@ -111,6 +122,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     (void)cli_dtype_from_name(text);
     (void)cli_freq_from_name(text);
     (void)cli_layout_from_name(text);
+    (void)cli_pairing_from_name(text);
+    (void)cli_scaling_from_name(text);
     free(text);
     return 0;
 }

@@ -1,0 +1,212 @@
+/*
+ * cmd_rope_cache.c - `clpe rope-cache`: the rotary cos/sin cache of N
+ * consecutive positions, each [N, rotary_dim], as two .npy files, computed
+ * on the device by clpe_enqueue_rope_cache in chunks.
+ *
+ * The configuration is built and checked on the host first
+ * (clpe_rope_create_host), so a bad combination fails before any file or
+ * device is touched. The two files are written one after the other through
+ * output_file.h (one armed temporary file at a time); the sin path is
+ * opened and dropped before the cos file is written, so a path that cannot
+ * be written fails before either file appears.
+ */
+#include "cli.h"
+#include "npy.h"
+#include "stderr_capture.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Rows per device call: about 1 MiB of each array, enough to amortise a
+ * launch, small enough to stay in a CPU device's caches. */
+#define ROPE_CACHE_CHUNK_BYTES (1u << 20)
+
+/* The clpe_rope_config the flags describe. */
+static clpe_rope_config rope_config_from_args(const cli_args *a, int64_t start)
+{
+    clpe_rope_config cfg = clpe_rope_config_default(a->head_dim);
+    cfg.rotary_dim = a->have_rotary_dim ? a->rotary_dim : a->head_dim;
+    if (a->have_base)
+        cfg.base = a->base;
+    if (a->pairing != CLI_UNSET)
+        cfg.pairing = (clpe_rope_pairing)a->pairing;
+    if (a->dtype != CLI_UNSET)
+        cfg.dtype = (clpe_dtype)a->dtype;
+    if (a->scaling != CLI_UNSET)
+        cfg.scaling = (clpe_rope_scaling)a->scaling;
+    if (a->have_factor)
+        cfg.factor = a->factor;
+    if (a->have_original_max_position)
+        cfg.original_max_position = a->original_max_position;
+    if (a->have_low_freq_factor)
+        cfg.low_freq_factor = a->low_freq_factor;
+    if (a->have_high_freq_factor)
+        cfg.high_freq_factor = a->high_freq_factor;
+    if (a->have_beta_fast)
+        cfg.beta_fast = a->beta_fast;
+    if (a->have_beta_slow)
+        cfg.beta_slow = a->beta_slow;
+    /* Dynamic NTK grows the base with the length of the whole call,
+     * Hugging Face's max(position_ids) + 1: here the last row's position
+     * plus one (0, the configured length, when no row is past position 0). */
+    const int64_t last = (int64_t)((uint64_t)start + a->seq - 1);
+    cfg.seq_len = last >= 0 ? (uint64_t)last + 1 : 0;
+    return cfg;
+}
+
+/* The rotary object on the device, printing the failure on error. */
+static clpe_rope *rope_create(const cli_device *dev, const clpe_rope_config *cfg)
+{
+    char log[8192];
+    clpe_build_log bl = {log, sizeof log, 0};
+    clpe_status st = CLPE_SUCCESS;
+    log[0] = '\0';
+    char printed[240];
+    cli_stderr_hold(); /* the driver's compiler may print; the tool speaks one line */
+    clpe_rope *rope = clpe_rope_create(dev->context, dev->device, cfg, &bl, &st);
+    cli_stderr_restore(printed, sizeof printed);
+    if (rope)
+        return rope;
+    if (st == CLPE_ERROR_UNSUPPORTED_DTYPE)
+        cli_error("device '%s' does not support --dtype %s", dev->name,
+                  cli_dtype_name(cfg->dtype));
+    else
+        cli_error("cannot create the rotary object on '%s': %s (%d)", dev->name,
+                  clpe_status_string(st), (int)st);
+    return NULL;
+}
+
+/* Everything one file needs. */
+typedef struct rope_cache_job {
+    const cli_device *dev;
+    clpe_rope *rope;
+    int64_t start;
+    uint64_t seq;
+    uint32_t cols;        /* rotary_dim */
+    int dtype;
+    size_t esize;
+    size_t chunk_rows;
+    cl_mem cos_buf, sin_buf;
+    unsigned char *host;  /* chunk_rows rows */
+} rope_cache_job;
+
+/* Compute every chunk and write the cos (want_sin 0) or sin array into the
+ * file at path. Returns an exit status, after printing why on failure. */
+static int write_array(const rope_cache_job *job, int want_sin, const char *path,
+                       const char *flag)
+{
+    cli_outfile out;
+    memset(&out, 0, sizeof out);
+    int rc = cli_outfile_open(&out, path, flag);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    rc = CLI_EXIT_RUNTIME;
+    const size_t row_bytes = job->cols * job->esize;
+    errno = 0;
+    if (npy_write_header(out.f, npy_descr_for_dtype(job->dtype), job->seq, job->cols))
+        goto write_failed;
+    for (uint64_t row = 0; row < job->seq;) {
+        const size_t n = job->seq - row < job->chunk_rows ? (size_t)(job->seq - row)
+                                                          : job->chunk_rows;
+        const int64_t first = (int64_t)((uint64_t)job->start + row);
+        clpe_tensor cos_t = {.buffer = job->cos_buf}, sin_t = {.buffer = job->sin_buf};
+        clpe_status st = clpe_enqueue_rope_cache(job->rope, job->dev->queue, first, n, &cos_t,
+                                                 &sin_t, 0, NULL, NULL);
+        if (st == CLPE_SUCCESS)
+            st = clEnqueueReadBuffer(job->dev->queue, want_sin ? job->sin_buf : job->cos_buf,
+                                     CL_TRUE, 0, n * row_bytes, job->host, 0, NULL, NULL);
+        if (st != CLPE_SUCCESS) {
+            cli_status_error("rope cache", st);
+            goto done;
+        }
+        if (fwrite(job->host, row_bytes, n, out.f) != n)
+            goto write_failed;
+        row += n;
+    }
+    rc = cli_outfile_commit(&out, flag);
+    goto done;
+write_failed:
+    cli_outfile_write_error(&out, flag, errno ? errno : EIO);
+done:
+    cli_outfile_abort(&out);
+    return rc;
+}
+
+int cli_cmd_rope_cache(const cli_args *args)
+{
+    const int64_t start = args->have_start ? args->start : 0;
+    clpe_rope_config cfg = rope_config_from_args(args, start);
+    cli_device dev;
+    memset(&dev, 0, sizeof dev);
+    rope_cache_job job;
+    memset(&job, 0, sizeof job);
+    int rc = CLI_EXIT_USAGE;
+
+    /* The configuration, checked without a device: bad values fail here. */
+    clpe_status st = CLPE_SUCCESS;
+    clpe_rope *host_rope = clpe_rope_create_host(&cfg, &st);
+    if (!host_rope) {
+        cli_error("rope-cache: %s (%d)", clpe_status_string(st), (int)st);
+        return rc;
+    }
+    clpe_rope_release(host_rope);
+
+    /* Both paths must be writable before either file is written. */
+    cli_outfile probe;
+    memset(&probe, 0, sizeof probe);
+    if ((rc = cli_outfile_open(&probe, args->sin_out, "--sin-out")) != CLI_EXIT_OK)
+        return rc;
+    cli_outfile_abort(&probe);
+
+    if ((rc = cli_device_open(args->device, &dev)) != CLI_EXIT_OK)
+        return rc;
+    rc = CLI_EXIT_RUNTIME;
+    job.dev = &dev;
+    job.start = start;
+    job.seq = args->seq;
+    job.cols = cfg.rotary_dim;
+    job.dtype = cfg.dtype;
+    job.esize = dtype_size(cfg.dtype);
+    const size_t row_bytes = job.cols * job.esize;
+    job.chunk_rows = ROPE_CACHE_CHUNK_BYTES / row_bytes ? ROPE_CACHE_CHUNK_BYTES / row_bytes : 1;
+    if (job.chunk_rows > job.seq)
+        job.chunk_rows = (size_t)job.seq;
+    if (!cli_device_supports(dev.device, cfg.dtype)) {
+        cli_error("device '%s' does not support --dtype %s", dev.name,
+                  cli_dtype_name(cfg.dtype));
+        goto done;
+    }
+    job.rope = rope_create(&dev, &cfg);
+    if (!job.rope)
+        goto done;
+    const size_t chunk_bytes = job.chunk_rows * row_bytes;
+    cl_int err = CL_SUCCESS;
+    job.cos_buf = clCreateBuffer(dev.context, CL_MEM_READ_WRITE, chunk_bytes, NULL, &err);
+    if (job.cos_buf)
+        job.sin_buf = clCreateBuffer(dev.context, CL_MEM_READ_WRITE, chunk_bytes, NULL, &err);
+    job.host = malloc(chunk_bytes);
+    if (!job.sin_buf || !job.host) {
+        cli_error("cannot allocate two buffers of %zu bytes (%d)", chunk_bytes, (int)err);
+        goto done;
+    }
+    const double t0 = cli_now();
+    if ((rc = write_array(&job, 0, args->cos_out, "--cos-out")) != CLI_EXIT_OK)
+        goto done;
+    if ((rc = write_array(&job, 1, args->sin_out, "--sin-out")) != CLI_EXIT_OK)
+        goto done;
+    if (!args->quiet)
+        cli_note("wrote %s and %s: [%llu, %u] %s, %s pairing, %s scaling, positions "
+                 "%lld..%lld, device '%s', %.3f s",
+                 args->cos_out, args->sin_out, (unsigned long long)job.seq, (unsigned)job.cols,
+                 cli_dtype_name(cfg.dtype), cli_pairing_name(cfg.pairing),
+                 cli_scaling_name(cfg.scaling), (long long)start,
+                 (long long)((uint64_t)start + job.seq - 1), dev.name, cli_now() - t0);
+done:
+    if (job.cos_buf) clReleaseMemObject(job.cos_buf);
+    if (job.sin_buf) clReleaseMemObject(job.sin_buf);
+    free(job.host);
+    clpe_rope_release(job.rope);
+    cli_device_close(&dev);
+    return rc;
+}
