@@ -17,4 +17,13 @@ int verify_baselines(const bench_env *env, const dtype_info *dt, clpe_encoder *e
                      cl_program baselines, size_t batch, size_t seq, size_t d, char *why,
                      size_t why_cap);
 
+/* Run rope-table once on o's shape (o->def is the rope-table entry, o->rope
+ * the dtype's rotary object, the cache already made) from random queries
+ * and keys, and compare every element with what clpe_enqueue_rope makes of
+ * the same inputs: the cache holds clpe's own cos and sin and the
+ * arithmetic is clpe's, so they must be equal (f32 and f64 only: a 16-bit
+ * cache rounds cos and sin). Returns and leaves x and out as
+ * verify_baselines. */
+int verify_rope_table(op_ctx *o, cl_program baselines, char *why, size_t why_cap);
+
 #endif /* CLPE_BENCH_VERIFY_H */
