@@ -29,6 +29,8 @@ FAMILIES = {
     "gather": ("clpe", 2, 4), "rope-stream": ("limit", 2, 0), "rope-table": ("baseline", 4, 0),
     "rope": ("clpe", 2, 0),
 }
+# families on the rotary shape: d is a token's query and key elements
+ROTARY = ("rope-stream", "rope-table", "rope")
 # families measured for some dtypes only (rope-table: a 16-bit cache rounds cos and sin)
 FAMILY_DTYPES = {"rope-table": ("f32", "f64")}
 LIMIT_OF = {"table-add": "stream", "gather-table-add": "gather-stream", "table": "fill",
@@ -79,7 +81,9 @@ def check(doc, quick_run):
     need(doc["device"], ("platform", "name", "type", "compute_units", "fp16", "fp64"), "device")
     p = doc["params"]
     need(p, ("batch", "seq", "d", "vocab", "small_seq", "table_rows", "quick", "target_ms",
-             "repeats", "calls", "dtypes", "ops", "small"), "params")
+             "repeats", "calls", "heads", "kv_heads", "head_dim", "dtypes", "ops", "small"),
+         "params")
+    rotary_d = (p.get("heads", 0) + p.get("kv_heads", 0)) * p.get("head_dim", 0)
     if p.get("table_rows") != p.get("seq"):
         fail("params: table_rows %r is not seq %r" % (p.get("table_rows"), p.get("seq")))
     results = doc["results"]
@@ -93,6 +97,9 @@ def check(doc, quick_run):
             continue
         if r["kind"] != fam[0]:
             fail("%s: kind %r, expected %r" % (where, r["kind"], fam[0]))
+        want_d = rotary_d if r["family"] in ROTARY else p.get("d")
+        if r["d"] != want_d:
+            fail("%s: d %r, the shape gives %r" % (where, r["d"], want_d))
         if r["elements"] != r["batch"] * r["seq"] * r["d"]:
             fail("%s: elements %r != batch * seq * d" % (where, r["elements"]))
         want = r["elements"] * SIZES[r["dtype"]] * fam[1] + r["batch"] * r["seq"] * fam[2]
