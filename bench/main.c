@@ -246,7 +246,7 @@ static int run_dtype(run_state *s, const dtype_info *dt, clpe_encoder *base)
     }
     for (size_t k = 0; k < BENCH_N_OPS && rc == 0 && !skip_rope_table[0]; k++) {
         const op_def *def = &BENCH_OPS[k];
-        if (def->role != OP_ROLE_BASELINE || !def->rotary)
+        if (def->role != OP_ROLE_BASELINE || !def->rotary || !op_fits(def, opt->head_dim / 2))
             continue;
         op_ctx o = bind_op(s, def, dt, enc, rope, options_small_seq(opt));
         int v = verify_rope_table(&o, baselines, text, sizeof text);
@@ -269,7 +269,7 @@ static int run_dtype(run_state *s, const dtype_info *dt, clpe_encoder *base)
             const op_def *def = &BENCH_OPS[k];
             const char *label = op_dtype_label(def, dt);
             if (!options_wants_op(opt, def->family, def->label) ||
-                !op_fits(def, def->rotary ? opt->head_dim : opt->d) ||
+                !op_fits(def, def->rotary ? opt->head_dim / 2 : opt->d) ||
                 measured_already(s, def, label, SIZES[z]))
                 continue;
             pending *p = &group[n];

@@ -103,22 +103,19 @@ static cl_int args_gather_table_add(const op_ctx *o)
     return err;
 }
 
-/* rope-stream: q = q * 1 + 0 and k = k * 1 + 0, the widths of a token in
- * elements (or 4-vectors). */
+/* rope-stream: q = q * 1 + 0 and k = k * 1 + 0; the queries' elements (or
+ * 4-vectors) of the whole batch, where the keys start in the range. */
 static cl_int args_rope_stream(const op_ctx *o)
 {
     const cl_mem *mems[] = {&o->env->x, &o->env->y};
-    cl_uint qw = (cl_uint)(o->heads * o->head_dim / o->def->width);
-    cl_uint kw = (cl_uint)(o->kv_heads * o->head_dim / o->def->width);
+    cl_ulong nq = (cl_ulong)(o->batch * o->seq * o->heads * o->head_dim / o->def->width);
     cl_int err = set_mems(o->kernel, mems, 2);
     if (err == CL_SUCCESS)
-        err = clSetKernelArg(o->kernel, 2, sizeof qw, &qw);
+        err = clSetKernelArg(o->kernel, 2, sizeof nq, &nq);
     if (err == CL_SUCCESS)
-        err = clSetKernelArg(o->kernel, 3, sizeof kw, &kw);
+        err = set_stream_scalar(o->kernel, 3, o->dt->stream, 1.0);
     if (err == CL_SUCCESS)
-        err = set_stream_scalar(o->kernel, 4, o->dt->stream, 1.0);
-    if (err == CL_SUCCESS)
-        err = set_stream_scalar(o->kernel, 5, o->dt->stream, 0.0);
+        err = set_stream_scalar(o->kernel, 4, o->dt->stream, 0.0);
     return err;
 }
 
@@ -168,18 +165,12 @@ static cl_int enqueue_rows_by_sequence(const op_ctx *o, cl_command_queue q, cl_e
     return clEnqueueNDRangeKernel(q, o->kernel, 3, NULL, g, NULL, 0, NULL, ev);
 }
 
-/* 2-D: along a token's query and key elements (o->d of them), over tokens. */
-static cl_int enqueue_tokens(const op_ctx *o, cl_command_queue q, cl_event *ev)
+/* 3-D: over the rotation pairs of a head (or their 4-vectors), over the
+ * query and key heads of a token, over tokens. */
+static cl_int enqueue_head_pairs(const op_ctx *o, cl_command_queue q, cl_event *ev)
 {
-    size_t g[2] = {o->d / o->def->width, o->batch * o->seq};
-    return clEnqueueNDRangeKernel(q, o->kernel, 2, NULL, g, NULL, 0, NULL, ev);
-}
-
-/* 2-D: over a token's rotation pairs, over tokens. */
-static cl_int enqueue_token_pairs(const op_ctx *o, cl_command_queue q, cl_event *ev)
-{
-    size_t g[2] = {o->d / 2, o->batch * o->seq};
-    return clEnqueueNDRangeKernel(q, o->kernel, 2, NULL, g, NULL, 0, NULL, ev);
+    size_t g[3] = {o->head_dim / 2 / o->def->width, o->heads + o->kv_heads, o->batch * o->seq};
+    return clEnqueueNDRangeKernel(q, o->kernel, 3, NULL, g, NULL, 0, NULL, ev);
 }
 
 static cl_int enqueue_raw_launch(const op_ctx *o, cl_command_queue q, cl_event *ev)
@@ -270,14 +261,18 @@ const op_def BENCH_OPS[] = {
      * its cos and sin, read, q and k written: 4 element sizes per element. */
     {.label = "rope-stream", .family = "rope-stream", .role = OP_ROLE_LIMIT, .width = 1,
      .program = OP_PROGRAM_STREAMS, .kernel = "rope_stream", .elem_bytes = 2, .rotary = 1,
-     .set_args = args_rope_stream, .enqueue = enqueue_tokens},
+     .set_args = args_rope_stream, .enqueue = enqueue_flat},
     {.label = "rope-stream-x4", .family = "rope-stream", .role = OP_ROLE_LIMIT, .width = 4,
      .program = OP_PROGRAM_STREAMS, .kernel = "rope_stream4", .elem_bytes = 2, .rotary = 1,
-     .set_args = args_rope_stream, .enqueue = enqueue_tokens},
+     .set_args = args_rope_stream, .enqueue = enqueue_flat},
     {.label = "rope-table", .family = "rope-table", .role = OP_ROLE_BASELINE, .width = 1,
      .program = OP_PROGRAM_BASELINES, .kernel = "rope_table", .elem_bytes = 4,
      .limit = "rope-stream", .needs_table = 1, .rotary = 1, .set_args = args_rope_table,
-     .enqueue = enqueue_token_pairs},
+     .enqueue = enqueue_head_pairs},
+    {.label = "rope-table-x4", .family = "rope-table", .role = OP_ROLE_BASELINE, .width = 4,
+     .program = OP_PROGRAM_BASELINES, .kernel = "rope_table4", .elem_bytes = 4,
+     .limit = "rope-stream", .needs_table = 1, .rotary = 1, .set_args = args_rope_table,
+     .enqueue = enqueue_head_pairs},
 
     /* clpe. */
     {.label = "table", .family = "table", .role = OP_ROLE_CLPE, .width = 1, .elem_bytes = 1,

@@ -20,6 +20,7 @@
  * Rotary operations (.rotary) run on another shape: queries [batch, seq,
  * heads, head_dim] in env->x and keys [batch, seq, kv_heads, head_dim] in
  * env->y; their d is the elements of one token, (heads + kv_heads) * head_dim.
+ * Their 4-wide variants fit when head_dim / 2 is a multiple of 4.
  */
 #ifndef CLPE_BENCH_OPS_H
 #define CLPE_BENCH_OPS_H

@@ -13,8 +13,8 @@
  *                                       the limit for the fused gather
  *   rope_stream_T  q[t][c] = q[t][c] * a + b, k[t][c] = k[t][c] * a + b
  *                                       reads and writes every element of
- *                                       queries and keys once, a token per
- *                                       row: the limit for rotary
+ *                                       queries and keys once, as one
+ *                                       range: the limit for rotary
  *
  * a, b and v are kernel arguments (1, 0 and 0 in practice), so the compiler
  * cannot prove the loads useless and drop them. Element types go by width,
@@ -60,17 +60,15 @@
         out[r * d + c] = (T)MAD(e, a, b);                                               \
     }                                                                                   \
                                                                                         \
-    /* 2-D range: dimension 0 runs over the qw + kw elements of a token's queries       \
-     * and keys, dimension 1 over the tokens. */                                        \
-    __kernel void rope_stream_##S(__global T *q, __global T *k, uint qw, uint kw, T a,  \
-                                  T b)                                                  \
+    /* nq: elements of the queries; the range covers queries then keys, so only        \
+     * one work-group straddles the two. */                                             \
+    __kernel void rope_stream_##S(__global T *q, __global T *k, ulong nq, T a, T b)     \
     {                                                                                   \
-        size_t c = get_global_id(0);                                                    \
-        size_t t = get_global_id(1);                                                    \
-        if (c < qw)                                                                     \
-            q[t * qw + c] = (T)MAD(q[t * qw + c], a, b);                                \
+        size_t i = get_global_id(0);                                                    \
+        if (i < nq)                                                                     \
+            q[i] = (T)MAD(q[i], a, b);                                                  \
         else                                                                            \
-            k[t * kw + c - qw] = (T)MAD(k[t * kw + c - qw], a, b);                      \
+            k[i - nq] = (T)MAD(k[i - nq], a, b);                                        \
     }
 
 /* The same with a 4-vector VT of T per work-item; n and d multiples of 4. */
@@ -99,16 +97,14 @@
         out[r * d4 + c] = MAD(e, (VT)a, (VT)b);                                         \
     }                                                                                   \
                                                                                         \
-    /* qw4 and kw4: vectors of a token's queries and of its keys. */                    \
-    __kernel void rope_stream4_##S(__global VT *q, __global VT *k, uint qw4, uint kw4,  \
-                                   T a, T b)                                            \
+    /* nq4: 4-vectors of the queries. */                                                \
+    __kernel void rope_stream4_##S(__global VT *q, __global VT *k, ulong nq4, T a, T b) \
     {                                                                                   \
-        size_t c = get_global_id(0);                                                    \
-        size_t t = get_global_id(1);                                                    \
-        if (c < qw4)                                                                    \
-            q[t * qw4 + c] = MAD(q[t * qw4 + c], (VT)a, (VT)b);                         \
+        size_t i = get_global_id(0);                                                    \
+        if (i < nq4)                                                                    \
+            q[i] = MAD(q[i], (VT)a, (VT)b);                                             \
         else                                                                            \
-            k[t * kw4 + c - qw4] = MAD(k[t * kw4 + c - qw4], (VT)a, (VT)b);             \
+            k[i - nq4] = MAD(k[i - nq4], (VT)a, (VT)b);                                 \
     }
 
 BENCH_STREAMS(float, f32, MAD_FLOAT)
