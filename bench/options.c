@@ -25,10 +25,10 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: clpe-bench [options]\n"
-            "Times clpe's table, fused add (in place and out of place) and fused gather\n"
-            "next to plain streaming kernels and to what a user would write instead (a\n"
-            "precomputed table: table-add, gather-table-add), over the same buffers on\n"
-            "one OpenCL device.\n"
+            "Times clpe's table, fused add (in place and out of place), fused gather and\n"
+            "rotary embedding next to plain streaming kernels and to what a user would\n"
+            "write instead (a precomputed table: table-add, gather-table-add; a cos/sin\n"
+            "cache: rope-table), over the same buffers on one OpenCL device.\n"
             "\n"
             "  --device SEL     device: index, 'gpu', 'cpu' or part of a name (default:\n"
             "                   $CLPE_DEVICE, else the first GPU, else the first device)\n"

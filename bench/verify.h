@@ -8,9 +8,9 @@
 
 #include "ops.h"
 
-/* Run each baseline of BENCH_OPS that fits once, at [batch, seq, d], on zero
- * inputs (x and the embedding are zeros, so every output row must equal its
- * table row), and compare every sequence with the first seq rows of the
+/* Run each baseline of BENCH_OPS that fits (rotary ones aside: see
+ * verify_rope_table) once, at [batch, seq, d], on zero inputs (x and the
+ * embedding are zeros, so every output row must equal its table row), and compare every sequence with the first seq rows of the
  * table. Returns 0 when all match, 1 on a mismatch (described in why), -1
  * when OpenCL failed (printed). Leaves x and out zeroed for this dtype. */
 int verify_baselines(const bench_env *env, const dtype_info *dt, clpe_encoder *enc,
