@@ -4,6 +4,10 @@
  *
  *   table_add         x[b][s][c] += T[s][c]
  *   gather_table_add  out[b][s][c] = E[ids[b][s]][c] * scale + T[s][c]
+ *   rope_table        q and k rotated in place from a cos/sin cache of
+ *                     [seq, head_dim] rows, as Hugging Face's
+ *                     apply_rotary_pos_emb (half-split pairs):
+ *                     q' = q * cos + rotate_half(q) * sin
  *
  * The table has seq rows shared by every sequence of the batch, as a user
  * keeps it. Arithmetic is clpe's: float32 (float64 for f64), one rounding
@@ -124,4 +128,46 @@ __kernel void gather_table_add4(__global const int *ids, __global const store_t 
     if ((uint)id < vocab)
         e = load4(emb, (size_t)id * d4 + c);
     store4(out, row * d4 + c, e * scale + load4(table, s * d4 + c));
+}
+
+/* 3-D range: dimension 0 runs over the pairs (j, j + half) of a head,
+ * dimension 1 over the heads of a token (query heads first, then key heads),
+ * dimension 2 over the tokens (batch * seq). Each pair reads both halves of
+ * its cache row, as Hugging Face's elementwise q * cos + rotate_half(q) *
+ * sin does; in place, so one work-item owns a pair. The arithmetic is
+ * clpe's: a' = fma(a, c, -(b * s)), b' = fma(a, s, b * c), rounded once at
+ * the store. */
+__kernel void rope_table(__global store_t *q, __global store_t *k, __global const store_t *cos_,
+                         __global const store_t *sin_, uint heads, uint head_dim, uint seq)
+{
+    size_t j = get_global_id(0);
+    size_t head = get_global_id(1);
+    size_t t = get_global_id(2);
+    size_t half_dim = get_global_size(0), kv_heads = get_global_size(1) - heads;
+    __global store_t *x = head < heads ? q + (t * heads + head) * head_dim
+                                       : k + (t * kv_heads + head - heads) * head_dim;
+    size_t row = (t % seq) * head_dim;
+    real a = load1(x, j), b = load1(x, j + half_dim);
+    real ca = load1(cos_, row + j), sa = load1(sin_, row + j);
+    real cb = load1(cos_, row + j + half_dim), sb = load1(sin_, row + j + half_dim);
+    store1(x, j, fma(a, ca, -(b * sa)));
+    store1(x, j + half_dim, fma(a, sb, b * cb));
+}
+
+/* The same, four pairs per work-item (head_dim a multiple of 8; indices in
+ * 4-vectors). */
+__kernel void rope_table4(__global store_t *q, __global store_t *k, __global const store_t *cos_,
+                          __global const store_t *sin_, uint heads, uint head_dim, uint seq)
+{
+    size_t j = get_global_id(0);
+    size_t head = get_global_id(1);
+    size_t t = get_global_id(2);
+    size_t half4 = get_global_size(0), kv_heads = get_global_size(1) - heads;
+    __global store_t *x = head < heads ? q + (t * heads + head) * head_dim
+                                       : k + (t * kv_heads + head - heads) * head_dim;
+    __global const store_t *c = cos_ + (t % seq) * head_dim, *s = sin_ + (t % seq) * head_dim;
+    real4 a = load4(x, j), b = load4(x, j + half4);
+    real4 ca = load4(c, j), sa = load4(s, j), cb = load4(c, j + half4), sb = load4(s, j + half4);
+    store4(x, j, fma(a, ca, -(b * sa)));
+    store4(x, j + half4, fma(a, sb, b * cb));
 }

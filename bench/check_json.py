@@ -26,16 +26,24 @@ FAMILIES = {
     "stream": ("limit", 2, 0), "fill": ("limit", 1, 0), "gather-stream": ("limit", 2, 4),
     "table-add": ("baseline", 3, 0), "gather-table-add": ("baseline", 3, 4),
     "table": ("clpe", 1, 0), "add": ("clpe", 2, 0), "add-out": ("clpe", 2, 0),
-    "gather": ("clpe", 2, 4),
+    "gather": ("clpe", 2, 4), "rope-stream": ("limit", 2, 0), "rope-table": ("baseline", 4, 0),
+    "rope": ("clpe", 2, 0),
 }
+# families on the rotary shape: d is a token's query and key elements
+ROTARY = ("rope-stream", "rope-table", "rope")
+# families measured for some dtypes only (rope-table: a 16-bit cache rounds cos and sin)
+FAMILY_DTYPES = {"rope-table": ("f32", "f64")}
 LIMIT_OF = {"table-add": "stream", "gather-table-add": "gather-stream", "table": "fill",
-            "add": "stream", "add-out": "stream", "gather": "gather-stream"}
-BASELINE_OF = {"add": "table-add", "gather": "gather-table-add"}
+            "add": "stream", "add-out": "stream", "gather": "gather-stream",
+            "rope-table": "rope-stream", "rope": "rope-stream"}
+BASELINE_OF = {"add": "table-add", "gather": "gather-table-add", "rope": "rope-table"}
 # headline ratios: (numerator, denominator, dtypes, target at batch 1, target at batch > 1)
 HEADLINES = [("add", "table-add", ("f32", "f16", "bf16", "f64"), 1.0, 0.9),
              ("gather", "gather-table-add", ("f32", "f16", "bf16", "f64"), 0.9, 0.9),
              ("add", "stream", ("f32", "f16", "bf16"), 0.8, 0.8),
-             ("table", "fill", ("f32",), 0.8, 0.8)]
+             ("table", "fill", ("f32",), 0.8, 0.8),
+             ("rope", "rope-table", ("f32", "f64"), 1.0, 0.9),
+             ("rope", "rope-stream", ("f32", "f16", "bf16", "f64"), 0.8, 0.8)]
 
 failures = []
 
@@ -73,7 +81,9 @@ def check(doc, quick_run):
     need(doc["device"], ("platform", "name", "type", "compute_units", "fp16", "fp64"), "device")
     p = doc["params"]
     need(p, ("batch", "seq", "d", "vocab", "small_seq", "table_rows", "quick", "target_ms",
-             "repeats", "calls", "dtypes", "ops", "small"), "params")
+             "repeats", "calls", "heads", "kv_heads", "head_dim", "dtypes", "ops", "small"),
+         "params")
+    rotary_d = (p.get("heads", 0) + p.get("kv_heads", 0)) * p.get("head_dim", 0)
     if p.get("table_rows") != p.get("seq"):
         fail("params: table_rows %r is not seq %r" % (p.get("table_rows"), p.get("seq")))
     results = doc["results"]
@@ -87,6 +97,9 @@ def check(doc, quick_run):
             continue
         if r["kind"] != fam[0]:
             fail("%s: kind %r, expected %r" % (where, r["kind"], fam[0]))
+        want_d = rotary_d if r["family"] in ROTARY else p.get("d")
+        if r["d"] != want_d:
+            fail("%s: d %r, the shape gives %r" % (where, r["d"], want_d))
         if r["elements"] != r["batch"] * r["seq"] * r["d"]:
             fail("%s: elements %r != batch * seq * d" % (where, r["elements"]))
         want = r["elements"] * SIZES[r["dtype"]] * fam[1] + r["batch"] * r["seq"] * fam[2]
@@ -126,6 +139,8 @@ def check(doc, quick_run):
             if dt in skipped:
                 continue
             for family in FAMILIES:
+                if dt not in FAMILY_DTYPES.get(family, (dt,)):
+                    continue
                 for size in ("full", "1/64"):
                     if best(results, family, label_dtype(family, dt), size) is None:
                         fail("no measured %s %s line at size %s" % (family, dt, size))

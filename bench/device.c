@@ -160,11 +160,14 @@ int env_create(bench_env *env, cl_device_id device, const device_desc *dd, const
     size_t rows = o->batch * o->seq; /* options_parse bounded these */
     size_t x_bytes = rows * o->d * env->widest, emb_bytes = o->vocab * o->d * env->widest;
     size_t table_bytes = o->seq * o->d * env->widest;
+    size_t cache_bytes = o->seq * o->head_dim * env->widest;
     if (!(env->x = make_buffer(env->ctx, x_bytes, dd->max_alloc, "x")) ||
         !(env->y = make_buffer(env->ctx, x_bytes, dd->max_alloc, "out")) ||
         !(env->emb = make_buffer(env->ctx, emb_bytes, dd->max_alloc, "embedding")) ||
         !(env->ids = make_buffer(env->ctx, rows * sizeof(cl_int), dd->max_alloc, "ids")) ||
-        !(env->table = make_buffer(env->ctx, table_bytes, dd->max_alloc, "table")))
+        !(env->table = make_buffer(env->ctx, table_bytes, dd->max_alloc, "table")) ||
+        !(env->rope_cos = make_buffer(env->ctx, cache_bytes, dd->max_alloc, "cos cache")) ||
+        !(env->rope_sin = make_buffer(env->ctx, cache_bytes, dd->max_alloc, "sin cache")))
         return -1;
     printf("buffers: x and out %.1f MiB each, embedding %.1f MiB, ids %.1f MiB, "
            "table %.1f MiB\n\n",
@@ -182,7 +185,7 @@ int env_create(bench_env *env, cl_device_id device, const device_desc *dd, const
 
 void env_release(bench_env *env)
 {
-    cl_mem *bufs[] = {&env->table, &env->ids, &env->emb, &env->y, &env->x};
+    cl_mem *bufs[] = {&env->rope_sin, &env->rope_cos, &env->table, &env->ids, &env->emb, &env->y, &env->x};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (*bufs[i]) {
             clReleaseMemObject(*bufs[i]);

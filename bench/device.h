@@ -38,6 +38,7 @@ typedef struct bench_env {
     cl_mem emb;                   /* [vocab, d] embedding, zeros */
     cl_mem ids;                   /* int32 [batch, seq] token ids, random in [0, vocab) */
     cl_mem table;                 /* [seq, d]: the precomputed table of the baselines */
+    cl_mem rope_cos, rope_sin;    /* [seq, head_dim] each: rope-table's cos/sin cache */
     size_t vocab;
     size_t widest;                /* bytes per element the buffers are sized for */
 } bench_env;

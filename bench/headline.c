@@ -20,6 +20,8 @@ static const ratio_spec RATIOS[] = {
     {"gather", "gather-table-add", "f32,f16,bf16,f64", 0.9, 0.9},
     {"add", "stream", "f32,f16,bf16", 0.8, 0.8},
     {"table", "fill", "f32", 0.8, 0.8},
+    {"rope", "rope-table", "f32,f64", 1.0, 0.9},
+    {"rope", "rope-stream", "f32,f16,bf16,f64", 0.8, 0.8},
 };
 
 static int listed(const char *list, const char *name)

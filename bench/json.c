@@ -67,9 +67,11 @@ static void write_params(FILE *f, const options *o)
     fprintf(f,
             "  \"params\": {\"batch\": %zu, \"seq\": %zu, \"d\": %zu, \"vocab\": %zu, "
             "\"small_seq\": %zu, \"table_rows\": %zu, \"quick\": %s, \"target_ms\": %g, "
-            "\"repeats\": %d, \"calls\": %zu, \"dtypes\": [",
+            "\"repeats\": %d, \"calls\": %zu, \"heads\": %zu, \"kv_heads\": %zu, "
+            "\"head_dim\": %zu, \"dtypes\": [",
             o->batch, o->seq, o->d, o->vocab, options_small_seq(o), o->seq,
-            o->quick ? "true" : "false", o->target_ms, o->repeats, o->calls);
+            o->quick ? "true" : "false", o->target_ms, o->repeats, o->calls, o->heads,
+            o->kv_heads, o->head_dim);
     int first = 1;
     for (size_t i = 0; i < BENCH_N_DTYPES; i++)
         if (o->dtype_mask & (1u << i)) {

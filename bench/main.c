@@ -138,6 +138,50 @@ static cl_int compute_table(run_state *s, clpe_encoder *enc)
     return err == CL_SUCCESS ? clFinish(s->env.queue) : err;
 }
 
+/* The dtype's rotary object and rope-table's cos/sin cache (seq rows, from
+ * position 0, by clpe_enqueue_rope_cache). NULL, with why set, when
+ * either fails. */
+static clpe_rope *make_rope(run_state *s, clpe_encoder *enc, const dtype_info *dt, char *why,
+                            size_t why_cap)
+{
+    clpe_rope_config cfg = clpe_rope_config_default((uint32_t)s->opt->head_dim);
+    cfg.dtype = dt->dtype;
+    clpe_status st;
+    clpe_rope *rope = clpe_rope_create_like(enc, &cfg, &st);
+    if (!rope) {
+        snprintf(why, why_cap, "rope: %s", clpe_status_string(st));
+        return NULL;
+    }
+    clpe_tensor cos = {.buffer = s->env.rope_cos, .row_pitch = s->opt->head_dim};
+    clpe_tensor sin = {.buffer = s->env.rope_sin, .row_pitch = s->opt->head_dim};
+    st = clpe_enqueue_rope_cache(rope, s->env.queue, 0, s->opt->seq, &cos, &sin, 0, NULL, NULL);
+    if (st == CLPE_SUCCESS)
+        st = clFinish(s->env.queue);
+    if (st != CLPE_SUCCESS) {
+        snprintf(why, why_cap, "no cache: clpe_enqueue_rope_cache: %s", clpe_status_string(st));
+        clpe_rope_release(rope);
+        return NULL;
+    }
+    return rope;
+}
+
+/* An op_ctx of def on dt at seq rows: the rotary shape for rotary ops. */
+static op_ctx bind_op(const run_state *s, const op_def *def, const dtype_info *dt,
+                      clpe_encoder *enc, clpe_rope *rope, size_t seq)
+{
+    const options *opt = s->opt;
+    op_ctx o = {.def = def, .env = &s->env, .dt = dt, .enc = enc, .batch = opt->batch,
+                .seq = seq, .d = opt->d};
+    if (def->rotary) {
+        o.rope = rope;
+        o.heads = opt->heads;
+        o.kv_heads = opt->kv_heads;
+        o.head_dim = opt->head_dim;
+        o.d = (opt->heads + opt->kv_heads) * opt->head_dim;
+    }
+    return o;
+}
+
 /* Every line for one dtype: at each size, the operations in table order. */
 static int run_dtype(run_state *s, const dtype_info *dt, clpe_encoder *base)
 {
@@ -175,6 +219,17 @@ static int run_dtype(run_state *s, const dtype_info *dt, clpe_encoder *base)
     } else {
         snprintf(skip_baseline, sizeof skip_baseline, "no table: %s", skip_clpe);
     }
+    char skip_rope[200] = "", skip_rope_table[200] = "";
+    clpe_rope *rope = NULL;
+    if (enc)
+        rope = make_rope(s, enc, dt, skip_rope, sizeof skip_rope);
+    else
+        snprintf(skip_rope, sizeof skip_rope, "%s", skip_clpe);
+    if (!rope)
+        snprintf(skip_rope_table, sizeof skip_rope_table, "%s", skip_rope);
+    else if (dt->size == 2)
+        snprintf(skip_rope_table, sizeof skip_rope_table,
+                 "a 16-bit cache rounds cos and sin: f32 and f64 only");
     char what[64];
     snprintf(what, sizeof what, "the %s baselines", dt->name);
     cl_program baselines = env_build(&s->env, bench_baselines_source, dt->define, what);
@@ -182,6 +237,19 @@ static int run_dtype(run_state *s, const dtype_info *dt, clpe_encoder *base)
     if (rc == 0 && !skip_baseline[0]) {
         int v = verify_baselines(&s->env, dt, enc, baselines, opt->batch,
                                  options_small_seq(opt), opt->d, text, sizeof text);
+        if (v < 0)
+            rc = -1;
+        else if (v > 0) {
+            s->res.failed = 1;
+            note(s, text);
+        }
+    }
+    for (size_t k = 0; k < BENCH_N_OPS && rc == 0 && !skip_rope_table[0]; k++) {
+        const op_def *def = &BENCH_OPS[k];
+        if (def->role != OP_ROLE_BASELINE || !def->rotary || !op_fits(def, opt->head_dim / 2))
+            continue;
+        op_ctx o = bind_op(s, def, dt, enc, rope, options_small_seq(opt));
+        int v = verify_rope_table(&o, baselines, text, sizeof text);
         if (v < 0)
             rc = -1;
         else if (v > 0) {
@@ -200,15 +268,19 @@ static int run_dtype(run_state *s, const dtype_info *dt, clpe_encoder *base)
         for (size_t k = 0; k < BENCH_N_OPS && rc == 0; k++) {
             const op_def *def = &BENCH_OPS[k];
             const char *label = op_dtype_label(def, dt);
-            if (!options_wants_op(opt, def->family, def->label) || !op_fits(def, opt->d) ||
+            if (!options_wants_op(opt, def->family, def->label) ||
+                !op_fits(def, def->rotary ? opt->head_dim / 2 : opt->d) ||
                 measured_already(s, def, label, SIZES[z]))
                 continue;
             pending *p = &group[n];
-            *p = (pending){.o = {.def = def, .env = &s->env, .dt = dt, .enc = enc,
-                                 .batch = opt->batch, .seq = seq, .d = opt->d},
+            *p = (pending){.o = bind_op(s, def, dt, enc, rope, seq),
                            .device_s = times + 2 * n * (size_t)s->plan.repeats};
             p->wall_s = p->device_s + s->plan.repeats;
-            if (def->role == OP_ROLE_CLPE && skip_clpe[0])
+            if (def->rotary && def->role == OP_ROLE_CLPE && skip_rope[0])
+                p->skip = skip_rope;
+            else if (def->rotary && def->role == OP_ROLE_BASELINE && skip_rope_table[0])
+                p->skip = skip_rope_table;
+            else if (def->role == OP_ROLE_CLPE && skip_clpe[0])
                 p->skip = skip_clpe;
             else if (def->needs_table && skip_baseline[0])
                 p->skip = skip_baseline;
@@ -225,6 +297,7 @@ static int run_dtype(run_state *s, const dtype_info *dt, clpe_encoder *base)
     free(group);
     if (baselines)
         clReleaseProgram(baselines);
+    clpe_rope_release(rope);
     if (enc != base)
         clpe_encoder_release(enc);
     return rc;
@@ -322,6 +395,12 @@ int main(int argc, char **argv)
              "table-add and gather-table-add read a [%zu, %zu] table computed once per dtype "
              "by clpe_enqueue_table and shared by the %zu sequences of the batch",
              opt.seq, opt.d, opt.batch);
+    note(&s, text);
+    snprintf(text, sizeof text,
+             "rotary: queries [%zu, %zu, %zu, %zu] in place with keys of %zu heads, half-split, "
+             "base 10000; rope-table reads a [%zu, %zu] cos/sin cache made once per dtype by "
+             "clpe_enqueue_rope_cache",
+             opt.batch, opt.seq, opt.heads, opt.head_dim, opt.kv_heads, opt.seq, opt.head_dim);
     note(&s, text);
     printf("\n");
 

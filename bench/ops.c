@@ -103,6 +103,38 @@ static cl_int args_gather_table_add(const op_ctx *o)
     return err;
 }
 
+/* rope-stream: q = q * 1 + 0 and k = k * 1 + 0; the queries' elements (or
+ * 4-vectors) of the whole batch, where the keys start in the range. */
+static cl_int args_rope_stream(const op_ctx *o)
+{
+    const cl_mem *mems[] = {&o->env->x, &o->env->y};
+    cl_ulong nq = (cl_ulong)(o->batch * o->seq * o->heads * o->head_dim / o->def->width);
+    cl_int err = set_mems(o->kernel, mems, 2);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(o->kernel, 2, sizeof nq, &nq);
+    if (err == CL_SUCCESS)
+        err = set_stream_scalar(o->kernel, 3, o->dt->stream, 1.0);
+    if (err == CL_SUCCESS)
+        err = set_stream_scalar(o->kernel, 4, o->dt->stream, 0.0);
+    return err;
+}
+
+/* rope-table: q and k rotated from the cos/sin cache of seq rows. The
+ * cache always has the full seq rows; the 1/64 size reads its first ones. */
+static cl_int args_rope_table(const op_ctx *o)
+{
+    const cl_mem *mems[] = {&o->env->x, &o->env->y, &o->env->rope_cos, &o->env->rope_sin};
+    cl_uint heads = (cl_uint)o->heads, head_dim = (cl_uint)o->head_dim, seq = (cl_uint)o->seq;
+    cl_int err = set_mems(o->kernel, mems, 4);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(o->kernel, 4, sizeof heads, &heads);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(o->kernel, 5, sizeof head_dim, &head_dim);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(o->kernel, 6, sizeof seq, &seq);
+    return err;
+}
+
 /* ---- launches ----------------------------------------------------------------- */
 
 /* 1-D over every element of the batch. */
@@ -130,6 +162,14 @@ static cl_int enqueue_sequences(const op_ctx *o, cl_command_queue q, cl_event *e
 static cl_int enqueue_rows_by_sequence(const op_ctx *o, cl_command_queue q, cl_event *ev)
 {
     size_t g[3] = {o->d / o->def->width, o->seq, o->batch};
+    return clEnqueueNDRangeKernel(q, o->kernel, 3, NULL, g, NULL, 0, NULL, ev);
+}
+
+/* 3-D: over the rotation pairs of a head (or their 4-vectors), over the
+ * query and key heads of a token, over tokens. */
+static cl_int enqueue_head_pairs(const op_ctx *o, cl_command_queue q, cl_event *ev)
+{
+    size_t g[3] = {o->head_dim / 2 / o->def->width, o->heads + o->kv_heads, o->batch * o->seq};
     return clEnqueueNDRangeKernel(q, o->kernel, 3, NULL, g, NULL, 0, NULL, ev);
 }
 
@@ -163,6 +203,13 @@ static cl_int enqueue_gather(const op_ctx *o, cl_command_queue q, cl_event *ev)
     clpe_tensor emb = {.buffer = o->env->emb}, out = {.buffer = o->env->y};
     return clpe_enqueue_gather(o->enc, q, o->batch, o->seq, &ids, &emb, o->dt->dtype,
                                o->env->vocab, &out, NULL, NULL, 0, NULL, ev);
+}
+
+static cl_int enqueue_rope(const op_ctx *o, cl_command_queue q, cl_event *ev)
+{
+    clpe_rope_tensor qt = {.buffer = o->env->x, .heads = o->heads};
+    clpe_rope_tensor kt = {.buffer = o->env->y, .heads = o->kv_heads};
+    return clpe_enqueue_rope(o->rope, q, o->batch, o->seq, &qt, &kt, NULL, 0, 0, NULL, ev);
 }
 
 /* ---- the table ---------------------------------------------------------------- */
@@ -208,6 +255,25 @@ const op_def BENCH_OPS[] = {
      .elem_bytes = 3, .row_bytes = 4, .limit = "gather-stream", .needs_table = 1,
      .writes_out = 1, .set_args = args_gather_table_add, .enqueue = enqueue_rows_by_sequence},
 
+    /* Rotary (see ops.h): the stream over the same queries and keys, and
+     * Hugging Face's rotation from a cached cos/sin table ([seq, head_dim],
+     * made once per dtype by clpe_enqueue_rope_cache): q, k, and per element
+     * its cos and sin, read, q and k written: 4 element sizes per element. */
+    {.label = "rope-stream", .family = "rope-stream", .role = OP_ROLE_LIMIT, .width = 1,
+     .program = OP_PROGRAM_STREAMS, .kernel = "rope_stream", .elem_bytes = 2, .rotary = 1,
+     .set_args = args_rope_stream, .enqueue = enqueue_flat},
+    {.label = "rope-stream-x4", .family = "rope-stream", .role = OP_ROLE_LIMIT, .width = 4,
+     .program = OP_PROGRAM_STREAMS, .kernel = "rope_stream4", .elem_bytes = 2, .rotary = 1,
+     .set_args = args_rope_stream, .enqueue = enqueue_flat},
+    {.label = "rope-table", .family = "rope-table", .role = OP_ROLE_BASELINE, .width = 1,
+     .program = OP_PROGRAM_BASELINES, .kernel = "rope_table", .elem_bytes = 4,
+     .limit = "rope-stream", .needs_table = 1, .rotary = 1, .set_args = args_rope_table,
+     .enqueue = enqueue_head_pairs},
+    {.label = "rope-table-x4", .family = "rope-table", .role = OP_ROLE_BASELINE, .width = 4,
+     .program = OP_PROGRAM_BASELINES, .kernel = "rope_table4", .elem_bytes = 4,
+     .limit = "rope-stream", .needs_table = 1, .rotary = 1, .set_args = args_rope_table,
+     .enqueue = enqueue_head_pairs},
+
     /* clpe. */
     {.label = "table", .family = "table", .role = OP_ROLE_CLPE, .width = 1, .elem_bytes = 1,
      .limit = "fill", .enqueue = enqueue_table},
@@ -218,6 +284,8 @@ const op_def BENCH_OPS[] = {
     {.label = "gather", .family = "gather", .role = OP_ROLE_CLPE, .width = 1, .elem_bytes = 2,
      .row_bytes = 4, .limit = "gather-stream", .baseline = "gather-table-add",
      .writes_out = 1, .enqueue = enqueue_gather},
+    {.label = "rope", .family = "rope", .role = OP_ROLE_CLPE, .width = 1, .elem_bytes = 2,
+     .limit = "rope-stream", .baseline = "rope-table", .rotary = 1, .enqueue = enqueue_rope},
 };
 const size_t BENCH_N_OPS = sizeof BENCH_OPS / sizeof BENCH_OPS[0];
 

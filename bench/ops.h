@@ -15,11 +15,12 @@
  * Adding an operation is one entry: its label, family, role, bytes moved,
  * what it is compared with, and the functions that set its arguments and
  * enqueue one iteration (a new operation that needs its own buffers adds
- * them to bench_env). A rotary embedding, for example, would be a clpe
- * entry {.label = "rotary", .elem_bytes = 2, .limit = "stream",
- * .baseline = "rotary-table"} with its enqueue function, a baseline entry
- * "rotary-table" whose kernel in baselines.cl reads a cached cos/sin table,
- * a line in headline.c's RATIOS, and the two families in check_json.py.
+ * them to bench_env).
+ *
+ * Rotary operations (.rotary) run on another shape: queries [batch, seq,
+ * heads, head_dim] in env->x and keys [batch, seq, kv_heads, head_dim] in
+ * env->y; their d is the elements of one token, (heads + kv_heads) * head_dim.
+ * Their 4-wide variants fit when head_dim / 2 is a multiple of 4.
  */
 #ifndef CLPE_BENCH_OPS_H
 #define CLPE_BENCH_OPS_H
@@ -50,6 +51,7 @@ typedef struct op_def {
     const char *baseline;    /* family of the user's alternative it is compared with, or NULL */
     int needs_table;         /* reads the precomputed table (env->table) */
     int writes_out;          /* writes env->y (else env->x, in place) */
+    int rotary;              /* runs on the rotary shape (q in env->x, k in env->y) */
     /* Set the kernel arguments that stay fixed over a run; NULL for clpe calls. */
     cl_int (*set_args)(const struct op_ctx *o);
     /* Enqueue one iteration; with event non-NULL, return its event. */
@@ -62,6 +64,8 @@ typedef struct op_ctx {
     const bench_env *env;
     const dtype_info *dt;
     clpe_encoder *enc;       /* clpe calls */
+    clpe_rope *rope;         /* rotary clpe calls */
+    size_t heads, kv_heads, head_dim; /* rotary shape */
     cl_kernel kernel;        /* kernel operations, made by op_prepare */
     size_t batch, seq, d;
 } op_ctx;

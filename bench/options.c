@@ -25,10 +25,10 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: clpe-bench [options]\n"
-            "Times clpe's table, fused add (in place and out of place) and fused gather\n"
-            "next to plain streaming kernels and to what a user would write instead (a\n"
-            "precomputed table: table-add, gather-table-add), over the same buffers on\n"
-            "one OpenCL device.\n"
+            "Times clpe's table, fused add (in place and out of place), fused gather and\n"
+            "rotary embedding next to plain streaming kernels and to what a user would\n"
+            "write instead (a precomputed table: table-add, gather-table-add; a cos/sin\n"
+            "cache: rope-table), over the same buffers on one OpenCL device.\n"
             "\n"
             "  --device SEL     device: index, 'gpu', 'cpu' or part of a name (default:\n"
             "                   $CLPE_DEVICE, else the first GPU, else the first device)\n"
@@ -37,10 +37,15 @@ static void usage(FILE *f)
             "  --seq N          rows per sequence (default 32768; --quick 256)\n"
             "  --d N            model width (default 1024; --quick 128)\n"
             "  --vocab N        embedding rows for gather (default 8192; --quick 512)\n"
+            "  --head-dim N     rotary head size (default 128; --quick 32): queries are\n"
+            "                   [batch, seq, d / N, N] over x\n"
+            "  --kv-heads N     rotary key heads (default a quarter of the query heads,\n"
+            "                   at least 1; at most the query heads)\n"
             "  --dtype LIST     comma-separated f32,f16,bf16,f64 or 'all' (default all)\n"
             "  --ops LIST       comma-separated operations to run, by family (stream, fill,\n"
             "                   gather-stream, table-add, gather-table-add, table, add,\n"
-            "                   add-out, gather: both variants) or label (stream-x4);\n"
+            "                   add-out, gather, rope-stream, rope-table, rope: both\n"
+            "                   variants) or label (stream-x4);\n"
             "                   default all. Ratios need both sides in the list.\n"
             "  --no-small       skip the 1/64 lines (halves the run time)\n"
             "  --target-ms T    wall time of one timed repeat (default 100; --quick 5)\n"
@@ -124,7 +129,7 @@ static int parse_dtypes(const char *s, unsigned *mask)
 
 int options_parse(int argc, char **argv, options *o)
 {
-    int seq_set = 0, d_set = 0, vocab_set = 0, target_set = 0, repeats_set = 0, calls_set = 0;
+    int seq_set = 0, d_set = 0, head_dim_set = 0, vocab_set = 0, target_set = 0, repeats_set = 0, calls_set = 0;
     *o = (options){.batch = 1, .seq = 32768, .d = 1024, .vocab = 8192,
                    .dtype_mask = (1u << BENCH_N_DTYPES) - 1, .target_ms = 100, .repeats = 5,
                    .calls = 2000};
@@ -173,6 +178,10 @@ int options_parse(int argc, char **argv, options *o)
                 o->target_ms = (double)n, target_set = 1;
             else if (strcmp(a, "--repeats") == 0 && n <= 1000)
                 o->repeats = (int)n, repeats_set = 1;
+            else if (strcmp(a, "--head-dim") == 0)
+                o->head_dim = n, head_dim_set = 1;
+            else if (strcmp(a, "--kv-heads") == 0)
+                o->kv_heads = n;
             else if (strcmp(a, "--calls") == 0)
                 o->calls = n, calls_set = 1;
             else {
@@ -198,6 +207,23 @@ int options_parse(int argc, char **argv, options *o)
             o->repeats = 3;
         if (!calls_set)
             o->calls = 100;
+        if (!head_dim_set)
+            o->head_dim = 32;
+    }
+    if (!o->head_dim)
+        o->head_dim = 128;
+    if (o->head_dim % 2 || o->d % o->head_dim || o->head_dim > UINT32_MAX) {
+        fprintf(stderr, "clpe-bench: --head-dim must be even and divide --d (%zu), not %zu\n",
+                o->d, o->head_dim);
+        return 2;
+    }
+    o->heads = o->d / o->head_dim;
+    if (!o->kv_heads)
+        o->kv_heads = o->heads >= 4 ? o->heads / 4 : 1;
+    if (o->kv_heads > o->heads) {
+        fprintf(stderr, "clpe-bench: --kv-heads at most the query heads (%zu), not %zu\n",
+                o->heads, o->kv_heads);
+        return 2;
     }
     if (o->d > CLPE_MAX_D || o->vocab > INT32_MAX) {
         fprintf(stderr, "clpe-bench: --d at most %u, --vocab at most %d\n", CLPE_MAX_D, INT32_MAX);

@@ -32,6 +32,8 @@ typedef struct options {
     const char *json;
     const char *ops;      /* comma-separated families or labels to run; NULL: all */
     int no_small;         /* skip the 1/64 lines */
+    size_t head_dim;      /* rotary: elements per head; d / head_dim query heads */
+    size_t heads, kv_heads; /* rotary: query heads (d / head_dim) and key heads */
 } options;
 
 /* Rows of the 1/64 size: fixed costs per launch show there. */

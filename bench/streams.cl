@@ -11,6 +11,10 @@
  *                                       reads an int32 id per row and that
  *                                       embedding row, writes the output row:
  *                                       the limit for the fused gather
+ *   rope_stream_T  q[t][c] = q[t][c] * a + b, k[t][c] = k[t][c] * a + b
+ *                                       reads and writes every element of
+ *                                       queries and keys once, as one
+ *                                       range: the limit for rotary
  *
  * a, b and v are kernel arguments (1, 0 and 0 in practice), so the compiler
  * cannot prove the loads useless and drop them. Element types go by width,
@@ -54,6 +58,17 @@
         if ((uint)id < vocab)                                                           \
             e = emb[(size_t)id * d + c];                                                \
         out[r * d + c] = (T)MAD(e, a, b);                                               \
+    }                                                                                   \
+                                                                                        \
+    /* nq: elements of the queries; the range covers queries then keys, so only        \
+     * one work-group straddles the two. */                                             \
+    __kernel void rope_stream_##S(__global T *q, __global T *k, ulong nq, T a, T b)     \
+    {                                                                                   \
+        size_t i = get_global_id(0);                                                    \
+        if (i < nq)                                                                     \
+            q[i] = (T)MAD(q[i], a, b);                                                  \
+        else                                                                            \
+            k[i - nq] = (T)MAD(k[i - nq], a, b);                                        \
     }
 
 /* The same with a 4-vector VT of T per work-item; n and d multiples of 4. */
@@ -80,6 +95,16 @@
         if ((uint)id < vocab)                                                           \
             e = emb[(size_t)id * d4 + c];                                               \
         out[r * d4 + c] = MAD(e, (VT)a, (VT)b);                                         \
+    }                                                                                   \
+                                                                                        \
+    /* nq4: 4-vectors of the queries. */                                                \
+    __kernel void rope_stream4_##S(__global VT *q, __global VT *k, ulong nq4, T a, T b) \
+    {                                                                                   \
+        size_t i = get_global_id(0);                                                    \
+        if (i < nq4)                                                                    \
+            q[i] = MAD(q[i], (VT)a, (VT)b);                                             \
+        else                                                                            \
+            k[i - nq4] = MAD(k[i - nq4], (VT)a, (VT)b);                                 \
     }
 
 BENCH_STREAMS(float, f32, MAD_FLOAT)
