@@ -150,9 +150,10 @@ static cl_int set_fixed_args(const clpe_encoder *enc, cl_kernel kernel, const cl
 
 /* The arguments of one launch: rows [s0, s0 + rows) of sequences
  * [b0, b0 + batch). */
-static cl_int set_launch_args(cl_kernel kernel, const clpe_row_call *c, size_t s0, size_t rows,
-                              size_t b0, size_t batch)
+static cl_int set_row_launch_args(cl_kernel kernel, const void *call, size_t s0, size_t rows,
+                                  size_t b0, size_t batch)
 {
+    const clpe_row_call *c = call;
     arg_value a[PE_ROW_ARG_COUNT];
     const clpe_position_args *pos = &c->positions;
     /* sequence-major flat index of the launch's first row: ids, positions */
@@ -249,12 +250,6 @@ clpe_status clpe__run_launches(const clpe_launch_grid *grid, cl_command_queue qu
         free(events);
     }
     return status;
-}
-
-static cl_int set_row_launch_args(cl_kernel kernel, const void *call, size_t s0, size_t rows,
-                                  size_t b0, size_t batch)
-{
-    return set_launch_args(kernel, call, s0, rows, b0, batch);
 }
 
 clpe_status clpe__launch_rows(clpe_encoder *enc, cl_command_queue queue,
