@@ -136,7 +136,8 @@ static cl_int set_fixed_args(const clpe_encoder *enc, cl_kernel kernel, const cl
     a[PE_ARG_FLAGS] = arg_u32(enc->cfg.flags);
     a[PE_ARG_VOCAB] = arg_u32(min_size(c->vocab, INDEX_MAX));
     a[PE_ARG_SEQ] = arg_u32(c->seq > INDEX_MAX ? 0 : c->seq);
-    a[PE_ARG_ROWS_PER_ITEM] = arg_u32(enc->shared->shape.rows_per_item);
+    a[PE_ARG_ROWS_PER_ITEM] = arg_u32(clpe__rows_per_item(
+        &enc->shared->shape, c->positions.source == CLPE_POSITIONS_START, batch));
     a[PE_ARG_POS_SOURCE] = arg_u32((size_t)c->positions.source);
     for (cl_uint k = 0; k < PE_ROW_ARG_COUNT; ++k) {
         if (is_per_launch(k))
@@ -225,7 +226,7 @@ clpe_status clpe__run_launches(const clpe_launch_grid *grid, cl_command_queue qu
             size_t nr = min_size(grid->seq - s0, grid->rows_per_launch);
             /* sequences whose positions come from one start share every
              * value: one work-item serves all sequences of the launch */
-            size_t global[3] = {global0, ceil_div(nr, shape->rows_per_item),
+            size_t global[3] = {global0, ceil_div(nr, grid->rows_per_item),
                                 grid->shared_positions ? 1 : nb};
             size_t local[3] = {local_x, 1, 1};
             cl_int err = set_args(kernel, call, s0, nr, b0, nb);
@@ -265,6 +266,8 @@ clpe_status clpe__launch_rows(clpe_encoder *enc, cl_command_queue queue,
                              .seq = call->seq, .batch = call->batch,
                              .shared_positions = call->positions.source == CLPE_POSITIONS_START};
     plan_blocks(enc, call, &grid.rows_per_launch, &grid.batch_per_launch);
+    grid.rows_per_item =
+        clpe__rows_per_item(&enc->shared->shape, grid.shared_positions, grid.batch_per_launch);
     status = set_fixed_args(enc, kernel, call, grid.rows_per_launch, grid.batch_per_launch);
     if (status == CLPE_SUCCESS)
         status = clpe__run_launches(&grid, queue, kernel, set_row_launch_args, call, gated,

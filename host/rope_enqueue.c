@@ -163,7 +163,8 @@ static cl_int set_rope_fixed_args(const clpe_rope *rope, cl_kernel kernel, const
     cl_uint n_pairs = rope->n_pairs, partner = half_split ? rope->n_pairs : 1,
             stride = half_split ? 1 : 2, inverse = c->inverse;
     cl_uint seq = c->seq > INDEX_MAX ? 0 : (cl_uint)c->seq;
-    cl_uint rows_per_item = rope->shared->shape.rows_per_item;
+    cl_uint rows_per_item = clpe__rows_per_item(
+        &rope->shared->shape, c->positions.source == CLPE_POSITIONS_START, batch);
     cl_uint source = (cl_uint)c->positions.source;
     cl_int err = SET(kernel, PE_ROPE_ARG_Q, q);
     if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_ARG_K, k);
@@ -239,6 +240,8 @@ clpe_status clpe_enqueue_rope(clpe_rope *rope, cl_command_queue queue, size_t ba
                         {c.k.row_pitch, c.k.batch_pitch, c.k.extent}};
     clpe__plan_launches(&rope->shared->shape, seq, batch, e, k ? 2 : 1, &grid.rows_per_launch,
                         &grid.batch_per_launch);
+    grid.rows_per_item =
+        clpe__rows_per_item(&rope->shared->shape, grid.shared_positions, grid.batch_per_launch);
     clpe_kernel_id id = clpe__kernel_for(CLPE_OP_ROPE, rope->cfg.dtype);
     cl_kernel kernel;
     status = clpe__kernel_acquire(rope->shared, id, &kernel);
@@ -324,6 +327,7 @@ clpe_status clpe_enqueue_rope_cache(clpe_rope *rope, cl_command_queue queue, int
                         {c.sin.row_pitch, 0, rope->rotary_dim}};
     clpe__plan_launches(&rope->shared->shape, n, 1, e, 2, &grid.rows_per_launch,
                         &grid.batch_per_launch);
+    grid.rows_per_item = rope->shared->shape.rows_per_item;
     clpe_kernel_id id = clpe__kernel_for(CLPE_OP_ROPE_CACHE, rope->cfg.dtype);
     cl_kernel kernel;
     status = clpe__kernel_acquire(rope->shared, id, &kernel);
