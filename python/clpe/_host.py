@@ -93,11 +93,13 @@ def _pointer(array, ctype=ctypes.c_void_p):
     return None if array is None else array.ctypes.data_as(ctype)
 
 
-class HostEncoder:
+class HostEncoder(_status.Handle):
     """A host-only encoder: the clpe_host_* calls on NumPy arrays.
 
     Made like clpe.Encoder, from a Config or keywords: HostEncoder(d=512),
     HostEncoder(preset="fairseq", d=1024, dtype="bf16")."""
+
+    _release = "clpe_encoder_release"
 
     def __init__(self, config=None, **fields):
         self.config = make_config(config, **fields)
@@ -108,20 +110,6 @@ class HostEncoder:
         if not handle:
             raise _status.Error(status.value, "host encoder")
         self._handle = handle
-
-    def close(self):
-        """Release the encoder now (else when it is garbage-collected)."""
-        handle, self._handle = getattr(self, "_handle", None), None
-        if handle and _status._lib is not None:
-            _status._lib.clpe_encoder_release(handle)
-
-    __del__ = close
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
     @property
     def dtype(self):

@@ -192,7 +192,7 @@ def _batch_seq(leading, batch, seq):
     return _shape(leading[0], batch, "batch"), _shape(leading[1], seq, "seq")
 
 
-class Encoder:
+class Encoder(_status.Handle):
     """An encoder for one configuration on (context, device): clpe_encoder.
 
     Encoder(ctx, dev, d=512), Encoder(ctx, dev, preset="fairseq", d=1024,
@@ -200,6 +200,8 @@ class Encoder:
     device may be left out when the context has one. Building compiles the
     kernels (blocking, once); create_like() makes more encoders cheaply.
     """
+
+    _release = "clpe_encoder_release"
 
     def __init__(self, context, device=None, config=None, **fields):
         _cl()  # a clear ImportError now rather than an AttributeError later
@@ -251,20 +253,6 @@ class Encoder:
     def host(self):
         """A HostEncoder of this configuration: the bits this one writes."""
         return HostEncoder(self.config)
-
-    def close(self):
-        """Release the encoder now (queued work still completes)."""
-        handle, self._handle = getattr(self, "_handle", None), None
-        if handle and _status._lib is not None:
-            _status._lib.clpe_encoder_release(handle)
-
-    __del__ = close
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
     @property
     def dtype(self):

@@ -74,20 +74,8 @@ class _RopeConfig:
         return NUMPY_DTYPES[Dtype(self.c.dtype)]
 
 
-class _RopeBase:
-    def close(self):
-        """Release the rotary object now (queued work still completes)."""
-        handle, self._handle = getattr(self, "_handle", None), None
-        if handle and _status._lib is not None:
-            _status._lib.clpe_rope_release(handle)
-
-    __del__ = close
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
+class _RopeBase(_status.Handle):
+    _release = "clpe_rope_release"
 
     def _live(self):
         if not self._handle:

@@ -86,3 +86,25 @@ def check(status, context=None):
     """Raise Error for any status other than CLPE_SUCCESS."""
     if status != 0:
         raise Error(status, context)
+
+
+class Handle:
+    """A library object owned from Python, released by close(), at the end of
+    a with block, or when garbage-collected; queued work still completes.
+    Subclasses name their release function in _release."""
+
+    _release = None
+
+    def close(self):
+        """Release the object now (else when it is garbage-collected)."""
+        handle, self._handle = getattr(self, "_handle", None), None
+        if handle and _lib is not None:
+            getattr(_lib, self._release)(handle)
+
+    __del__ = close
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
