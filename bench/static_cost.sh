@@ -13,7 +13,7 @@
 #   gfx90a gfx1100  clang-15 -target amdgcn-amd-amdhsa -nogpulib with libclc's
 #                   amdgcn bitcode: assembly (-S) for the counts, and a full
 #                   link to a code object (ld.lld) so an unresolved symbol fails
-# Each for both launch shapes (-DPE_W=1, the GPU shape, and 8), with the
+# Each for both launch shapes (-DPE_W=1, the GPU shape, and 16), with the
 # library's build options (-cl-std=CL1.2, -I kernels).
 # These are proxies: NVIDIA's driver compiles OpenCL with its own front end.
 #
@@ -27,15 +27,15 @@
 #   insns  static instructions in the whole kernel (SASS less NOPs and the
 #          closing self-branch; AMD ISA)
 #   loop   static instructions in the row loop, taken as the widest backward
-#          branch: every path of one row (float8 group, one pair, scalar
+#          branch: every path of one row (float16 group, one pair, scalar
 #          tail) counted once, an inner loop (the scalar tail; f64 in the
-#          W=8 shape) counted once
+#          W=16 shape) counted once
 #   /out   loop / values a work-item writes per row (2*W for table, add and
 #          gather; 1 for pad_positions; "-" for the rotary kernels)
 #   int fp mem   the row loop's integer, floating-point and memory instructions
 #
 # Environment: STATIC_COST_TARGETS (default "sm_90 gfx90a gfx1100"),
-# STATIC_COST_SHAPES (default "1 8"), STATIC_COST_KEEP=DIR keeps the PTX,
+# STATIC_COST_SHAPES (default "1 16"), STATIC_COST_KEEP=DIR keeps the PTX,
 # SASS and assembly; CLANG (default clang-15), CLC (libclc's folder),
 # PTXAS (default: on PATH or in /usr/local/cuda*/bin; empty: skip NVIDIA).
 # Exits 1 if any compile or link fails (after printing every target);
@@ -44,7 +44,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 src=${1:-kernels/clpe_kernels.cl}
 targets=${STATIC_COST_TARGETS:-sm_90 gfx90a gfx1100}
-shapes=${STATIC_COST_SHAPES:-1 8}
+shapes=${STATIC_COST_SHAPES:-1 16}
 clang=${CLANG:-clang-15}
 parser="$PWD/bench/static_cost.py"
 incdir=$(cd "$(dirname "$src")" && pwd)

@@ -43,7 +43,7 @@ typedef struct clpe_kernel_pool {
 } clpe_kernel_pool;
 
 /* Most pairs one work-item computes (the float8 path of the kernels). */
-#define CLPE_PAIRS_PER_ITEM_MAX 8
+#define CLPE_PAIRS_PER_ITEM_MAX 16
 
 /* How launches are shaped on one device (launch_shape.c). */
 typedef struct clpe_launch_shape {
@@ -222,15 +222,16 @@ typedef struct clpe_launch_grid {
 
 /* Rows one work-item walks in a launch. When one work-item serves every
  * sequence (shared positions), its rows times the launch's sequences stay
- * within the shape's rows per item: at batch 8, 2 rows instead of 16 ran the
- * fused add 2.7x faster on the 2-core CPU (bench/RESULTS.md), since each
- * work-item then touches 16 rows of output, not 128. */
+ * within half the shape's rows per item: at batch 8, 1 row instead of 16
+ * ran the fused add 4.5x faster on the 2-core CPU (bench/RESULTS.md), since
+ * each work-item then touches 8 rows of output, not 128, and a work-group
+ * walks each sequence's row from start to end. */
 static inline cl_uint clpe__rows_per_item(const clpe_launch_shape *shape, bool shared_positions,
                                           size_t batch_per_launch)
 {
     if (!shared_positions || batch_per_launch <= 1)
         return shape->rows_per_item;
-    size_t rows = shape->rows_per_item / batch_per_launch;
+    size_t rows = shape->rows_per_item / (2 * batch_per_launch);
     return rows ? (cl_uint)rows : 1u;
 }
 

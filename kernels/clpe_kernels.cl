@@ -22,12 +22,13 @@
 #include "clpe_storage.cl"
 #include "clpe_odometer.cl"
 
-/* Pairs per work-item, set by the library per device (-DPE_W=1 or 8): 8
- * uses the float8 path on CPUs (PoCL's work-item-loop vectoriser gives up on
- * this code, explicit vectors measured about 5x faster), 1 the scalar path
- * on GPUs, which run work-items in lanes already. */
+/* Pairs per work-item, set by the library per device (-DPE_W=1 or 16): 16
+ * uses the float16 path on CPUs (PoCL's work-item-loop vectoriser gives up on
+ * this code, explicit vectors measured about 5x faster; 16 pairs rather than
+ * 8 make every access of a 16-bit row a whole 64-byte line), 1 the scalar
+ * path on GPUs, which run work-items in lanes already. */
 #ifndef PE_W
-#define PE_W 8
+#define PE_W 16
 #endif
 
 #define PE_CAT_(a, b) a##b
@@ -38,6 +39,13 @@ static inline float16 pe_zip8(float8 s, float8 c)
 {
     return (float16)(s.s0, c.s0, s.s1, c.s1, s.s2, c.s2, s.s3, c.s3, s.s4, c.s4, s.s5, c.s5,
                      s.s6, c.s6, s.s7, c.s7);
+}
+
+/* Rotate one interleaved 16-vector (a0, b0, a1, b1, ...) by eight angles. */
+static inline float16 pe_rotate_zipped8(float16 v, float8 c, float8 s)
+{
+    float8 a = v.even, b = v.odd;
+    return pe_zip8(fma(a, c, -(b * s)), fma(a, s, b * c));
 }
 
 /* Everything a row kernel needs besides its buffers, gathered from its

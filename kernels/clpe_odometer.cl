@@ -4,7 +4,7 @@
  * add per row (the odometer). Both give the same bits, since the integer
  * arithmetic is exact; the add is cheaper.
  *   pe_odo96   one pair, 96-bit tuning word (float32 arithmetic)
- *   pe_odo8    eight pairs as uint8 vectors (the CPU path)
+ *   pe_odo16   sixteen pairs as uint16 vectors (the CPU path)
  *   pe_odo128  one pair, 128-bit tuning word (float64)
  * Positions are unsigned (they wrap modulo 2^64); a caller restarts with
  * *_set past INT64_MAX, where the sign-extended product jumps.
@@ -49,41 +49,41 @@ static inline void pe_sincos_at(ulong p, global const ulong *tw_hi, global const
     pe_sincos32((uint)(ph >> 32), (uint)ph, s, c);
 }
 
-typedef struct pe_odo8 {
-    ulong8 f_hi;
-    uint8 f2, f1, f0;
-    uint8 w2, w1, w0;
-} pe_odo8;
+typedef struct pe_odo16 {
+    ulong16 f_hi;
+    uint16 f2, f1, f0;
+    uint16 w2, w1, w0;
+} pe_odo16;
 
-static inline void pe_odo8_load(pe_odo8 *o, global const ulong *tw_hi, global const uint *tw_lo,
+static inline void pe_odo16_load(pe_odo16 *o, global const ulong *tw_hi, global const uint *tw_lo,
                                 uint i0)
 {
-    o->f_hi = vload8(0, tw_hi + i0);
-    o->f0 = vload8(0, tw_lo + i0);
-    o->f2 = convert_uint8(o->f_hi >> 32);
-    o->f1 = convert_uint8(o->f_hi);
+    o->f_hi = vload16(0, tw_hi + i0);
+    o->f0 = vload16(0, tw_lo + i0);
+    o->f2 = convert_uint16(o->f_hi >> 32);
+    o->f1 = convert_uint16(o->f_hi);
 }
 
-/* pe_phase and pe_phase_low for eight tuning words at once. */
-static inline void pe_odo8_set(pe_odo8 *o, ulong p)
+/* pe_phase and pe_phase_low for sixteen tuning words at once. */
+static inline void pe_odo16_set(pe_odo16 *o, ulong p)
 {
     ulong hi_part = (p >> 32) | (((long)p < 0) ? 0xFFFFFFFF00000000UL : 0UL);
     ulong lo_part = p & 0xFFFFFFFFUL;
-    ulong8 flo = convert_ulong8(o->f0);
-    ulong8 ph = p * o->f_hi + hi_part * flo + ((lo_part * flo) >> 32);
-    o->w2 = convert_uint8(ph >> 32);
-    o->w1 = convert_uint8(ph);
-    o->w0 = convert_uint8(p * flo);
+    ulong16 flo = convert_ulong16(o->f0);
+    ulong16 ph = p * o->f_hi + hi_part * flo + ((lo_part * flo) >> 32);
+    o->w2 = convert_uint16(ph >> 32);
+    o->w1 = convert_uint16(ph);
+    o->w0 = convert_uint16(p * flo);
 }
 
-static inline void pe_odo8_tick(pe_odo8 *o)
+static inline void pe_odo16_tick(pe_odo16 *o)
 {
-    PE_TICK96(uint8, o->w2, o->w1, o->w0, o->f2, o->f1, o->f0);
+    PE_TICK96(uint16, o->w2, o->w1, o->w0, o->f2, o->f1, o->f0);
 }
 
-static inline void pe_odo8_sin_cos(const pe_odo8 *o, float8 *s, float8 *c)
+static inline void pe_odo16_sin_cos(const pe_odo16 *o, float16 *s, float16 *c)
 {
-    pe_sincos8(o->w2, o->w1, s, c);
+    pe_sincos16(o->w2, o->w1, s, c);
 }
 
 #ifdef cl_khr_fp64

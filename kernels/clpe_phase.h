@@ -150,7 +150,7 @@ PE_INLINE pe_u64 pe_phase128_low(pe_i64 p, pe_u64 f_lo)
  * GPUs and on CPU vector units alike).
  *
  * Written once as a macro over the types, so the host (scalar C), the
- * devices' scalar path and their vector path (8 pairs per work-item) are
+ * devices' scalar path and their vector path (16 pairs per work-item) are
  * one text; the tests prove the three agree bit for bit. Arguments: the
  * name; the float, uint32 and int32 types; conversions to float and int32;
  * bit casts float->uint32 and uint32->float; select(a, b, mask) giving b
@@ -190,8 +190,8 @@ PE_INLINE pe_u64 pe_phase128_low(pe_i64 p, pe_u64 f_lo)
 #ifdef PE_OPENCL
 PE_DEFINE_SINCOS(pe_sincos32, float, uint, int, convert_float, convert_int, as_uint, as_float,
                  select, fma)
-PE_DEFINE_SINCOS(pe_sincos8, float8, uint8, int8, convert_float8, convert_int8, as_uint8,
-                 as_float8, select, fma)
+PE_DEFINE_SINCOS(pe_sincos16, float16, uint16, int16, convert_float16, convert_int16,
+                 as_uint16, as_float16, select, fma)
 #else
 #define PE_HOST_CVT_F(x) ((float)(x))
 #define PE_HOST_CVT_I32(x) ((pe_i32)(x))

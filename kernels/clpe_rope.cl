@@ -48,21 +48,21 @@ static inline void PE_FN(pe_rotate_heads)(global PE_T *token, uint heads, uint h
 }
 
 #if PE_VECTOR
-/* Rotate pairs i0 .. i0+7 of every head of one token of one tensor. */
-static inline void PE_FN(pe_rotate_heads8)(global PE_T *token, uint heads, uint head_pitch,
-                                           uint i0, float8 c, float8 s,
-                                           const pe_rope_geometry *g)
+/* Rotate pairs i0 .. i0+15 of every head of one token of one tensor. */
+static inline void PE_FN(pe_rotate_heads16)(global PE_T *token, uint heads, uint head_pitch,
+                                            uint i0, float16 c, float16 s,
+                                            const pe_rope_geometry *g)
 {
     for (uint h = 0; h < heads; ++h) {
         global PE_T *head = token + h * head_pitch;
         if (g->stride == 2) {
-            float16 v = PE_FN(pe_load16)(head, 2 * i0);
-            float8 a = v.even, b = v.odd;
-            PE_FN(pe_store16)(head, 2 * i0, pe_zip8(fma(a, c, -(b * s)), fma(a, s, b * c)));
+            float16 lo = PE_FN(pe_load16)(head, 2 * i0), hi = PE_FN(pe_load16)(head, 2 * i0 + 16);
+            PE_FN(pe_store16)(head, 2 * i0, pe_rotate_zipped8(lo, c.lo, s.lo));
+            PE_FN(pe_store16)(head, 2 * i0 + 16, pe_rotate_zipped8(hi, c.hi, s.hi));
         } else {
-            float8 a = PE_FN(pe_load8)(head, i0), b = PE_FN(pe_load8)(head, i0 + g->partner);
-            PE_FN(pe_store8)(head, i0, fma(a, c, -(b * s)));
-            PE_FN(pe_store8)(head, i0 + g->partner, fma(a, s, b * c));
+            float16 a = PE_FN(pe_load16)(head, i0), b = PE_FN(pe_load16)(head, i0 + g->partner);
+            PE_FN(pe_store16)(head, i0, fma(a, c, -(b * s)));
+            PE_FN(pe_store16)(head, i0 + g->partner, fma(a, s, b * c));
         }
     }
 }
@@ -84,8 +84,8 @@ static inline void PE_FN(pe_rope_rows)(global PE_T *q, global PE_T *k,
     uint b_first = same_positions ? 0 : (uint)get_global_id(2);
     uint b_stop = same_positions ? g->batch : b_first + 1;
     uint i_end = min(i0 + PE_W, g->n_pairs);
-#if PE_VECTOR && PE_W == 8
-    bool vector = i_end - i0 == 8;
+#if PE_VECTOR && PE_W == 16
+    bool vector = i_end - i0 == 16;
 #else
     bool vector = false;
 #endif
@@ -96,9 +96,9 @@ static inline void PE_FN(pe_rope_rows)(global PE_T *q, global PE_T *k,
     if (single)
         PE_ODO_FN(load)(&odo, tw_hi, tw_lo, i0);
 #if PE_VECTOR
-    pe_odo8 odo8;
+    pe_odo16 odo16;
     if (vector)
-        pe_odo8_load(&odo8, tw_hi, tw_lo, i0);
+        pe_odo16_load(&odo16, tw_hi, tw_lo, i0);
 #endif
 
     ulong p = 0;
@@ -111,19 +111,19 @@ static inline void PE_FN(pe_rope_rows)(global PE_T *q, global PE_T *k,
 #if PE_VECTOR
         if (vector) {
             if (fresh)
-                pe_odo8_set(&odo8, p);
-            float8 sv, cv;
-            pe_odo8_sin_cos(&odo8, &sv, &cv);
+                pe_odo16_set(&odo16, p);
+            float16 sv, cv;
+            pe_odo16_sin_cos(&odo16, &sv, &cv);
             cv = cv * amplitude;
             sv = (sv * amplitude) * sign;
             for (uint b = b_first; b < b_stop; ++b) {
-                PE_FN(pe_rotate_heads8)(q + (b * g->q_batch_pitch + s * g->q_row_pitch),
+                PE_FN(pe_rotate_heads16)(q + (b * g->q_batch_pitch + s * g->q_row_pitch),
                                         g->q_heads, g->q_head_pitch, i0, cv, sv, g);
                 if (k)
-                    PE_FN(pe_rotate_heads8)(k + (b * g->k_batch_pitch + s * g->k_row_pitch),
+                    PE_FN(pe_rotate_heads16)(k + (b * g->k_batch_pitch + s * g->k_row_pitch),
                                             g->k_heads, g->k_head_pitch, i0, cv, sv, g);
             }
-            pe_odo8_tick(&odo8);
+            pe_odo16_tick(&odo16);
         } else
 #endif
         {

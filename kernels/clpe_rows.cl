@@ -6,12 +6,12 @@
  *   PE_T       the storage type (float, half, ushort, double)
  *   PE_R       the arithmetic type (float, or double for f64)
  *   PE_WIDE    1 for the 128-bit tuning words of f64, 0 for 96-bit words
- *   PE_VECTOR  1 when the float8 path serves this type
+ *   PE_VECTOR  1 when the float16 path serves this type
  * (the CLBlast pattern: one body, compiled per precision, so a compiler
  * message names a line of this file).
  *
  * Launch shape:
- *   dimension 0: a group of PE_W (1 or 8) consecutive pairs i0 .. i0+PE_W-1
+ *   dimension 0: a group of PE_W (1 or 16) consecutive pairs i0 .. i0+PE_W-1
  *                (padded up to the work-group size; extra work-items return);
  *   dimension 1: a block of rows_per_item consecutive rows of the launch;
  *   dimension 2: the sequence, unless positions come from a start (shared
@@ -73,29 +73,32 @@ static inline void PE_FN(pe_store_pair)(global PE_T *orow, global const PE_T *xr
 }
 
 #if PE_VECTOR
-/* Store eight pairs i0 .. i0+7, all with their cosines. */
-static inline void PE_FN(pe_store_pairs8)(global PE_T *orow, global const PE_T *xrow, int op,
-                                          float scale, uint i0, float8 sv, float8 cv,
-                                          const pe_geometry *g)
+/* Store sixteen pairs i0 .. i0+15, all with their cosines. */
+static inline void PE_FN(pe_store_pairs16)(global PE_T *orow, global const PE_T *xrow, int op,
+                                           float scale, uint i0, float16 sv, float16 cv,
+                                           const pe_geometry *g)
 {
-    if (g->stride == 2) { /* interleaved: (s0, c0, s1, c1, ...) as one 16-vector */
-        float16 v = pe_zip8(sv, cv);
+    if (g->stride == 2) { /* interleaved: (s0, c0, s1, c1, ...) as two 16-vectors */
+        float16 lo = pe_zip8(sv.lo, cv.lo), hi = pe_zip8(sv.hi, cv.hi);
         if (op != PE_OP_TABLE) {
-            float16 xv = xrow ? PE_FN(pe_load16)(xrow, 2 * i0) : (float16)(0.0f);
-            v = xv * scale + v;
+            float16 xlo = xrow ? PE_FN(pe_load16)(xrow, 2 * i0) : (float16)(0.0f);
+            float16 xhi = xrow ? PE_FN(pe_load16)(xrow, 2 * i0 + 16) : (float16)(0.0f);
+            lo = xlo * scale + lo;
+            hi = xhi * scale + hi;
         }
-        PE_FN(pe_store16)(orow, 2 * i0, v);
+        PE_FN(pe_store16)(orow, 2 * i0, lo);
+        PE_FN(pe_store16)(orow, 2 * i0 + 16, hi);
         return;
     }
     uint ks = g->sin_off + i0, kc = g->cos_off + i0;
     if (op != PE_OP_TABLE) {
-        float8 xs = xrow ? PE_FN(pe_load8)(xrow, ks) : (float8)(0.0f);
-        float8 xc = xrow ? PE_FN(pe_load8)(xrow, kc) : (float8)(0.0f);
+        float16 xs = xrow ? PE_FN(pe_load16)(xrow, ks) : (float16)(0.0f);
+        float16 xc = xrow ? PE_FN(pe_load16)(xrow, kc) : (float16)(0.0f);
         sv = xs * scale + sv;
         cv = xc * scale + cv;
     }
-    PE_FN(pe_store8)(orow, ks, sv);
-    PE_FN(pe_store8)(orow, kc, cv);
+    PE_FN(pe_store16)(orow, ks, sv);
+    PE_FN(pe_store16)(orow, kc, cv);
 }
 #endif
 
@@ -150,21 +153,21 @@ static inline void PE_FN(pe_rows)(int op, global PE_T *out, global const PE_T *i
     bool reporter = i0 == 0; /* one work-item per row reports bad ids */
     /* the odd-d zero column is written by the group holding the last pair */
     bool zero_col = (g->flags & PE_FLAG_ODD_D_ZERO_COLUMN) && (g->d & 1u) && i_end == g->n_pairs;
-#if PE_VECTOR && PE_W == 8
-    bool vector = i_end - i0 == 8 && i_end <= g->n_cos; /* a full group of eight */
+#if PE_VECTOR && PE_W == 16
+    bool vector = i_end - i0 == 16 && i_end <= g->n_cos; /* a full group of sixteen */
 #else
     bool vector = false;
 #endif
     bool single = PE_W == 1 || i_end - i0 == 1; /* always, in the one-pair shape */
 
-    /* the odometer of one pair (single) or of eight (vector) */
+    /* the odometer of one pair (single) or of sixteen (vector) */
     PE_ODO odo;
     if (single)
         PE_ODO_FN(load)(&odo, tw_hi, tw_lo, i0);
 #if PE_VECTOR
-    pe_odo8 odo8;
+    pe_odo16 odo16;
     if (vector)
-        pe_odo8_load(&odo8, tw_hi, tw_lo, i0);
+        pe_odo16_load(&odo16, tw_hi, tw_lo, i0);
 #endif
 
     ulong p = 0;
@@ -178,22 +181,22 @@ static inline void PE_FN(pe_rows)(int op, global PE_T *out, global const PE_T *i
 #if PE_VECTOR
         if (vector) {
             if (fresh)
-                pe_odo8_set(&odo8, p);
-            float8 sv, cv;
-            pe_odo8_sin_cos(&odo8, &sv, &cv);
+                pe_odo16_set(&odo16, p);
+            float16 sv, cv;
+            pe_odo16_sin_cos(&odo16, &sv, &cv);
             if (zero_row) {
-                sv = (float8)(0.0f);
-                cv = (float8)(0.0f);
+                sv = (float16)(0.0f);
+                cv = (float16)(0.0f);
             }
             for (uint b = b_first; b < b_stop; ++b) {
                 global PE_T *orow = out + (b * g->out_batch_pitch + s * g->out_row_pitch);
                 global const PE_T *xrow =
                     PE_FN(pe_input_row)(op, in, ids, bad_ids, b, s, reporter, g);
-                PE_FN(pe_store_pairs8)(orow, xrow, op, scale, i0, sv, cv, g);
+                PE_FN(pe_store_pairs16)(orow, xrow, op, scale, i0, sv, cv, g);
                 if (zero_col)
                     PE_FN(pe_store_zero_column)(orow, xrow, op, scale, g);
             }
-            pe_odo8_tick(&odo8);
+            pe_odo16_tick(&odo16);
         } else
 #endif
         {

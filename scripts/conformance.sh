@@ -12,8 +12,8 @@
 #             its own OpenCL library
 # Each runtime is run alone: OCL_ICD_VENDORS names a folder holding only its
 # .icd file, so a result is never attributed to the wrong runtime.
-# Launch shapes (CLPE_SHAPES, default "1 8"): CLPE_PAIRS_PER_ITEM=1 is the
-# one-pair-per-work-item shape GPUs get, 8 the float8 shape CPUs get.
+# Launch shapes (CLPE_SHAPES, default "1 16"): CLPE_PAIRS_PER_ITEM=1 is the
+# one-pair-per-work-item shape GPUs get, 16 the float16 shape CPUs get.
 # Sizes: PoCL runs the full check (about 80 million elements per dtype,
 # about 15 s per shape on two cores); Rusticl and Oclgrind run --quick
 # (about 1.3 million: a full run there takes too long for CI), which keeps
@@ -29,7 +29,7 @@ cd "$(dirname "$0")/.."
 build=${1:-build}
 clpe="$build/host/cli/clpe"
 runtimes=${CLPE_RUNTIMES:-pocl rusticl oclgrind}
-shapes=${CLPE_SHAPES:-1 8}
+shapes=${CLPE_SHAPES:-1 16}
 out="$build/conformance"
 vendors=${OCL_ICD_VENDORS:-/etc/OpenCL/vendors}
 [[ -d $vendors ]] || vendors=/etc/OpenCL/vendors

@@ -8,8 +8,8 @@
  * run.sh): every buffer is exactly as large as the call needs, so a read or
  * write one element outside it is a report from Oclgrind's memory checker,
  * and a work-item writing another's element is one from its race checker.
- * Shapes covered: d/2 smaller than, a multiple of, and not a multiple of 8
- * (the float8 path, its scalar tail and the one-pair path), odd d with the
+ * Shapes covered: d/2 smaller than, a multiple of, and not a multiple of 16
+ * (the float16 path, its scalar tail and the one-pair path), odd d with the
  * zero column, a padding row, rows with padding between them, positions
  * that wrap past INT64_MAX, every position source, bad token ids. The
  * caller picks the launch shape and the launch splitting through the
@@ -304,8 +304,9 @@ int main(void)
         return 2;
     }
 
-    /* d/2 = 5 (under one float8 group), 21 odd with the zero column and a
-     * padding row (d/2 = 10: one group and a tail), d/2 = 16 (two groups). */
+    /* d/2 = 5 (under one float16 group), 45 odd with the zero column and a
+     * padding row (d/2 = 22: one group and a tail), d/2 = 32 interleaved
+     * (two groups) and 16 split (one). */
     struct shape {
         uint32_t d;
         clpe_freq freq;
@@ -313,8 +314,9 @@ int main(void)
         uint32_t flags;
     } shapes[] = {
         {10, CLPE_FREQ_PAPER, CLPE_LAYOUT_INTERLEAVED, 0},
-        {21, CLPE_FREQ_TENSOR2TENSOR, CLPE_LAYOUT_SPLIT,
+        {45, CLPE_FREQ_TENSOR2TENSOR, CLPE_LAYOUT_SPLIT,
          CLPE_FLAG_ODD_D_ZERO_COLUMN | CLPE_FLAG_PADDING_ROW},
+        {64, CLPE_FREQ_PAPER, CLPE_LAYOUT_INTERLEAVED, 0},
         {32, CLPE_FREQ_PAPER, CLPE_LAYOUT_SPLIT, 0},
     };
     uint64_t seed = 0x0C16A1D0u;

@@ -11,7 +11,7 @@
 # the memory checks that are always on (every global, local and private
 # access against its allocation). --uninitialized is left off: Oclgrind
 # 21.10 flags vector shuffles whose mask holds the index 11 (a plugin bug),
-# which clpe's float8 interleave has.
+# which clpe's interleave of eight (sin, cos) pairs has.
 # A report is any line with "invalid", "race" or "error" (Oclgrind's words
 # for memory, race and API findings), case-insensitive.
 set -euo pipefail
