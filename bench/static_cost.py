@@ -93,8 +93,7 @@ def sass_counts(insns):
     # the trailing "BRA to itself" that pads every kernel is not code
     while body and body[-1][1] == "BRA" and branch_target(body[-1][3]) == body[-1][0]:
         body.pop()
-    # loops: a branch back to an earlier address; the row loop is the
-    # outermost one (the widest span), inner ones are the scalar tail
+    # loops: a branch back to an earlier address
     spans = []
     for addr, op, _, operands in body:
         target = branch_target(operands) if op == "BRA" else None
@@ -103,13 +102,27 @@ def sass_counts(insns):
                 spans.append((target, addr))
     if not spans:
         return len(body), None, {}
-    lo, hi = max(spans, key=lambda s: s[1] - s[0])
-    loop = [i for i in body if lo <= i[0] <= hi]
-    classes = {}
-    for _, op, suffix, _ in loop:
-        c = sass_class(op, suffix)
-        classes[c] = classes.get(c, 0) + 1
-    return len(body), len(loop), classes
+
+    def classes_of(span):
+        classes = {}
+        for a, op, suffix, _ in body:
+            if span[0] <= a <= span[1]:
+                c = sass_class(op, suffix)
+                classes[c] = classes.get(c, 0) + 1
+        return classes
+
+    lo, hi = row_loop(spans, classes_of)
+    return len(body), sum(1 for i in body if lo <= i[0] <= hi), classes_of((lo, hi))
+
+
+def row_loop(spans, classes_of):
+    """The row loop among the loops (first, last) of a kernel: the widest
+    one that computes (holds floating-point work: the sine and cosine),
+    where a kernel has one row loop per position source, the costlier;
+    inner loops (the scalar tail) are counted within it. A kernel without
+    floating point (pad_positions): its widest loop."""
+    computing = [s for s in spans if classes_of(s).get("fp", 0) > 0]
+    return max(computing or spans, key=lambda s: s[1] - s[0])
 
 
 AMD_INSN = re.compile(r"^\s+([sv]_|global_|flat_|buffer_|ds_|scratch_)(\w*)")
@@ -162,12 +175,16 @@ def amd_counts(insns, labels, branches):
     spans = [(labels[t], at) for at, t in branches if t in labels and labels[t] <= at]
     if not spans:
         return len(insns), None, {}
-    lo, hi = max(spans, key=lambda s: s[1] - s[0])
-    classes = {}
-    for mnemonic in insns[lo:hi + 1]:
-        c = amd_class(mnemonic)
-        classes[c] = classes.get(c, 0) + 1
-    return len(insns), hi - lo + 1, classes
+
+    def classes_of(span):
+        classes = {}
+        for mnemonic in insns[span[0]:span[1] + 1]:
+            c = amd_class(mnemonic)
+            classes[c] = classes.get(c, 0) + 1
+        return classes
+
+    lo, hi = row_loop(spans, classes_of)
+    return len(insns), hi - lo + 1, classes_of((lo, hi))
 
 
 def row(target, w, kernel, regs, spill, occupancy, total, loop, classes):

@@ -42,11 +42,18 @@ static unsigned long knob(const char *name, unsigned long lo, unsigned long hi,
 
 clpe_status clpe__choose_pairs_per_item(cl_device_id device, cl_uint *pairs)
 {
-    cl_device_type type = 0;
-    cl_int err = clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+    /* A device that asks for float vectors (PoCL on a CPU: 16, as wide as
+     * AVX-512) gets the float16 path: PoCL's own vectoriser gives up on
+     * these kernels. One that asks for none (every GPU, and Rusticl's
+     * llvmpipe, which run work-items in SIMD lanes themselves) gets one
+     * pair per work-item; float16 code there only costs compile time
+     * (minutes on llvmpipe). */
+    cl_uint preferred = 1;
+    cl_int err = clGetDeviceInfo(device, CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, sizeof preferred,
+                                 &preferred, NULL);
     if (err != CL_SUCCESS)
         return err;
-    *pairs = (type & CL_DEVICE_TYPE_CPU) ? CLPE_PAIRS_PER_ITEM_MAX : 1;
+    *pairs = preferred > 1 ? CLPE_PAIRS_PER_ITEM_MAX : 1;
     unsigned long want = knob("CLPE_PAIRS_PER_ITEM", 1, CLPE_PAIRS_PER_ITEM_MAX, *pairs);
     if (want == 1 || want == CLPE_PAIRS_PER_ITEM_MAX)
         *pairs = (cl_uint)want;

@@ -31,6 +31,14 @@
 #define PE_W 16
 #endif
 
+/* A loop the compiler must not unroll (OpenCL C 2.0's attribute; clang
+ * accepts it in 1.2 too, other compilers may ignore it). */
+#if defined(__clang__)
+#define PE_NO_UNROLL _Pragma("unroll 1")
+#else
+#define PE_NO_UNROLL
+#endif
+
 #define PE_CAT_(a, b) a##b
 #define PE_CAT(a, b) PE_CAT_(a, b)
 

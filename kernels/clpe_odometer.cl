@@ -6,8 +6,8 @@
  *   pe_odo96   one pair, 96-bit tuning word (float32 arithmetic)
  *   pe_odo16   sixteen pairs as uint16 vectors (the CPU path)
  *   pe_odo128  one pair, 128-bit tuning word (float64)
- * Positions are unsigned (they wrap modulo 2^64); a caller restarts with
- * *_set past INT64_MAX, where the sign-extended product jumps.
+ * Positions are unsigned (they wrap modulo 2^64); past INT64_MAX, where
+ * the sign-extended product jumps, a caller follows the tick with *_wrap.
  */
 
 typedef struct pe_odo96 {
@@ -35,6 +35,11 @@ static inline void pe_odo96_tick(pe_odo96 *o)
 {
     PE_TICK96(uint, o->w2, o->w1, o->w0, o->f2, o->f1, o->f0);
 }
+
+/* After the tick past INT64_MAX: the sign-extended position jumped by
+ * -2^64, so the accumulator drops 2^64 F (mod 2^96): the low word of F off
+ * the top word. */
+static inline void pe_odo96_wrap(pe_odo96 *o) { o->w2 -= o->f0; }
 
 static inline void pe_odo96_sin_cos(const pe_odo96 *o, float *s, float *c)
 {
@@ -81,6 +86,8 @@ static inline void pe_odo16_tick(pe_odo16 *o)
     PE_TICK96(uint16, o->w2, o->w1, o->w0, o->f2, o->f1, o->f0);
 }
 
+static inline void pe_odo16_wrap(pe_odo16 *o) { o->w2 -= o->f0; }
+
 static inline void pe_odo16_sin_cos(const pe_odo16 *o, float16 *s, float16 *c)
 {
     pe_sincos16(o->w2, o->w1, s, c);
@@ -111,6 +118,9 @@ static inline void pe_odo128_tick(pe_odo128 *o)
     o->a_hi += o->f_hi + PE_CARRY64(o->a_lo, o->f_lo, lo);
     o->a_lo = lo;
 }
+
+/* As pe_odo96_wrap: 2^64 F (mod 2^128) is F's low word in the top word. */
+static inline void pe_odo128_wrap(pe_odo128 *o) { o->a_hi -= o->f_lo; }
 
 static inline void pe_odo128_sin_cos(const pe_odo128 *o, double *s, double *c)
 {

@@ -43,7 +43,7 @@
 
 /* Store one pair (sine at slot ks, cosine at kc, when the pair has one);
  * ops other than the table add in * scale first (in NULL counts as 0). */
-static inline void PE_FN(pe_store_pair)(global PE_T *orow, global const PE_T *xrow, int op,
+PE_INLINE void PE_FN(pe_store_pair)(global PE_T *orow, global const PE_T *xrow, int op,
                                         PE_R scale, uint i, PE_R sv, PE_R cv,
                                         const pe_geometry *g)
 {
@@ -74,7 +74,7 @@ static inline void PE_FN(pe_store_pair)(global PE_T *orow, global const PE_T *xr
 
 #if PE_VECTOR
 /* Store sixteen pairs i0 .. i0+15, all with their cosines. */
-static inline void PE_FN(pe_store_pairs16)(global PE_T *orow, global const PE_T *xrow, int op,
+PE_INLINE void PE_FN(pe_store_pairs16)(global PE_T *orow, global const PE_T *xrow, int op,
                                            float scale, uint i0, float16 sv, float16 cv,
                                            const pe_geometry *g)
 {
@@ -104,7 +104,7 @@ static inline void PE_FN(pe_store_pairs16)(global PE_T *orow, global const PE_T 
 
 /* The row this (sequence, row) reads, or NULL: x itself for add; for
  * gather the embedding row of its id, or NULL (and a report) for a bad id. */
-static inline global const PE_T *PE_FN(pe_input_row)(int op, global const PE_T *in,
+PE_INLINE global const PE_T *PE_FN(pe_input_row)(int op, global const PE_T *in,
                                                      global const int *ids,
                                                      global uint *bad_ids, uint b, uint s,
                                                      bool reporter, const pe_geometry *g)
@@ -125,15 +125,117 @@ static inline global const PE_T *PE_FN(pe_input_row)(int op, global const PE_T *
     return 0;
 }
 
-/* The odd-d zero column: in * scale + 0 (0 for the table). */
-static inline void PE_FN(pe_store_zero_column)(global PE_T *orow, global const PE_T *xrow,
-                                               int op, PE_R scale, const pe_geometry *g)
+/* The odd-d zero column of rows [s_begin, s_stop): in * scale + 0 (0 for
+ * the table), written after the rows by the work-item holding the last
+ * pair, so the row loop carries no test for it. */
+PE_INLINE void PE_FN(pe_zero_column)(int op, global PE_T *out, global const PE_T *in,
+                                         global const int *ids, uint s_begin, uint s_stop,
+                                         uint b_first, uint b_stop, PE_R scale,
+                                         const pe_geometry *g)
 {
-    PE_R xz = (op != PE_OP_TABLE && xrow) ? PE_FN(pe_load)(xrow, g->d - 1) : (PE_R)0;
-    PE_FN(pe_store)(orow, g->d - 1, xz * scale + (PE_R)0);
+    for (uint s = s_begin; s < s_stop; ++s)
+        PE_NO_UNROLL
+        for (uint b = b_first; b < b_stop; ++b) {
+            global PE_T *orow = out + (b * g->out_batch_pitch + s * g->out_row_pitch);
+            global const PE_T *xrow = PE_FN(pe_input_row)(op, in, ids, 0, b, s, false, g);
+            PE_R xz = (op != PE_OP_TABLE && xrow) ? PE_FN(pe_load)(xrow, g->d - 1) : (PE_R)0;
+            PE_FN(pe_store)(orow, g->d - 1, xz * scale + (PE_R)0);
+        }
 }
 
-static inline void PE_FN(pe_rows)(int op, global PE_T *out, global const PE_T *in,
+/* The phases of this work-item's pairs: one odometer for one pair, one for
+ * a vector group, or none for a partial group (computed from p). */
+typedef struct PE_FN(pe_phases) {
+    PE_ODO one;
+#if PE_VECTOR
+    pe_odo16 group;
+#endif
+    bool single, vector;
+} PE_FN(pe_phases);
+
+PE_INLINE void PE_FN(pe_phases_set)(PE_FN(pe_phases) *ph, ulong p)
+{
+    if (ph->single)
+        PE_ODO_FN(set)(&ph->one, p);
+#if PE_VECTOR
+    if (ph->vector)
+        pe_odo16_set(&ph->group, p);
+#endif
+}
+
+/* The next position: one odometer tick. Past INT64_MAX the position wraps
+ * to INT64_MIN, where the sign-extended product jumps by -2^64 F: the tick
+ * then takes the tuning word's low word off the top (bit-identical to a
+ * fresh set there, and no multiply in the loop). */
+PE_INLINE void PE_FN(pe_phases_tick)(PE_FN(pe_phases) *ph, bool wraps)
+{
+    if (ph->single) {
+        PE_ODO_FN(tick)(&ph->one);
+        if (wraps)
+            PE_ODO_FN(wrap)(&ph->one);
+    }
+#if PE_VECTOR
+    if (ph->vector) {
+        pe_odo16_tick(&ph->group);
+        if (wraps)
+            pe_odo16_wrap(&ph->group);
+    }
+#endif
+}
+
+/* Row s, at position p, of every sequence this work-item serves: its pairs
+ * i0 .. i_end-1 computed once and applied to each. */
+PE_INLINE void PE_FN(pe_row)(int op, global PE_T *out, global const PE_T *in,
+                                 global const int *ids, global uint *bad_ids,
+                                 global const ulong *tw_hi, global const PE_TWL *tw_lo,
+                                 PE_R scale, const PE_FN(pe_phases) *ph, uint i0, uint i_end,
+                                 uint s, ulong p, uint b_first, uint b_stop,
+                                 const pe_geometry *g)
+{
+    bool reporter = i0 == 0; /* one work-item per row reports bad ids */
+    bool zero_row = (g->flags & PE_FLAG_PADDING_ROW) && p == (ulong)g->padding_position;
+#if PE_VECTOR
+    if (ph->vector) {
+        float16 sv, cv;
+        pe_odo16_sin_cos(&ph->group, &sv, &cv);
+        if (zero_row) {
+            sv = (float16)(0.0f);
+            cv = (float16)(0.0f);
+        }
+        PE_NO_UNROLL
+        for (uint b = b_first; b < b_stop; ++b) {
+            global PE_T *orow = out + (b * g->out_batch_pitch + s * g->out_row_pitch);
+            global const PE_T *xrow = PE_FN(pe_input_row)(op, in, ids, bad_ids, b, s, reporter, g);
+            PE_FN(pe_store_pairs16)(orow, xrow, op, scale, i0, sv, cv, g);
+        }
+        return;
+    }
+#endif
+    /* the scalar path: one pair with its own odometer, or a partial group
+     * whose phases are computed directly (a do-while: the one-pair shape
+     * compiles to straight code) */
+    uint i = i0;
+    do {
+        PE_R sv, cv;
+        if (ph->single)
+            PE_ODO_FN(sin_cos)(&ph->one, &sv, &cv);
+        else
+            PE_SINCOS_AT(p, tw_hi, tw_lo, i, &sv, &cv);
+        if (zero_row) {
+            sv = 0;
+            cv = 0;
+        }
+        PE_NO_UNROLL
+        for (uint b = b_first; b < b_stop; ++b) {
+            global PE_T *orow = out + (b * g->out_batch_pitch + s * g->out_row_pitch);
+            global const PE_T *xrow =
+                PE_FN(pe_input_row)(op, in, ids, bad_ids, b, s, reporter && i == i0, g);
+            PE_FN(pe_store_pair)(orow, xrow, op, scale, i, sv, cv, g);
+        }
+    } while (++i < i_end);
+}
+
+PE_INLINE void PE_FN(pe_rows)(int op, global PE_T *out, global const PE_T *in,
                                   global const int *ids, global uint *bad_ids,
                                   global const long *positions, global const ulong *tw_hi,
                                   global const PE_TWL *tw_lo, PE_R scale,
@@ -149,88 +251,44 @@ static inline void PE_FN(pe_rows)(int op, global PE_T *out, global const PE_T *i
     bool same_positions = g->pos_source == PE_POS_START;
     uint b_first = same_positions ? 0 : (uint)get_global_id(2);
     uint b_stop = same_positions ? g->batch : b_first + 1;
-    uint i_end = min(i0 + PE_W, g->n_pairs);
-    bool reporter = i0 == 0; /* one work-item per row reports bad ids */
-    /* the odd-d zero column is written by the group holding the last pair */
-    bool zero_col = (g->flags & PE_FLAG_ODD_D_ZERO_COLUMN) && (g->d & 1u) && i_end == g->n_pairs;
+    uint i_end = PE_W == 1 ? i0 + 1 : min(i0 + PE_W, g->n_pairs);
+
+    PE_FN(pe_phases) ph;
+    ph.single = PE_W == 1 || i_end - i0 == 1; /* always, in the one-pair shape */
 #if PE_VECTOR && PE_W == 16
-    bool vector = i_end - i0 == 16 && i_end <= g->n_cos; /* a full group of sixteen */
+    ph.vector = i_end - i0 == 16 && i_end <= g->n_cos; /* a full group of sixteen */
+    if (ph.vector)
+        pe_odo16_load(&ph.group, tw_hi, tw_lo, i0);
 #else
-    bool vector = false;
+    ph.vector = false;
 #endif
-    bool single = PE_W == 1 || i_end - i0 == 1; /* always, in the one-pair shape */
+    if (ph.single)
+        PE_ODO_FN(load)(&ph.one, tw_hi, tw_lo, i0);
 
-    /* the odometer of one pair (single) or of sixteen (vector) */
-    PE_ODO odo;
-    if (single)
-        PE_ODO_FN(load)(&odo, tw_hi, tw_lo, i0);
-#if PE_VECTOR
-    pe_odo16 odo16;
-    if (vector)
-        pe_odo16_load(&odo16, tw_hi, tw_lo, i0);
-#endif
-
-    ulong p = 0;
-    bool fresh = true; /* set the phase from p (else: odometer tick) */
-    for (uint s = s_begin; s < s_stop; ++s) {
-        if (fresh || g->pos_source == PE_POS_IDS) {
-            p = pe_position(positions, b_first, s, g);
-            fresh = true;
+    if (g->pos_source == PE_POS_IDS) {
+        /* a position per row: set the phases from each (the loops stay
+         * rolled: unrolled, the 16-bit kernels ran out of GPU registers) */
+        PE_NO_UNROLL
+        for (uint s = s_begin; s < s_stop; ++s) {
+            ulong p = pe_position(positions, b_first, s, g);
+            PE_FN(pe_phases_set)(&ph, p);
+            PE_FN(pe_row)(op, out, in, ids, bad_ids, tw_hi, tw_lo, scale, &ph, i0, i_end, s, p,
+                          b_first, b_stop, g);
         }
-        bool zero_row = (g->flags & PE_FLAG_PADDING_ROW) && p == (ulong)g->padding_position;
-#if PE_VECTOR
-        if (vector) {
-            if (fresh)
-                pe_odo16_set(&odo16, p);
-            float16 sv, cv;
-            pe_odo16_sin_cos(&odo16, &sv, &cv);
-            if (zero_row) {
-                sv = (float16)(0.0f);
-                cv = (float16)(0.0f);
-            }
-            for (uint b = b_first; b < b_stop; ++b) {
-                global PE_T *orow = out + (b * g->out_batch_pitch + s * g->out_row_pitch);
-                global const PE_T *xrow =
-                    PE_FN(pe_input_row)(op, in, ids, bad_ids, b, s, reporter, g);
-                PE_FN(pe_store_pairs16)(orow, xrow, op, scale, i0, sv, cv, g);
-                if (zero_col)
-                    PE_FN(pe_store_zero_column)(orow, xrow, op, scale, g);
-            }
-            pe_odo16_tick(&odo16);
-        } else
-#endif
-        {
-            /* the scalar path: one pair with its own odometer, or a partial
-             * group whose phases are computed directly */
-            if (single && fresh)
-                PE_ODO_FN(set)(&odo, p);
-            for (uint i = i0; i < i_end; ++i) {
-                PE_R sv, cv;
-                if (single)
-                    PE_ODO_FN(sin_cos)(&odo, &sv, &cv);
-                else
-                    PE_SINCOS_AT(p, tw_hi, tw_lo, i, &sv, &cv);
-                if (zero_row) {
-                    sv = 0;
-                    cv = 0;
-                }
-                for (uint b = b_first; b < b_stop; ++b) {
-                    global PE_T *orow = out + (b * g->out_batch_pitch + s * g->out_row_pitch);
-                    global const PE_T *xrow =
-                        PE_FN(pe_input_row)(op, in, ids, bad_ids, b, s, reporter && i == i0, g);
-                    PE_FN(pe_store_pair)(orow, xrow, op, scale, i, sv, cv, g);
-                    if (zero_col && i + 1 == i_end)
-                        PE_FN(pe_store_zero_column)(orow, xrow, op, scale, g);
-                }
-            }
-            if (single)
-                PE_ODO_FN(tick)(&odo);
+    } else {
+        /* consecutive positions: set once, then one odometer tick per row */
+        ulong p = pe_position(positions, b_first, s_begin, g);
+        PE_FN(pe_phases_set)(&ph, p);
+        PE_NO_UNROLL
+        for (uint s = s_begin; s < s_stop; ++s, ++p) {
+            PE_FN(pe_row)(op, out, in, ids, bad_ids, tw_hi, tw_lo, scale, &ph, i0, i_end, s, p,
+                          b_first, b_stop, g);
+            PE_FN(pe_phases_tick)(&ph, p == 0x7FFFFFFFFFFFFFFFUL);
         }
-        ++p;
-        /* Past INT64_MAX the position wraps to INT64_MIN, where the
-         * sign-extended product jumps: set the odometer again. */
-        fresh = p == 0x8000000000000000UL;
     }
+    /* the odd-d zero column is written by the group holding the last pair */
+    if ((g->flags & PE_FLAG_ODD_D_ZERO_COLUMN) && (g->d & 1u) && i_end == g->n_pairs)
+        PE_FN(pe_zero_column)(op, out, in, ids, s_begin, s_stop, b_first, b_stop, scale, g);
 }
 
 kernel void PE_FN(clpe_table)(PE_ROW_KERNEL_ARGS(PE_PARAM, PE_COMMA))

@@ -171,6 +171,9 @@ Test(formats, every_dtype_matches_emulation_bit_for_bit)
         cfg.d = 62;
         check_all_ops(&cfg, -20, 11 + k);
         check_all_ops(&cfg, INT64_MAX - 100000, 21 + k);
+        /* the 2nd sequence starts at INT64_MAX - 20: its row 21 wraps to
+         * INT64_MIN inside one work-item's walk (every odometer's wrap) */
+        check_all_ops(&cfg, INT64_MAX - 1020, 41 + k);
         /* fairseq: odd d with a zero column, padding row at position 1 */
         int64_t first;
         cr_assert_eq(clpe_config_preset("fairseq", 63, &cfg, &first), CLPE_SUCCESS);
