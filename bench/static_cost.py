@@ -5,7 +5,7 @@
     static_cost.py amd W TARGET ASM                 (clang -S output for amdgcn)
 
 Prints one row per kernel (see static_cost.sh for the columns and what they
-count). W is the launch shape the kernels were compiled for (-DPE_W): a
+count). W is the launch shape the kernels were compiled for (-DPE_PAIRS): a
 work-item writes 2*W values per row.
 """
 import math

@@ -13,7 +13,8 @@
 #   gfx90a gfx1100  clang-15 -target amdgcn-amd-amdhsa -nogpulib with libclc's
 #                   amdgcn bitcode: assembly (-S) for the counts, and a full
 #                   link to a code object (ld.lld) so an unresolved symbol fails
-# Each for both launch shapes (-DPE_W=1, the GPU shape, and 16), with the
+# Each for both launch shapes (-DPE_PAIRS=1, the GPU shape, and 16, where the
+# 16-bit kernels take 64 pairs), with the
 # library's build options (-cl-std=CL1.2, -I kernels).
 # These are proxies: NVIDIA's driver compiles OpenCL with its own front end.
 #
@@ -116,7 +117,7 @@ for target in $targets; do
         printf '%-8s %2s %s\n' "$target" "$w" "skipped: ptxas not found (install the CUDA toolkit for the NVIDIA compile)"
         continue
       fi
-      if ! "$clang" -target nvptx64-nvidia-nvcl "${common[@]}" -DPE_W="$w" \
+      if ! "$clang" -target nvptx64-nvidia-nvcl "${common[@]}" -DPE_PAIRS="$w" \
            -Xclang -mlink-bitcode-file -Xclang "$clc/nvptx64--nvidiacl.bc" \
            -S "$src" -o "$base.ptx" >"$log" 2>&1 ||
          ! "$ptxas" -arch="$target" -v "$base.ptx" -o "$base.cubin" >>"$log" 2>&1; then
@@ -131,7 +132,7 @@ for target in $targets; do
       python3 "$parser" nvidia "$w" "$log" "${sass[@]}"
       ;;
     gfx*)
-      amd=(-target amdgcn-amd-amdhsa -mcpu="$target" -nogpulib "${common[@]}" -DPE_W="$w"
+      amd=(-target amdgcn-amd-amdhsa -mcpu="$target" -nogpulib "${common[@]}" -DPE_PAIRS="$w"
            -Xclang -mlink-bitcode-file -Xclang "$clc/amdgcn--amdhsa.bc")
       if ! "$clang" "${amd[@]}" -S "$src" -o "$base.s" >"$log" 2>&1 ||
          ! "$clang" "${amd[@]}" "$src" -o "$base.hsaco" >>"$log" 2>&1; then

@@ -42,12 +42,15 @@ typedef struct clpe_kernel_pool {
     size_t capacity;
 } clpe_kernel_pool;
 
-/* Most pairs one work-item computes (the float8 path of the kernels). */
+/* Pairs one work-item computes in the vector shape (the float16 path of
+ * the kernels): 16 for 32- and 64-bit storage, 64 for f16 and bf16. */
 #define CLPE_PAIRS_PER_ITEM_MAX 16
+#define CLPE_PAIRS_PER_ITEM_16BIT 64
 
 /* How launches are shaped on one device (launch_shape.c). */
 typedef struct clpe_launch_shape {
-    cl_uint pairs_per_item;    /* 1 or CLPE_PAIRS_PER_ITEM_MAX: PE_W of the build */
+    cl_uint pairs_per_item;    /* 1 or CLPE_PAIRS_PER_ITEM_MAX: PE_PAIRS of the build */
+    cl_uint pairs_per_item_16; /* 1 or CLPE_PAIRS_PER_ITEM_16BIT: PE_PAIRS_16 (f16, bf16) */
     size_t local_x;            /* largest work-group size along the pair dimension */
     cl_uint rows_per_item;     /* rows one work-item walks with the odometer */
     size_t max_rows;           /* rows per launch (dimension 1 times rows_per_item) */
@@ -61,6 +64,13 @@ typedef struct clpe_launch_shape {
  * the kernel's work-group limit is known (sample: any row kernel). */
 clpe_status clpe__choose_pairs_per_item(cl_device_id device, cl_uint *pairs);
 clpe_status clpe__choose_shape(cl_device_id device, cl_kernel sample, clpe_launch_shape *shape);
+
+/* Pairs one work-item of a kernel of this storage type computes. */
+static inline cl_uint clpe__pairs_per_item(const clpe_launch_shape *shape, clpe_dtype dtype)
+{
+    bool bits16 = dtype == CLPE_DTYPE_F16 || dtype == CLPE_DTYPE_BF16;
+    return bits16 ? shape->pairs_per_item_16 : shape->pairs_per_item;
+}
 
 /* The built program and its kernel pools, shared by every encoder made from
  * one clpe_encoder_create (clpe_encoder_create_like adds a reference). */
@@ -216,6 +226,7 @@ void clpe__plan_launches(const clpe_launch_shape *shape, size_t seq, size_t batc
 typedef struct clpe_launch_grid {
     const clpe_program_shared *program;
     size_t pairs, seq, batch, rows_per_launch, batch_per_launch;
+    cl_uint pairs_per_item; /* clpe__pairs_per_item of the kernel's dtype */
     bool shared_positions; /* one work-item serves every sequence */
     cl_uint rows_per_item; /* clpe__rows_per_item of the above */
 } clpe_launch_grid;

@@ -215,7 +215,7 @@ clpe_status clpe__run_launches(const clpe_launch_grid *grid, cl_command_queue qu
     }
     /* dimension 0 counts groups of pairs_per_item pairs; a narrow encoding
      * gets a narrower work-group rather than idle work-items */
-    size_t groups = ceil_div(grid->pairs, shape->pairs_per_item);
+    size_t groups = ceil_div(grid->pairs, grid->pairs_per_item);
     size_t local_x = 1;
     while (local_x < groups && local_x * 2 <= shape->local_x)
         local_x *= 2;
@@ -263,6 +263,8 @@ clpe_status clpe__launch_rows(clpe_encoder *enc, cl_command_queue queue,
     if (status != CLPE_SUCCESS)
         return status;
     clpe_launch_grid grid = {.program = enc->shared, .pairs = enc->slots.n_pairs,
+                             .pairs_per_item =
+                                 clpe__pairs_per_item(&enc->shared->shape, enc->cfg.dtype),
                              .seq = call->seq, .batch = call->batch,
                              .shared_positions = call->positions.source == CLPE_POSITIONS_START};
     plan_blocks(enc, call, &grid.rows_per_launch, &grid.batch_per_launch);

@@ -102,7 +102,7 @@ clpe_status clpe_encoder_get_launch_info(const clpe_encoder *enc, clpe_launch_in
         return CLPE_ERROR_NULL_POINTER;
     const clpe_launch_shape *s = &enc->shared->shape;
     clpe_launch_info out = {
-        .pairs_per_item = s->pairs_per_item,
+        .pairs_per_item = clpe__pairs_per_item(s, enc->cfg.dtype),
         .rows_per_item = s->rows_per_item,
         .work_group_size = s->local_x,
         .max_launch_rows = s->max_rows,

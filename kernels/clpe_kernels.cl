@@ -22,13 +22,20 @@
 #include "clpe_storage.cl"
 #include "clpe_odometer.cl"
 
-/* Pairs per work-item, set by the library per device (-DPE_W=1 or 16): 16
- * uses the float16 path on CPUs (PoCL's work-item-loop vectoriser gives up on
- * this code, explicit vectors measured about 5x faster; 16 pairs rather than
- * 8 make every access of a 16-bit row a whole 64-byte line), 1 the scalar
- * path on GPUs, which run work-items in lanes already. */
-#ifndef PE_W
-#define PE_W 16
+/* Pairs per work-item, set by the library per device: PE_PAIRS for 32- and
+ * 64-bit storage, PE_PAIRS_16 for f16 and bf16 (-DPE_PAIRS=1
+ * -DPE_PAIRS_16=1 on GPUs, which run work-items in lanes already; 16 and 64
+ * on PoCL's CPUs). Those take the float16 path: PoCL's work-item-loop
+ * vectoriser gives up on this code, and explicit vectors measured about 5x
+ * faster. A work-item walks its pairs in groups of 16, each group a row
+ * slice of 64 bytes of float32; the 16-bit types take 4 groups, 128 bytes
+ * of each row (measured on the 2-core CPU: f16 add at batch 8 7.5 -> 9.2
+ * Gelem/s, bf16 at batch 1 1.9 -> 2.7; f32 is fastest with one group). */
+#ifndef PE_PAIRS
+#define PE_PAIRS 16
+#endif
+#ifndef PE_PAIRS_16
+#define PE_PAIRS_16 (PE_PAIRS == 1 ? 1 : 4 * PE_PAIRS)
 #endif
 
 /* A loop the compiler must not unroll (OpenCL C 2.0's attribute; clang
@@ -131,11 +138,14 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #define PE_R float
 #define PE_WIDE 0
 #define PE_VECTOR 1
+#define PE_W PE_PAIRS
 #include "clpe_rows.cl"
 #include "clpe_rope.cl"
 #undef PE_NAME
 #undef PE_T
+#undef PE_W
 
+#define PE_W PE_PAIRS_16
 #define PE_NAME f16
 #define PE_T half
 #include "clpe_rows.cl"
@@ -152,6 +162,7 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #undef PE_R
 #undef PE_WIDE
 #undef PE_VECTOR
+#undef PE_W
 
 #ifdef cl_khr_fp64
 #define PE_NAME f64
@@ -159,6 +170,7 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #define PE_R double
 #define PE_WIDE 1
 #define PE_VECTOR 0
+#define PE_W PE_PAIRS
 #include "clpe_rows.cl"
 #include "clpe_rope.cl"
 #undef PE_NAME
@@ -166,6 +178,7 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #undef PE_R
 #undef PE_WIDE
 #undef PE_VECTOR
+#undef PE_W
 #endif
 
 /* Pad-aware positions: one work-item per sequence walks its row, counting

@@ -60,8 +60,8 @@ typedef struct pe_odo16 {
     uint16 w2, w1, w0;
 } pe_odo16;
 
-static inline void pe_odo16_load(pe_odo16 *o, global const ulong *tw_hi, global const uint *tw_lo,
-                                uint i0)
+static inline void pe_odo16_load(pe_odo16 *o, global const ulong *tw_hi,
+                                 global const uint *tw_lo, uint i0)
 {
     o->f_hi = vload16(0, tw_hi + i0);
     o->f0 = vload16(0, tw_lo + i0);

@@ -11,7 +11,7 @@
  * message names a line of this file).
  *
  * Launch shape:
- *   dimension 0: a group of PE_W (1 or 16) consecutive pairs i0 .. i0+PE_W-1
+ *   dimension 0: a group of PE_W (1, 16 or 64) consecutive pairs i0 .. i0+PE_W-1
  *                (padded up to the work-group size; extra work-items return);
  *   dimension 1: a block of rows_per_item consecutive rows of the launch;
  *   dimension 2: the sequence, unless positions come from a start (shared
@@ -20,7 +20,10 @@
  *                once per (row, pair), not once per sequence.
  * Between rows a work-item advances the phase with one wide add (the
  * odometer) instead of multiplying again: cheaper, and bit-identical because
- * the integer arithmetic is exact.
+ * the integer arithmetic is exact. Positions read per row (ids) have a loop
+ * of their own that sets the phase from each, so the common loop carries no
+ * multiply and no test of the position source (on sm_90 the add kernel's
+ * row loop went from 236 to 149 instructions, bench/RESULTS.md).
  *
  * Arithmetic contract (the host emulation, host/emulate.c, does the same):
  * PE is computed in PE_R and rounded once to storage; add and gather compute
@@ -40,12 +43,18 @@
 #define PE_SINCOS_AT pe_sincos_at
 #endif
 #define PE_ODO_FN(name) PE_CAT(PE_ODO, PE_CAT(_, name))
+/* groups of 16 pairs a work-item computes as float16 (0: the scalar path only) */
+#if PE_VECTOR && PE_W >= 16
+#define PE_GROUPS (PE_W / 16)
+#else
+#define PE_GROUPS 0
+#endif
 
 /* Store one pair (sine at slot ks, cosine at kc, when the pair has one);
  * ops other than the table add in * scale first (in NULL counts as 0). */
 PE_INLINE void PE_FN(pe_store_pair)(global PE_T *orow, global const PE_T *xrow, int op,
-                                        PE_R scale, uint i, PE_R sv, PE_R cv,
-                                        const pe_geometry *g)
+                                    PE_R scale, uint i, PE_R sv, PE_R cv,
+                                    const pe_geometry *g)
 {
     uint ks = g->sin_off + i * g->stride;
     uint kc = g->cos_off + i * g->stride;
@@ -75,8 +84,8 @@ PE_INLINE void PE_FN(pe_store_pair)(global PE_T *orow, global const PE_T *xrow, 
 #if PE_VECTOR
 /* Store sixteen pairs i0 .. i0+15, all with their cosines. */
 PE_INLINE void PE_FN(pe_store_pairs16)(global PE_T *orow, global const PE_T *xrow, int op,
-                                           float scale, uint i0, float16 sv, float16 cv,
-                                           const pe_geometry *g)
+                                       float scale, uint i0, float16 sv, float16 cv,
+                                       const pe_geometry *g)
 {
     if (g->stride == 2) { /* interleaved: (s0, c0, s1, c1, ...) as two 16-vectors */
         float16 lo = pe_zip8(sv.lo, cv.lo), hi = pe_zip8(sv.hi, cv.hi);
@@ -105,9 +114,9 @@ PE_INLINE void PE_FN(pe_store_pairs16)(global PE_T *orow, global const PE_T *xro
 /* The row this (sequence, row) reads, or NULL: x itself for add; for
  * gather the embedding row of its id, or NULL (and a report) for a bad id. */
 PE_INLINE global const PE_T *PE_FN(pe_input_row)(int op, global const PE_T *in,
-                                                     global const int *ids,
-                                                     global uint *bad_ids, uint b, uint s,
-                                                     bool reporter, const pe_geometry *g)
+                                                 global const int *ids,
+                                                 global uint *bad_ids, uint b, uint s,
+                                                 bool reporter, const pe_geometry *g)
 {
     if (op == PE_OP_ADD)
         return in + (b * g->in_batch_pitch + s * g->in_row_pitch);
@@ -129,9 +138,9 @@ PE_INLINE global const PE_T *PE_FN(pe_input_row)(int op, global const PE_T *in,
  * the table), written after the rows by the work-item holding the last
  * pair, so the row loop carries no test for it. */
 PE_INLINE void PE_FN(pe_zero_column)(int op, global PE_T *out, global const PE_T *in,
-                                         global const int *ids, uint s_begin, uint s_stop,
-                                         uint b_first, uint b_stop, PE_R scale,
-                                         const pe_geometry *g)
+                                     global const int *ids, uint s_begin, uint s_stop,
+                                     uint b_first, uint b_stop, PE_R scale,
+                                     const pe_geometry *g)
 {
     for (uint s = s_begin; s < s_stop; ++s)
         PE_NO_UNROLL
@@ -143,23 +152,26 @@ PE_INLINE void PE_FN(pe_zero_column)(int op, global PE_T *out, global const PE_T
         }
 }
 
-/* The phases of this work-item's pairs: one odometer for one pair, one for
- * a vector group, or none for a partial group (computed from p). */
+/* The phases of this work-item's pairs: full groups of 16 from i0 with an
+ * odometer each (the float16 path), then the rest one pair at a time: with
+ * its own odometer when the work-item has one pair only (the GPU shape),
+ * else computed from p (a tail). */
 typedef struct PE_FN(pe_phases) {
     PE_ODO one;
-#if PE_VECTOR
-    pe_odo16 group;
+#if PE_GROUPS
+    pe_odo16 group[PE_GROUPS];
 #endif
-    bool single, vector;
+    uint groups;
+    bool single;
 } PE_FN(pe_phases);
 
 PE_INLINE void PE_FN(pe_phases_set)(PE_FN(pe_phases) *ph, ulong p)
 {
     if (ph->single)
         PE_ODO_FN(set)(&ph->one, p);
-#if PE_VECTOR
-    if (ph->vector)
-        pe_odo16_set(&ph->group, p);
+#if PE_GROUPS
+    for (uint k = 0; k < ph->groups; ++k)
+        pe_odo16_set(&ph->group[k], p);
 #endif
 }
 
@@ -174,11 +186,11 @@ PE_INLINE void PE_FN(pe_phases_tick)(PE_FN(pe_phases) *ph, bool wraps)
         if (wraps)
             PE_ODO_FN(wrap)(&ph->one);
     }
-#if PE_VECTOR
-    if (ph->vector) {
-        pe_odo16_tick(&ph->group);
+#if PE_GROUPS
+    for (uint k = 0; k < ph->groups; ++k) {
+        pe_odo16_tick(&ph->group[k]);
         if (wraps)
-            pe_odo16_wrap(&ph->group);
+            pe_odo16_wrap(&ph->group[k]);
     }
 #endif
 }
@@ -186,35 +198,41 @@ PE_INLINE void PE_FN(pe_phases_tick)(PE_FN(pe_phases) *ph, bool wraps)
 /* Row s, at position p, of every sequence this work-item serves: its pairs
  * i0 .. i_end-1 computed once and applied to each. */
 PE_INLINE void PE_FN(pe_row)(int op, global PE_T *out, global const PE_T *in,
-                                 global const int *ids, global uint *bad_ids,
-                                 global const ulong *tw_hi, global const PE_TWL *tw_lo,
-                                 PE_R scale, const PE_FN(pe_phases) *ph, uint i0, uint i_end,
-                                 uint s, ulong p, uint b_first, uint b_stop,
-                                 const pe_geometry *g)
+                             global const int *ids, global uint *bad_ids,
+                             global const ulong *tw_hi, global const PE_TWL *tw_lo,
+                             PE_R scale, const PE_FN(pe_phases) *ph, uint i0, uint i_end,
+                             uint s, ulong p, uint b_first, uint b_stop,
+                             const pe_geometry *g)
 {
     bool reporter = i0 == 0; /* one work-item per row reports bad ids */
     bool zero_row = (g->flags & PE_FLAG_PADDING_ROW) && p == (ulong)g->padding_position;
-#if PE_VECTOR
-    if (ph->vector) {
-        float16 sv, cv;
-        pe_odo16_sin_cos(&ph->group, &sv, &cv);
-        if (zero_row) {
-            sv = (float16)(0.0f);
-            cv = (float16)(0.0f);
+#if PE_GROUPS
+    uint i = i0 + 16 * ph->groups;
+    if (ph->groups) {
+        float16 sv[PE_GROUPS], cv[PE_GROUPS];
+        for (uint k = 0; k < ph->groups; ++k) {
+            pe_odo16_sin_cos(&ph->group[k], &sv[k], &cv[k]);
+            if (zero_row) {
+                sv[k] = (float16)(0.0f);
+                cv[k] = (float16)(0.0f);
+            }
         }
         PE_NO_UNROLL
         for (uint b = b_first; b < b_stop; ++b) {
             global PE_T *orow = out + (b * g->out_batch_pitch + s * g->out_row_pitch);
             global const PE_T *xrow = PE_FN(pe_input_row)(op, in, ids, bad_ids, b, s, reporter, g);
-            PE_FN(pe_store_pairs16)(orow, xrow, op, scale, i0, sv, cv, g);
+            for (uint k = 0; k < ph->groups; ++k)
+                PE_FN(pe_store_pairs16)(orow, xrow, op, scale, i0 + 16 * k, sv[k], cv[k], g);
         }
-        return;
+        if (i >= i_end)
+            return;
     }
-#endif
-    /* the scalar path: one pair with its own odometer, or a partial group
-     * whose phases are computed directly (a do-while: the one-pair shape
-     * compiles to straight code) */
+#else
     uint i = i0;
+#endif
+    /* the scalar path: one pair with its own odometer, or the pairs after
+     * the groups, whose phases are computed directly (a do-while: the
+     * one-pair shape compiles to straight code) */
     do {
         PE_R sv, cv;
         if (ph->single)
@@ -236,10 +254,10 @@ PE_INLINE void PE_FN(pe_row)(int op, global PE_T *out, global const PE_T *in,
 }
 
 PE_INLINE void PE_FN(pe_rows)(int op, global PE_T *out, global const PE_T *in,
-                                  global const int *ids, global uint *bad_ids,
-                                  global const long *positions, global const ulong *tw_hi,
-                                  global const PE_TWL *tw_lo, PE_R scale,
-                                  const pe_geometry *g)
+                              global const int *ids, global uint *bad_ids,
+                              global const long *positions, global const ulong *tw_hi,
+                              global const PE_TWL *tw_lo, PE_R scale,
+                              const pe_geometry *g)
 {
     uint i0 = (uint)get_global_id(0) * PE_W;
     uint s_begin = (uint)get_global_id(1) * g->rows_per_item;
@@ -255,12 +273,14 @@ PE_INLINE void PE_FN(pe_rows)(int op, global PE_T *out, global const PE_T *in,
 
     PE_FN(pe_phases) ph;
     ph.single = PE_W == 1 || i_end - i0 == 1; /* always, in the one-pair shape */
-#if PE_VECTOR && PE_W == 16
-    ph.vector = i_end - i0 == 16 && i_end <= g->n_cos; /* a full group of sixteen */
-    if (ph.vector)
-        pe_odo16_load(&ph.group, tw_hi, tw_lo, i0);
-#else
-    ph.vector = false;
+    ph.groups = 0;
+#if PE_GROUPS
+    /* full groups of pairs that all have a cosine */
+    uint vector_end = min(i_end, g->n_cos);
+    if (!ph.single && vector_end > i0)
+        ph.groups = (vector_end - i0) / 16;
+    for (uint k = 0; k < ph.groups; ++k)
+        pe_odo16_load(&ph.group[k], tw_hi, tw_lo, i0 + 16 * k);
 #endif
     if (ph.single)
         PE_ODO_FN(load)(&ph.one, tw_hi, tw_lo, i0);
@@ -317,3 +337,4 @@ kernel void PE_FN(clpe_gather)(PE_ROW_KERNEL_ARGS(PE_PARAM, PE_COMMA))
 #undef PE_ODO
 #undef PE_SINCOS_AT
 #undef PE_ODO_FN
+#undef PE_GROUPS

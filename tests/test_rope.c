@@ -158,9 +158,10 @@ Test(rope, device_equals_host_for_every_dtype_pairing_and_layout)
     for (int t = 0; t < 4; ++t)
         for (int pairing = 0; pairing < 2; ++pairing)
             for (int outer = 0; outer < 2; ++outer) {
-                /* head_dim 64: the float16 path; 40 with rotary 32: partial,
-                 * a group of 16 pairs; 20: pairs not a multiple of 16 */
-                rope_case a = {dtypes[t], (clpe_rope_pairing)pairing, 64, 0, 2, 37, 4, 2,
+                /* head_dim 88: the float16 path, 44 pairs (groups of 16
+                 * and a tail of 12 in either vector shape); 40 with rotary
+                 * 32: partial, one group; 20: fewer pairs than a group */
+                rope_case a = {dtypes[t], (clpe_rope_pairing)pairing, 88, 0, 2, 37, 4, 2,
                                outer, 0, CLPE_POSITIONS_START, 1000003, 0};
                 run_case(&a, seed++);
                 rope_case b = {dtypes[t], (clpe_rope_pairing)pairing, 40, 32, 3, 19, 3, 1,
