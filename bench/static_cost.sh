@@ -27,12 +27,15 @@
 #          AMD: the compiler's waves per SIMD
 #   insns  static instructions in the whole kernel (SASS less NOPs and the
 #          closing self-branch; AMD ISA)
-#   loop   static instructions in the row loop, taken as the widest backward
-#          branch: every path of one row (float16 group, one pair, scalar
-#          tail) counted once, an inner loop (the scalar tail; f64 in the
-#          W=16 shape) counted once
-#   /out   loop / values a work-item writes per row (2*W for table, add and
-#          gather; 1 for pad_positions; "-" for the rotary kernels)
+#   loop   static instructions in the row loop: the widest backward branch
+#          whose span holds floating-point work (where a kernel has one row
+#          loop per position source, the costlier); every path of one row
+#          (float16 groups, one pair, scalar tail) counted once, an inner
+#          loop (groups, the scalar tail, the sequences) counted once
+#   /out   loop / values a work-item writes per row (2 per pair for table,
+#          add and gather: W pairs, 4 W for f16 and bf16 in the W=16 shape;
+#          1 for pad_positions; "-" for the rotary kernels). In the W=16
+#          shape, inner loops run several times a row, so this understates.
 #   int fp mem   the row loop's integer, floating-point and memory instructions
 #
 # Environment: STATIC_COST_TARGETS (default "sm_90 gfx90a gfx1100"),

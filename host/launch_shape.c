@@ -3,9 +3,10 @@
  * per device type (bench/RESULTS.md), then the tuning knobs of the
  * environment, each parsed once here and range-checked.
  *
- * CPUs run a work-group as one loop; PoCL's work-item-loop vectoriser gives
- * up on this code, so on a CPU each work-item computes 8 pairs as explicit
- * float8 vectors. GPUs run work-items in lanes already: one pair each. Both
+ * PoCL runs a work-group as one loop, and its work-item-loop vectoriser
+ * gives up on this code, so where a device asks for vectors each work-item
+ * computes 16 pairs as explicit float16 vectors (64 for 16-bit storage).
+ * GPUs and llvmpipe run work-items in lanes already: one pair each. Both
  * walk 16 rows with the odometer (on an H200, 16 rows beat 1 and 4).
  */
 #include "internal.h"
