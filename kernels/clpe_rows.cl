@@ -165,6 +165,23 @@ typedef struct PE_FN(pe_phases) {
     bool single;
 } PE_FN(pe_phases);
 
+/* The tuning words of pairs i0 .. i_end-1; groups end at vector_end. */
+PE_INLINE void PE_FN(pe_phases_load)(PE_FN(pe_phases) *ph, global const ulong *tw_hi,
+                                     global const PE_TWL *tw_lo, uint i0, uint i_end,
+                                     uint vector_end)
+{
+    ph->single = PE_W == 1 || i_end - i0 == 1; /* always, in the one-pair shape */
+    ph->groups = 0;
+#if PE_GROUPS
+    if (!ph->single && vector_end > i0)
+        ph->groups = (vector_end - i0) / 16;
+    for (uint k = 0; k < ph->groups; ++k)
+        pe_odo16_load(&ph->group[k], tw_hi, tw_lo, i0 + 16 * k);
+#endif
+    if (ph->single)
+        PE_ODO_FN(load)(&ph->one, tw_hi, tw_lo, i0);
+}
+
 PE_INLINE void PE_FN(pe_phases_set)(PE_FN(pe_phases) *ph, ulong p)
 {
     if (ph->single)
@@ -272,18 +289,8 @@ PE_INLINE void PE_FN(pe_rows)(int op, global PE_T *out, global const PE_T *in,
     uint i_end = PE_W == 1 ? i0 + 1 : min(i0 + PE_W, g->n_pairs);
 
     PE_FN(pe_phases) ph;
-    ph.single = PE_W == 1 || i_end - i0 == 1; /* always, in the one-pair shape */
-    ph.groups = 0;
-#if PE_GROUPS
-    /* full groups of pairs that all have a cosine */
-    uint vector_end = min(i_end, g->n_cos);
-    if (!ph.single && vector_end > i0)
-        ph.groups = (vector_end - i0) / 16;
-    for (uint k = 0; k < ph.groups; ++k)
-        pe_odo16_load(&ph.group[k], tw_hi, tw_lo, i0 + 16 * k);
-#endif
-    if (ph.single)
-        PE_ODO_FN(load)(&ph.one, tw_hi, tw_lo, i0);
+    /* full groups only of pairs that all have a cosine */
+    PE_FN(pe_phases_load)(&ph, tw_hi, tw_lo, i0, i_end, min(i_end, g->n_cos));
 
     if (g->pos_source == PE_POS_IDS) {
         /* a position per row: set the phases from each (the loops stay

@@ -17,7 +17,7 @@ ctest --test-dir build --output-on-failure
 echo "== test suite again in the GPU launch shape (one pair per work-item: CLPE_PAIRS_PER_ITEM=1)"
 CLPE_PAIRS_PER_ITEM=1 ctest --test-dir build --output-on-failure -E "cli|fastmath|lifetime|stress|fault|oclgrind|bench_json|status_coverage|standalone|consumer"
 
-echo "== conformance: clpe check on PoCL, Rusticl (llvmpipe) and Oclgrind, both launch shapes (scripts/conformance.sh)"
+echo "== conformance: clpe check on PoCL and Oclgrind in both launch shapes, Rusticl (llvmpipe) in its own (scripts/conformance.sh)"
 scripts/conformance.sh build
 
 echo "== offline GPU compiles: NVIDIA sm_90, AMD gfx90a and gfx1100 (bench/static_cost.sh)"

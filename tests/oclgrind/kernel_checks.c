@@ -1,6 +1,6 @@
 /*
  * kernel_checks.c - run every clpe kernel (table, add, add_out, gather,
- * pad_positions) on small, awkward shapes and compare every output bit with
+ * pad_positions, rotary and its cos/sin cache) on small, awkward shapes and compare every output bit with
  * the host emulation (or, for pad_positions and the bad-id report, with
  * values worked out here).
  *
@@ -267,6 +267,113 @@ static void check_gather(ctx *c, clpe_encoder *enc, const clpe_config *cfg, cons
     free(want);
 }
 
+/* Rotary: q (3 heads) and k (1 head) in place, each head followed by one
+ * element of padding that must come through untouched, every position
+ * source, then the cos/sin cache with padded rows. */
+enum { Q_HEADS = 3, K_HEADS = 1 };
+
+static void check_rope(ctx *c, clpe_rope *rope, const clpe_rope_config *cfg, const char *tag,
+                       clpe_position_source src, uint64_t *seed)
+{
+    const size_t esize = dtype_size(cfg->dtype), head_pitch = cfg->head_dim + 1;
+    const size_t qn = BATCH * SEQ * Q_HEADS * head_pitch, kn = BATCH * SEQ * K_HEADS * head_pitch;
+    unsigned char *q = malloc(qn * esize), *k = malloc(kn * esize);
+    unsigned char *qwant = malloc(qn * esize), *kwant = malloc(kn * esize);
+    if (!q || !k || !qwant || !kwant)
+        exit(2);
+    fill_values(q, cfg->dtype, qn, seed);
+    fill_values(k, cfg->dtype, kn, seed);
+    memcpy(qwant, q, qn * esize);
+    memcpy(kwant, k, kn * esize);
+    char what[96];
+    snprintf(what, sizeof what, "%s rope source %d", tag, (int)src);
+    clpe_host_rope_tensor hq = {.data = qwant, .heads = Q_HEADS, .head_pitch = head_pitch};
+    clpe_host_rope_tensor hk = {.data = kwant, .heads = K_HEADS, .head_pitch = head_pitch};
+    expect_status(c, what, clpe_host_rope(rope, BATCH, SEQ, &hq, &hk, src, START_POSITION,
+                                          host_positions(src), 0));
+    clpe_positions pos;
+    cl_mem pbuf;
+    positions_for(c, src, &pos, &pbuf);
+    cl_mem qbuf = buffer_from(c, q, qn * esize), kbuf = buffer_from(c, k, kn * esize);
+    clpe_rope_tensor tq = {.buffer = qbuf, .heads = Q_HEADS, .head_pitch = head_pitch};
+    clpe_rope_tensor tk = {.buffer = kbuf, .heads = K_HEADS, .head_pitch = head_pitch};
+    expect_status(c, what,
+                  clpe_enqueue_rope(rope, c->queue, BATCH, SEQ, &tq, &tk, &pos, 0, 0, NULL, NULL));
+    expect_buffer(c, what, qbuf, qwant, qn * esize, esize);
+    expect_buffer(c, what, kbuf, kwant, kn * esize, esize);
+    clReleaseMemObject(qbuf);
+    clReleaseMemObject(kbuf);
+    if (pbuf)
+        clReleaseMemObject(pbuf);
+    free(q);
+    free(k);
+    free(qwant);
+    free(kwant);
+}
+
+static void check_rope_cache(ctx *c, clpe_rope *rope, const clpe_rope_config *cfg,
+                             const char *tag)
+{
+    const size_t esize = dtype_size(cfg->dtype);
+    const size_t rotary = cfg->rotary_dim ? cfg->rotary_dim : cfg->head_dim;
+    const size_t pitch = rotary + PAD_EXTRA, rows = SEQ, bytes = rows * pitch * esize;
+    unsigned char *cw = malloc(bytes), *sw = malloc(bytes);
+    if (!cw || !sw)
+        exit(2);
+    memset(cw, 0x5A, bytes);
+    memset(sw, 0x5A, bytes);
+    char what[96];
+    snprintf(what, sizeof what, "%s rope cache", tag);
+    expect_status(c, what, clpe_host_rope_cache(rope, -2, rows, cw, sw, pitch));
+    unsigned char *poison = malloc(bytes);
+    if (!poison)
+        exit(2);
+    memset(poison, 0x5A, bytes);
+    cl_mem cbuf = buffer_from(c, poison, bytes), sbuf = buffer_from(c, poison, bytes);
+    clpe_tensor ct = {.buffer = cbuf, .row_pitch = pitch}, st = {.buffer = sbuf, .row_pitch = pitch};
+    expect_status(c, what, clpe_enqueue_rope_cache(rope, c->queue, -2, rows, &ct, &st, 0, NULL, NULL));
+    expect_buffer(c, what, cbuf, cw, bytes, esize);
+    expect_buffer(c, what, sbuf, sw, bytes, esize);
+    clReleaseMemObject(cbuf);
+    clReleaseMemObject(sbuf);
+    free(poison);
+    free(cw);
+    free(sw);
+}
+
+/* Rotary shapes: 44 pairs half-split (groups of 16 and a tail, in either
+ * vector shape), partial rotary interleaved (16 pairs: one group), and 5
+ * pairs (under a group), each with every position source. */
+static void check_rotary(ctx *c, clpe_encoder *like, clpe_dtype dtype, uint64_t *seed)
+{
+    struct rope_shape {
+        uint32_t head_dim, rotary_dim;
+        clpe_rope_pairing pairing;
+    } shapes[] = {
+        {88, 0, CLPE_ROPE_HALF_SPLIT},
+        {40, 32, CLPE_ROPE_INTERLEAVED},
+        {10, 0, CLPE_ROPE_HALF_SPLIT},
+    };
+    for (size_t n = 0; n < sizeof shapes / sizeof shapes[0]; ++n) {
+        clpe_rope_config cfg = clpe_rope_config_default(shapes[n].head_dim);
+        cfg.rotary_dim = shapes[n].rotary_dim;
+        cfg.pairing = shapes[n].pairing;
+        cfg.dtype = dtype;
+        char tag[48];
+        snprintf(tag, sizeof tag, "%s head_dim=%u", dtype_name(dtype), cfg.head_dim);
+        clpe_status st = CLPE_SUCCESS;
+        clpe_rope *rope = clpe_rope_create_like(like, &cfg, &st);
+        if (!rope) {
+            fail(c, tag, clpe_status_string(st));
+            continue;
+        }
+        for (int src = CLPE_POSITIONS_START; src <= CLPE_POSITIONS_IDS; ++src)
+            check_rope(c, rope, &cfg, tag, (clpe_position_source)src, seed);
+        check_rope_cache(c, rope, &cfg, tag);
+        clpe_rope_release(rope);
+    }
+}
+
 static void check_pad_positions(ctx *c, clpe_encoder *enc)
 {
     /* fairseq: padding_idx 1, so pad id 1, first position 2, pad position 1 */
@@ -354,6 +461,8 @@ int main(void)
             else
                 clpe_encoder_release(enc);
         }
+        if (first)
+            check_rotary(&c, first, (clpe_dtype)t, &seed);
     }
     clpe_launch_info info = {0};
     if (first) {
