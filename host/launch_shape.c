@@ -43,18 +43,21 @@ static unsigned long knob(const char *name, unsigned long lo, unsigned long hi,
 
 clpe_status clpe__choose_pairs_per_item(cl_device_id device, cl_uint *pairs)
 {
-    /* A device that asks for float vectors (PoCL on a CPU: 16, as wide as
+    /* A CPU device that asks for float vectors (PoCL: 16, as wide as
      * AVX-512) gets the float16 path: PoCL's own vectoriser gives up on
-     * these kernels. One that asks for none (every GPU, and Rusticl's
-     * llvmpipe, which run work-items in SIMD lanes themselves) gets one
-     * pair per work-item; float16 code there only costs compile time
-     * (20 minutes on llvmpipe, measured). */
+     * these kernels. GPUs, and CPU devices that ask for none (Rusticl's
+     * llvmpipe, which runs work-items in SIMD lanes itself), get one pair
+     * per work-item; float16 code there only costs registers or compile
+     * time (20 minutes on llvmpipe, measured). */
+    cl_device_type type = 0;
     cl_uint preferred = 1;
-    cl_int err = clGetDeviceInfo(device, CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, sizeof preferred,
-                                 &preferred, NULL);
+    cl_int err = clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+    if (err == CL_SUCCESS)
+        err = clGetDeviceInfo(device, CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, sizeof preferred,
+                              &preferred, NULL);
     if (err != CL_SUCCESS)
         return err;
-    *pairs = preferred > 1 ? CLPE_PAIRS_PER_ITEM_MAX : 1;
+    *pairs = (type & CL_DEVICE_TYPE_CPU) && preferred > 1 ? CLPE_PAIRS_PER_ITEM_MAX : 1;
     unsigned long want = knob("CLPE_PAIRS_PER_ITEM", 1, CLPE_PAIRS_PER_ITEM_MAX, *pairs);
     if (want == 1 || want == CLPE_PAIRS_PER_ITEM_MAX)
         *pairs = (cl_uint)want;
