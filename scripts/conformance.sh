@@ -20,7 +20,7 @@
 # Sizes: PoCL runs the full check (about 80 million elements per dtype,
 # about 15 s per shape on two cores); Rusticl and Oclgrind run --quick
 # (about 1.3 million: a full run there takes too long for CI); the five
-# runs took 65 to 85 s on two cores in CI. CLPE_CHECK_ARGS, when set,
+# runs took 65 to 105 s on two cores in CI. CLPE_CHECK_ARGS, when set,
 # replaces the size options of
 # every run ("" for full, --quick for quick).
 # Prints one line per runtime and shape with the mismatch count per dtype;
