@@ -234,9 +234,9 @@ typedef struct clpe_launch_grid {
 /* Rows one work-item walks in a launch. When one work-item serves every
  * sequence (shared positions), its rows times the launch's sequences stay
  * within half the shape's rows per item: at batch 8, 1 row instead of 16
- * ran the fused add 4.5x faster on the 2-core CPU (bench/RESULTS.md), since
- * each work-item then touches 8 rows of output, not 128, and a work-group
- * walks each sequence's row from start to end. */
+ * ran the fused f32 add 3x faster on the 2-core CPU, and 1 row instead of 2
+ * the 16-bit ones 1.6-2x (bench/RESULTS.md), since each work-item then
+ * touches 8 rows of output, not 128 or 16. */
 static inline cl_uint clpe__rows_per_item(const clpe_launch_shape *shape, bool shared_positions,
                                           size_t batch_per_launch)
 {

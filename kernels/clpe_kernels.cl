@@ -38,6 +38,11 @@
 #define PE_PAIRS_16 (PE_PAIRS == 1 ? 1 : 4 * PE_PAIRS)
 #endif
 
+/* Groups of 16 pairs a work-item of the current storage type computes as
+ * float16 (0: the scalar path only); read where PE_W and PE_VECTOR are set,
+ * inside clpe_rows.cl and clpe_rope.cl. */
+#define PE_GROUPS (PE_VECTOR && PE_W >= 16 ? PE_W / 16 : 0)
+
 /* A loop the compiler must not unroll (OpenCL C 2.0's attribute; clang
  * accepts it in 1.2 too, other compilers may ignore it). */
 #if defined(__clang__)

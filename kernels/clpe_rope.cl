@@ -27,12 +27,6 @@
 #define PE_SINCOS_AT pe_sincos_at
 #endif
 #define PE_ODO_FN(name) PE_CAT(PE_ODO, PE_CAT(_, name))
-/* groups of 16 pairs a work-item computes as float16 (0: the scalar path only) */
-#if PE_VECTOR && PE_W >= 16
-#define PE_GROUPS (PE_W / 16)
-#else
-#define PE_GROUPS 0
-#endif
 
 /* Rotate pair i of every head of one token of one tensor. */
 static inline void PE_FN(pe_rotate_heads)(global PE_T *token, uint heads, uint head_pitch,
@@ -90,42 +84,29 @@ static inline void PE_FN(pe_rope_rows)(global PE_T *q, global PE_T *k,
     uint b_first = same_positions ? 0 : (uint)get_global_id(2);
     uint b_stop = same_positions ? g->batch : b_first + 1;
     uint i_end = min(i0 + PE_W, g->n_pairs);
-    bool single = PE_W == 1 || i_end - i0 == 1; /* always, in the one-pair shape */
     PE_R sign = g->inverse ? (PE_R)-1 : (PE_R)1;
 
-    PE_ODO odo;
-    if (single)
-        PE_ODO_FN(load)(&odo, tw_hi, tw_lo, i0);
-    uint groups = 0; /* full groups of 16 pairs from i0: the float16 path */
-#if PE_GROUPS
-    pe_odo16 group[PE_GROUPS];
-    if (!single)
-        groups = (i_end - i0) / 16;
-    for (uint n = 0; n < groups; ++n)
-        pe_odo16_load(&group[n], tw_hi, tw_lo, i0 + 16 * n);
-#endif
+    /* the phases as the row kernels keep them (clpe_rows.cl) */
+    PE_FN(pe_phases) ph;
+    PE_FN(pe_phases_load)(&ph, tw_hi, tw_lo, i0, i_end, i_end);
 
-    ulong p = 0;
-    bool fresh = true;
     for (uint s = s_begin; s < s_stop; ++s) {
-        if (fresh || g->pos_source == PE_POS_IDS) {
-            p = pe_rope_position(positions, b_first, s, g);
-            fresh = true;
-        }
+        /* the phases are set from the first row's position and from every
+         * row's with ids, else ticked (past INT64_MAX with the exact wrap) */
+        ulong p = pe_rope_position(positions, b_first, s, g);
+        if (s == s_begin || g->pos_source == PE_POS_IDS)
+            PE_FN(pe_phases_set)(&ph, p);
 #if PE_GROUPS
         float16 sv16[PE_GROUPS], cv16[PE_GROUPS];
-        for (uint n = 0; n < groups; ++n) {
-            if (fresh)
-                pe_odo16_set(&group[n], p);
-            pe_odo16_sin_cos(&group[n], &sv16[n], &cv16[n]);
+        for (uint n = 0; n < ph.groups; ++n) {
+            pe_odo16_sin_cos(&ph.group[n], &sv16[n], &cv16[n]);
             cv16[n] = cv16[n] * amplitude;
             sv16[n] = (sv16[n] * amplitude) * sign;
-            pe_odo16_tick(&group[n]);
         }
-        for (uint b = b_first; b < b_stop && groups; ++b) {
+        for (uint b = b_first; b < b_stop && ph.groups; ++b) {
             global PE_T *qrow = q + (b * g->q_batch_pitch + s * g->q_row_pitch);
             global PE_T *krow = k ? k + (b * g->k_batch_pitch + s * g->k_row_pitch) : 0;
-            for (uint n = 0; n < groups; ++n) {
+            for (uint n = 0; n < ph.groups; ++n) {
                 PE_FN(pe_rotate_heads16)(qrow, g->q_heads, g->q_head_pitch, i0 + 16 * n,
                                          cv16[n], sv16[n], g);
                 if (krow)
@@ -136,12 +117,10 @@ static inline void PE_FN(pe_rope_rows)(global PE_T *q, global PE_T *k,
 #endif
         /* the scalar path: one pair with its own odometer, or the pairs
          * after the groups, computed from p */
-        if (single && fresh)
-            PE_ODO_FN(set)(&odo, p);
-        for (uint i = i0 + 16 * groups; i < i_end; ++i) {
+        for (uint i = i0 + 16 * ph.groups; i < i_end; ++i) {
             PE_R sv, cv;
-            if (single)
-                PE_ODO_FN(sin_cos)(&odo, &sv, &cv);
+            if (ph.single)
+                PE_ODO_FN(sin_cos)(&ph.one, &sv, &cv);
             else
                 PE_SINCOS_AT(p, tw_hi, tw_lo, i, &sv, &cv);
             cv = cv * amplitude;
@@ -154,10 +133,7 @@ static inline void PE_FN(pe_rope_rows)(global PE_T *q, global PE_T *k,
                                            g->k_heads, g->k_head_pitch, i, cv, sv, g);
             }
         }
-        if (single)
-            PE_ODO_FN(tick)(&odo);
-        ++p;
-        fresh = p == 0x8000000000000000UL;
+        PE_FN(pe_phases_tick)(&ph, p == 0x7FFFFFFFFFFFFFFFUL);
     }
 }
 
@@ -204,5 +180,4 @@ kernel void PE_FN(clpe_rope_cache)(PE_ROPE_CACHE_ARGS(PE_PARAM, PE_COMMA))
 #undef PE_TWL
 #undef PE_ODO
 #undef PE_ODO_FN
-#undef PE_GROUPS
 #undef PE_SINCOS_AT

@@ -43,12 +43,6 @@
 #define PE_SINCOS_AT pe_sincos_at
 #endif
 #define PE_ODO_FN(name) PE_CAT(PE_ODO, PE_CAT(_, name))
-/* groups of 16 pairs a work-item computes as float16 (0: the scalar path only) */
-#if PE_VECTOR && PE_W >= 16
-#define PE_GROUPS (PE_W / 16)
-#else
-#define PE_GROUPS 0
-#endif
 
 /* Store one pair (sine at slot ks, cosine at kc, when the pair has one);
  * ops other than the table add in * scale first (in NULL counts as 0). */
@@ -344,4 +338,3 @@ kernel void PE_FN(clpe_gather)(PE_ROW_KERNEL_ARGS(PE_PARAM, PE_COMMA))
 #undef PE_ODO
 #undef PE_SINCOS_AT
 #undef PE_ODO_FN
-#undef PE_GROUPS

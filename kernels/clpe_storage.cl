@@ -12,30 +12,22 @@
  * alignment. PoCL splits an unaligned vstore16 of ushort into sixteen 2-byte
  * stores: the aligned store alone made the 16-bit fused add 2.5x faster on
  * the CPU (bench/RESULTS.md). The bits moved are the same either way. */
-#define PE_ALIGNED(p, vector_type) (((ulong)(p) & (sizeof(vector_type) - 1)) == 0)
+#define PE_DEFINE_MOVE16(SUFFIX, T)                                                            \
+    static inline T##16 pe_get16_##SUFFIX(global const T *p)                                   \
+    {                                                                                          \
+        return ((ulong)p & (sizeof(T##16) - 1)) == 0 ? *(global const T##16 *)p               \
+                                                     : vload16(0, p);                          \
+    }                                                                                          \
+    static inline void pe_put16_##SUFFIX(global T *p, T##16 v)                                 \
+    {                                                                                          \
+        if (((ulong)p & (sizeof(T##16) - 1)) == 0)                                             \
+            *(global T##16 *)p = v;                                                            \
+        else                                                                                   \
+            vstore16(v, 0, p);                                                                 \
+    }
 
-static inline float16 pe_get16_f32(global const float *p)
-{
-    return PE_ALIGNED(p, float16) ? *(global const float16 *)p : vload16(0, p);
-}
-static inline void pe_put16_f32(global float *p, float16 v)
-{
-    if (PE_ALIGNED(p, float16))
-        *(global float16 *)p = v;
-    else
-        vstore16(v, 0, p);
-}
-static inline ushort16 pe_get16_u16(global const ushort *p)
-{
-    return PE_ALIGNED(p, ushort16) ? *(global const ushort16 *)p : vload16(0, p);
-}
-static inline void pe_put16_u16(global ushort *p, ushort16 v)
-{
-    if (PE_ALIGNED(p, ushort16))
-        *(global ushort16 *)p = v;
-    else
-        vstore16(v, 0, p);
-}
+PE_DEFINE_MOVE16(f32, float)
+PE_DEFINE_MOVE16(u16, ushort)
 
 /* ---- float32 ---- */
 static inline float pe_load_f32(global const float *p, uint k) { return p[k]; }

@@ -112,9 +112,12 @@ static void run_case(const rope_case *c, uint64_t seed)
     size_t npos = c->source == CLPE_POSITIONS_IDS ? c->batch * c->seq : c->batch;
     if (c->source != CLPE_POSITIONS_START) {
         positions = malloc(npos * sizeof *positions);
+        /* the first exactly at start (a chosen wrap point), the others
+         * around it; near the ends of int64 these wrap, as device positions may */
         for (size_t k = 0; k < npos; ++k)
-            /* near the ends of int64 these wrap, as device positions may */
-            positions[k] = (int64_t)((uint64_t)c->start + test_rand_u64(&rng) % 100000 - 50000);
+            positions[k] = k == 0 ? c->start
+                                  : (int64_t)((uint64_t)c->start + test_rand_u64(&rng) % 100000 -
+                                              50000);
         pbuf = test_buffer_from(&cl, positions, npos * sizeof *positions);
     }
     clpe_positions pos = {.source = c->source, .start = c->start, .buffer = pbuf};
@@ -186,6 +189,15 @@ Test(rope, positions_at_the_ends_of_int64)
     rope_case c = {CLPE_DTYPE_F64, CLPE_ROPE_HALF_SPLIT, 16, 0, 2, 9, 1, 1,
                    false, 0, CLPE_POSITIONS_PER_SEQUENCE, INT64_MAX - 3, 0};
     run_case(&c, 9);
+    /* a sequence starting at INT64_MAX - 20 wraps at its row 21, inside one
+     * work-item's walk of 16 rows: every odometer's wrap, every dtype, the
+     * float16 groups and their tail (head_dim 88) */
+    const clpe_dtype dtypes[] = {CLPE_DTYPE_F32, CLPE_DTYPE_F16, CLPE_DTYPE_BF16, CLPE_DTYPE_F64};
+    for (int t = 0; t < 4; ++t) {
+        rope_case d = {dtypes[t], CLPE_ROPE_HALF_SPLIT, 88, 0, 2, 40, 2, 1,
+                       false, 0, CLPE_POSITIONS_PER_SEQUENCE, INT64_MAX - 20, 0};
+        run_case(&d, 10 + (uint64_t)t);
+    }
 }
 
 /* The exact rotation of (a, b) by p * base^(-2i/r), at 200 bits. */
