@@ -54,13 +54,6 @@
 #define PE_CAT_(a, b) a##b
 #define PE_CAT(a, b) PE_CAT_(a, b)
 
-/* (s0, c0, s1, c1, ...): the interleaved layout of eight pairs. */
-static inline float16 pe_zip8(float8 s, float8 c)
-{
-    return (float16)(s.s0, c.s0, s.s1, c.s1, s.s2, c.s2, s.s3, c.s3, s.s4, c.s4, s.s5, c.s5,
-                     s.s6, c.s6, s.s7, c.s7);
-}
-
 /* Rotate one interleaved 16-vector (a0, b0, a1, b1, ...) by eight angles. */
 static inline float16 pe_rotate_zipped8(float16 v, float8 c, float8 s)
 {

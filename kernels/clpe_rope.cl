@@ -50,29 +50,30 @@ static inline void PE_FN(pe_rotate_heads)(global PE_T *token, uint heads, uint h
 #if PE_VECTOR
 /* Rotate pairs i0 .. i0+15 of every head of one token of one tensor. */
 static inline void PE_FN(pe_rotate_heads16)(global PE_T *token, uint heads, uint head_pitch,
-                                            uint i0, float16 c, float16 s,
+                                            uint i0, float16 c, float16 s, bool aligned,
                                             const pe_rope_geometry *g)
 {
     for (uint h = 0; h < heads; ++h) {
         global PE_T *head = token + h * head_pitch;
         if (g->stride == 2) {
-            float16 lo = PE_FN(pe_load16)(head, 2 * i0), hi = PE_FN(pe_load16)(head, 2 * i0 + 16);
-            PE_FN(pe_store16)(head, 2 * i0, pe_rotate_zipped8(lo, c.lo, s.lo));
-            PE_FN(pe_store16)(head, 2 * i0 + 16, pe_rotate_zipped8(hi, c.hi, s.hi));
+            float16 lo = PE_FN(pe_load16)(head, 2 * i0, aligned);
+            float16 hi = PE_FN(pe_load16)(head, 2 * i0 + 16, aligned);
+            PE_FN(pe_store16)(head, 2 * i0, pe_rotate_zipped8(lo, c.lo, s.lo), aligned);
+            PE_FN(pe_store16)(head, 2 * i0 + 16, pe_rotate_zipped8(hi, c.hi, s.hi), aligned);
         } else {
-            float16 a = PE_FN(pe_load16)(head, i0), b = PE_FN(pe_load16)(head, i0 + g->partner);
-            PE_FN(pe_store16)(head, i0, fma(a, c, -(b * s)));
-            PE_FN(pe_store16)(head, i0 + g->partner, fma(a, s, b * c));
+            float16 a = PE_FN(pe_load16)(head, i0, aligned);
+            float16 b = PE_FN(pe_load16)(head, i0 + g->partner, aligned);
+            PE_FN(pe_store16)(head, i0, fma(a, c, -(b * s)), aligned);
+            PE_FN(pe_store16)(head, i0 + g->partner, fma(a, s, b * c), aligned);
         }
     }
 }
 #endif
 
-static inline void PE_FN(pe_rope_rows)(global PE_T *q, global PE_T *k,
-                                       global const long *positions,
-                                       global const ulong *tw_hi,
-                                       global const PE_TWL *tw_lo, PE_R amplitude,
-                                       const pe_rope_geometry *g)
+PE_INLINE void PE_FN(pe_rope_walk)(global PE_T *q, global PE_T *k,
+                                   global const long *positions, global const ulong *tw_hi,
+                                   global const PE_TWL *tw_lo, PE_R amplitude, bool aligned,
+                                   const pe_rope_geometry *g)
 {
     uint i0 = (uint)get_global_id(0) * PE_W;
     uint s_begin = (uint)get_global_id(1) * g->rows_per_item;
@@ -108,10 +109,10 @@ static inline void PE_FN(pe_rope_rows)(global PE_T *q, global PE_T *k,
             global PE_T *krow = k ? k + (b * g->k_batch_pitch + s * g->k_row_pitch) : 0;
             for (uint n = 0; n < ph.groups; ++n) {
                 PE_FN(pe_rotate_heads16)(qrow, g->q_heads, g->q_head_pitch, i0 + 16 * n,
-                                         cv16[n], sv16[n], g);
+                                         cv16[n], sv16[n], aligned, g);
                 if (krow)
                     PE_FN(pe_rotate_heads16)(krow, g->k_heads, g->k_head_pitch, i0 + 16 * n,
-                                             cv16[n], sv16[n], g);
+                                             cv16[n], sv16[n], aligned, g);
             }
         }
 #endif
@@ -135,6 +136,39 @@ static inline void PE_FN(pe_rope_rows)(global PE_T *q, global PE_T *k,
         }
         PE_FN(pe_phases_tick)(&ph, p == 0x7FFFFFFFFFFFFFFFUL);
     }
+}
+
+#if PE_GROUPS
+/* Whether every 16-vector the float16 path moves is aligned to its size
+ * (as pe_rows_aligned in clpe_rows.cl). */
+PE_INLINE bool PE_FN(pe_rope_aligned)(global const PE_T *q, global const PE_T *k,
+                                      const pe_rope_geometry *g)
+{
+    const ulong bytes = 16 * sizeof(PE_T);
+    bool ok = (ulong)q % bytes == 0 &&
+              (g->q_head_pitch | g->q_row_pitch | g->q_batch_pitch) % 16 == 0 &&
+              (g->stride == 2 || g->partner % 16 == 0);
+    if (k)
+        ok = ok && (ulong)k % bytes == 0 &&
+             (g->k_head_pitch | g->k_row_pitch | g->k_batch_pitch) % 16 == 0;
+    return ok;
+}
+#endif
+
+/* The walk, compiled once for aligned vectors and once for any (the
+ * float16 path only). */
+PE_INLINE void PE_FN(pe_rope_rows)(global PE_T *q, global PE_T *k,
+                                   global const long *positions, global const ulong *tw_hi,
+                                   global const PE_TWL *tw_lo, PE_R amplitude,
+                                   const pe_rope_geometry *g)
+{
+#if PE_GROUPS
+    if (PE_FN(pe_rope_aligned)(q, k, g)) {
+        PE_FN(pe_rope_walk)(q, k, positions, tw_hi, tw_lo, amplitude, true, g);
+        return;
+    }
+#endif
+    PE_FN(pe_rope_walk)(q, k, positions, tw_hi, tw_lo, amplitude, false, g);
 }
 
 kernel void PE_FN(clpe_rope)(PE_ROPE_KERNEL_ARGS(PE_PARAM, PE_COMMA))

@@ -79,29 +79,21 @@ PE_INLINE void PE_FN(pe_store_pair)(global PE_T *orow, global const PE_T *xrow, 
 /* Store sixteen pairs i0 .. i0+15, all with their cosines. */
 PE_INLINE void PE_FN(pe_store_pairs16)(global PE_T *orow, global const PE_T *xrow, int op,
                                        float scale, uint i0, float16 sv, float16 cv,
-                                       const pe_geometry *g)
+                                       bool aligned, const pe_geometry *g)
 {
-    if (g->stride == 2) { /* interleaved: (s0, c0, s1, c1, ...) as two 16-vectors */
-        float16 lo = pe_zip8(sv.lo, cv.lo), hi = pe_zip8(sv.hi, cv.hi);
-        if (op != PE_OP_TABLE) {
-            float16 xlo = xrow ? PE_FN(pe_load16)(xrow, 2 * i0) : (float16)(0.0f);
-            float16 xhi = xrow ? PE_FN(pe_load16)(xrow, 2 * i0 + 16) : (float16)(0.0f);
-            lo = xlo * scale + lo;
-            hi = xhi * scale + hi;
-        }
-        PE_FN(pe_store16)(orow, 2 * i0, lo);
-        PE_FN(pe_store16)(orow, 2 * i0 + 16, hi);
+    if (g->stride == 2) { /* interleaved: (s0, c0, s1, c1, ...) */
+        PE_FN(pe_store_zipped16)(orow, xrow, 2 * i0, sv, cv, op != PE_OP_TABLE, scale, aligned);
         return;
     }
     uint ks = g->sin_off + i0, kc = g->cos_off + i0;
     if (op != PE_OP_TABLE) {
-        float16 xs = xrow ? PE_FN(pe_load16)(xrow, ks) : (float16)(0.0f);
-        float16 xc = xrow ? PE_FN(pe_load16)(xrow, kc) : (float16)(0.0f);
+        float16 xs = xrow ? PE_FN(pe_load16)(xrow, ks, aligned) : (float16)(0.0f);
+        float16 xc = xrow ? PE_FN(pe_load16)(xrow, kc, aligned) : (float16)(0.0f);
         sv = xs * scale + sv;
         cv = xc * scale + cv;
     }
-    PE_FN(pe_store16)(orow, ks, sv);
-    PE_FN(pe_store16)(orow, kc, cv);
+    PE_FN(pe_store16)(orow, ks, sv, aligned);
+    PE_FN(pe_store16)(orow, kc, cv, aligned);
 }
 #endif
 
@@ -212,7 +204,7 @@ PE_INLINE void PE_FN(pe_row)(int op, global PE_T *out, global const PE_T *in,
                              global const int *ids, global uint *bad_ids,
                              global const ulong *tw_hi, global const PE_TWL *tw_lo,
                              PE_R scale, const PE_FN(pe_phases) *ph, uint i0, uint i_end,
-                             uint s, ulong p, uint b_first, uint b_stop,
+                             uint s, ulong p, uint b_first, uint b_stop, bool aligned,
                              const pe_geometry *g)
 {
     bool reporter = i0 == 0; /* one work-item per row reports bad ids */
@@ -233,7 +225,8 @@ PE_INLINE void PE_FN(pe_row)(int op, global PE_T *out, global const PE_T *in,
             global PE_T *orow = out + (b * g->out_batch_pitch + s * g->out_row_pitch);
             global const PE_T *xrow = PE_FN(pe_input_row)(op, in, ids, bad_ids, b, s, reporter, g);
             for (uint k = 0; k < ph->groups; ++k)
-                PE_FN(pe_store_pairs16)(orow, xrow, op, scale, i0 + 16 * k, sv[k], cv[k], g);
+                PE_FN(pe_store_pairs16)(orow, xrow, op, scale, i0 + 16 * k, sv[k], cv[k], aligned,
+                                         g);
         }
         if (i >= i_end)
             return;
@@ -264,11 +257,11 @@ PE_INLINE void PE_FN(pe_row)(int op, global PE_T *out, global const PE_T *in,
     } while (++i < i_end);
 }
 
-PE_INLINE void PE_FN(pe_rows)(int op, global PE_T *out, global const PE_T *in,
-                              global const int *ids, global uint *bad_ids,
-                              global const long *positions, global const ulong *tw_hi,
-                              global const PE_TWL *tw_lo, PE_R scale,
-                              const pe_geometry *g)
+PE_INLINE void PE_FN(pe_rows_walk)(int op, global PE_T *out, global const PE_T *in,
+                                   global const int *ids, global uint *bad_ids,
+                                   global const long *positions, global const ulong *tw_hi,
+                                   global const PE_TWL *tw_lo, PE_R scale, bool aligned,
+                                   const pe_geometry *g)
 {
     uint i0 = (uint)get_global_id(0) * PE_W;
     uint s_begin = (uint)get_global_id(1) * g->rows_per_item;
@@ -294,7 +287,7 @@ PE_INLINE void PE_FN(pe_rows)(int op, global PE_T *out, global const PE_T *in,
             ulong p = pe_position(positions, b_first, s, g);
             PE_FN(pe_phases_set)(&ph, p);
             PE_FN(pe_row)(op, out, in, ids, bad_ids, tw_hi, tw_lo, scale, &ph, i0, i_end, s, p,
-                          b_first, b_stop, g);
+                          b_first, b_stop, aligned, g);
         }
     } else {
         /* consecutive positions: set once, then one odometer tick per row */
@@ -303,13 +296,51 @@ PE_INLINE void PE_FN(pe_rows)(int op, global PE_T *out, global const PE_T *in,
         PE_NO_UNROLL
         for (uint s = s_begin; s < s_stop; ++s, ++p) {
             PE_FN(pe_row)(op, out, in, ids, bad_ids, tw_hi, tw_lo, scale, &ph, i0, i_end, s, p,
-                          b_first, b_stop, g);
+                          b_first, b_stop, aligned, g);
             PE_FN(pe_phases_tick)(&ph, p == 0x7FFFFFFFFFFFFFFFUL);
         }
     }
     /* the odd-d zero column is written by the group holding the last pair */
     if ((g->flags & PE_FLAG_ODD_D_ZERO_COLUMN) && (g->d & 1u) && i_end == g->n_pairs)
         PE_FN(pe_zero_column)(op, out, in, ids, s_begin, s_stop, b_first, b_stop, scale, g);
+}
+
+#if PE_GROUPS
+/* Whether every vector the float16 path moves is aligned to its size: every
+ * row starts on a 64-byte boundary (the buffer does and every pitch is a
+ * multiple of 64 bytes) and every offset in a row is a multiple of 16
+ * elements (the group offsets are: PE_W is a multiple of 16). A 16-bit
+ * 16-vector is 32 bytes; 32 interleaved 16-bit elements, 64. */
+PE_INLINE bool PE_FN(pe_rows_aligned)(int op, global const PE_T *out, global const PE_T *in,
+                                      const pe_geometry *g)
+{
+    const uint pitch_unit = 64 / sizeof(PE_T);
+    bool ok = (ulong)out % 64 == 0 &&
+              (g->out_row_pitch | g->out_batch_pitch) % pitch_unit == 0 &&
+              (g->stride == 2 || (g->sin_off | g->cos_off) % 16 == 0);
+    if (op != PE_OP_TABLE)
+        ok = ok && (ulong)in % 64 == 0 && g->in_row_pitch % pitch_unit == 0;
+    if (op == PE_OP_ADD)
+        ok = ok && g->in_batch_pitch % pitch_unit == 0;
+    return ok;
+}
+#endif
+
+/* The walk, compiled once for aligned vectors and once for any (the
+ * float16 path only; elsewhere `aligned` is unused). */
+PE_INLINE void PE_FN(pe_rows)(int op, global PE_T *out, global const PE_T *in,
+                              global const int *ids, global uint *bad_ids,
+                              global const long *positions, global const ulong *tw_hi,
+                              global const PE_TWL *tw_lo, PE_R scale,
+                              const pe_geometry *g)
+{
+#if PE_GROUPS
+    if (PE_FN(pe_rows_aligned)(op, out, in, g)) {
+        PE_FN(pe_rows_walk)(op, out, in, ids, bad_ids, positions, tw_hi, tw_lo, scale, true, g);
+        return;
+    }
+#endif
+    PE_FN(pe_rows_walk)(op, out, in, ids, bad_ids, positions, tw_hi, tw_lo, scale, false, g);
 }
 
 kernel void PE_FN(clpe_table)(PE_ROW_KERNEL_ARGS(PE_PARAM, PE_COMMA))

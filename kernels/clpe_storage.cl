@@ -6,21 +6,24 @@
  * call these as pe_load_<type>, pe_store2_<type>, pe_load16_<type>, ...
  */
 
-/* The 16-wide moves take a whole vector at once when the address is aligned
- * to the vector's size (the common case: buffers and rows that start on a
- * 32- or 64-byte boundary), else vload16/vstore16, which need only element
- * alignment. PoCL splits an unaligned vstore16 of ushort into sixteen 2-byte
- * stores: the aligned store alone made the 16-bit fused add 2.5x faster on
- * the CPU (bench/RESULTS.md). The bits moved are the same either way. */
+/* The 16-wide moves take a whole vector at once when the caller knows every
+ * vector it moves is aligned to its size (`aligned`: buffers, pitches and
+ * offsets that are multiples of 16 elements, the common case), else
+ * vload16/vstore16, which need only element alignment. PoCL splits an
+ * unaligned vstore16 of ushort into sixteen 2-byte stores: the aligned
+ * store alone made the 16-bit fused add 2.5x faster on the CPU. The kernels
+ * decide `aligned` once per work-item and compile their walk once for each
+ * answer: tested per vector inside the walk, the branches cost the f16 add
+ * a quarter of its speed (bench/RESULTS.md). The bits moved are the same
+ * either way. */
 #define PE_DEFINE_MOVE16(SUFFIX, T)                                                            \
-    static inline T##16 pe_get16_##SUFFIX(global const T *p)                                   \
+    PE_INLINE T##16 pe_get16_##SUFFIX(global const T *p, bool aligned)                         \
     {                                                                                          \
-        return ((ulong)p & (sizeof(T##16) - 1)) == 0 ? *(global const T##16 *)p               \
-                                                     : vload16(0, p);                          \
+        return aligned ? *(global const T##16 *)p : vload16(0, p);                             \
     }                                                                                          \
-    static inline void pe_put16_##SUFFIX(global T *p, T##16 v)                                 \
+    PE_INLINE void pe_put16_##SUFFIX(global T *p, T##16 v, bool aligned)                       \
     {                                                                                          \
-        if (((ulong)p & (sizeof(T##16) - 1)) == 0)                                             \
+        if (aligned)                                                                           \
             *(global T##16 *)p = v;                                                            \
         else                                                                                   \
             vstore16(v, 0, p);                                                                 \
@@ -29,13 +32,45 @@
 PE_DEFINE_MOVE16(f32, float)
 PE_DEFINE_MOVE16(u16, ushort)
 
+/* (s0, c0, s1, c1, ...): the interleaved layout of eight pairs. */
+static inline float16 pe_zip8(float8 s, float8 c)
+{
+    return (float16)(s.s0, c.s0, s.s1, c.s1, s.s2, c.s2, s.s3, c.s3, s.s4, c.s4, s.s5, c.s5,
+                     s.s6, c.s6, s.s7, c.s7);
+}
+
+/* Sixteen (sine, cosine) pairs stored interleaved from element k, 32
+ * elements: x * scale + value each when add (x read from xrow, which NULL
+ * reads as 0), else the values alone. One text for every storage type
+ * (pe_store_zipped16_<type>); bfloat16 has a shortcut of its own below. */
+#define PE_DEFINE_ZIPPED16(NAME, SUFFIX, T)                                                    \
+    PE_INLINE void NAME(global T *orow, global const T *xrow, uint k, float16 sv, float16 cv,  \
+                        bool add, float scale, bool aligned)                                   \
+    {                                                                                          \
+        float16 lo = pe_zip8(sv.lo, cv.lo), hi = pe_zip8(sv.hi, cv.hi);                        \
+        if (add) {                                                                             \
+            float16 xlo = xrow ? pe_load16_##SUFFIX(xrow, k, aligned) : (float16)(0.0f);       \
+            float16 xhi = xrow ? pe_load16_##SUFFIX(xrow, k + 16, aligned) : (float16)(0.0f);  \
+            lo = xlo * scale + lo;                                                             \
+            hi = xhi * scale + hi;                                                             \
+        }                                                                                      \
+        pe_store16_##SUFFIX(orow, k, lo, aligned);                                             \
+        pe_store16_##SUFFIX(orow, k + 16, hi, aligned);                                        \
+    }
+
 /* ---- float32 ---- */
 static inline float pe_load_f32(global const float *p, uint k) { return p[k]; }
 static inline void pe_store_f32(global float *p, uint k, float v) { p[k] = v; }
 static inline float2 pe_load2_f32(global const float *p, uint k) { return vload2(0, p + k); }
 static inline void pe_store2_f32(global float *p, uint k, float2 v) { vstore2(v, 0, p + k); }
-static inline float16 pe_load16_f32(global const float *p, uint k) { return pe_get16_f32(p + k); }
-static inline void pe_store16_f32(global float *p, uint k, float16 v) { pe_put16_f32(p + k, v); }
+PE_INLINE float16 pe_load16_f32(global const float *p, uint k, bool aligned)
+{
+    return pe_get16_f32(p + k, aligned);
+}
+PE_INLINE void pe_store16_f32(global float *p, uint k, float16 v, bool aligned)
+{
+    pe_put16_f32(p + k, v, aligned);
+}
 
 /* ---- float16: vload_half / vstore_half_rte need no cl_khr_fp16 ----
  * The 16-wide forms convert through a private vector and move the bits as
@@ -47,25 +82,27 @@ static inline float pe_load_f16(global const half *p, uint k) { return vload_hal
 static inline void pe_store_f16(global half *p, uint k, float v) { vstore_half_rte(v, k, p); }
 static inline float2 pe_load2_f16(global const half *p, uint k) { return vload_half2(0, p + k); }
 static inline void pe_store2_f16(global half *p, uint k, float2 v) { vstore_half2_rte(v, 0, p + k); }
-static inline float16 pe_load16_f16(global const half *p, uint k)
+PE_INLINE float16 pe_load16_f16(global const half *p, uint k, bool aligned)
 {
-    ushort16 bits = pe_get16_u16((global const ushort *)p + k);
+    ushort16 bits = pe_get16_u16((global const ushort *)p + k, aligned);
     return vload_half16(0, (private const half *)&bits);
 }
-static inline void pe_store16_f16(global half *p, uint k, float16 v)
+PE_INLINE void pe_store16_f16(global half *p, uint k, float16 v, bool aligned)
 {
     ushort16 bits;
     vstore_half16_rte(v, 0, (private half *)&bits);
-    pe_put16_u16((global ushort *)p + k, bits);
+    pe_put16_u16((global ushort *)p + k, bits, aligned);
 }
 
 /* ---- bfloat16: the top half of a float32 (pe_float_to_bf16 rounds) ---- */
-static inline ushort16 pe_bf16_16(float16 f)
+/* pe_float_to_bf16 on 16 lanes: the bfloat16 bits in each lane's low half. */
+static inline uint16 pe_bf16_bits16(float16 f)
 {
     uint16 u = as_uint16(f);
     uint16 rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
-    return convert_ushort16(select(rounded, (u >> 16) | 0x40u, (u & 0x7FFFFFFFu) > 0x7F800000u));
+    return select(rounded, (u >> 16) | 0x40u, (u & 0x7FFFFFFFu) > 0x7F800000u);
 }
+static inline ushort16 pe_bf16_16(float16 f) { return convert_ushort16(pe_bf16_bits16(f)); }
 static inline float pe_load_bf16(global const ushort *p, uint k) { return pe_bf16_to_float(p[k]); }
 static inline void pe_store_bf16(global ushort *p, uint k, float v)
 {
@@ -79,13 +116,39 @@ static inline void pe_store2_bf16(global ushort *p, uint k, float2 v)
 {
     vstore2((ushort2)((ushort)pe_float_to_bf16(v.x), (ushort)pe_float_to_bf16(v.y)), 0, p + k);
 }
-static inline float16 pe_load16_bf16(global const ushort *p, uint k)
+PE_INLINE float16 pe_load16_bf16(global const ushort *p, uint k, bool aligned)
 {
-    return as_float16(convert_uint16(pe_get16_u16(p + k)) << 16);
+    return as_float16(convert_uint16(pe_get16_u16(p + k, aligned)) << 16);
 }
-static inline void pe_store16_bf16(global ushort *p, uint k, float16 v)
+PE_INLINE void pe_store16_bf16(global ushort *p, uint k, float16 v, bool aligned)
 {
-    pe_put16_u16(p + k, pe_bf16_16(v));
+    pe_put16_u16(p + k, pe_bf16_16(v), aligned);
+}
+
+PE_DEFINE_ZIPPED16(pe_store_zipped16_f32, f32, float)
+PE_DEFINE_ZIPPED16(pe_store_zipped16_f16, f16, half)
+PE_DEFINE_ZIPPED16(pe_store_zipped16_any_bf16, bf16, ushort)
+
+/* The bfloat16 shortcut, for rows aligned to 64 bytes: 32 interleaved
+ * elements are 16 uint lanes, each holding one pair (the sine in its low
+ * half on a little-endian device, as OpenCL's CPU and GPU devices are), so
+ * the pairs are read, added and stored without being widened, zipped or
+ * narrowed (the generic path spent most of its time on those). Each element
+ * gets the same multiply, add and rounding. */
+PE_INLINE void pe_store_zipped16_bf16(global ushort *orow, global const ushort *xrow, uint k,
+                                      float16 sv, float16 cv, bool add, float scale,
+                                      bool aligned)
+{
+    if (!aligned) {
+        pe_store_zipped16_any_bf16(orow, xrow, k, sv, cv, add, scale, aligned);
+        return;
+    }
+    if (add) {
+        uint16 x = xrow ? *(global const uint16 *)(xrow + k) : (uint16)(0u);
+        sv = as_float16(x << 16) * scale + sv;
+        cv = as_float16(x & 0xFFFF0000u) * scale + cv;
+    }
+    *(global uint16 *)(orow + k) = pe_bf16_bits16(sv) | (pe_bf16_bits16(cv) << 16);
 }
 
 /* ---- float64 (scalar path only) ---- */
