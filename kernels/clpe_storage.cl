@@ -95,14 +95,15 @@ PE_INLINE void pe_store16_f16(global half *p, uint k, float16 v, bool aligned)
 }
 
 /* ---- bfloat16: the top half of a float32 (pe_float_to_bf16 rounds) ---- */
-/* pe_float_to_bf16 on 16 lanes: the bfloat16 bits in each lane's low half. */
-static inline uint16 pe_bf16_bits16(float16 f)
+/* pe_float_to_bf16 on 16 lanes, left in each lane's high half (the low
+ * half zero): where a packed pair keeps its second element. */
+static inline uint16 pe_bf16_high16(float16 f)
 {
     uint16 u = as_uint16(f);
-    uint16 rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
-    return select(rounded, (u >> 16) | 0x40u, (u & 0x7FFFFFFFu) > 0x7F800000u);
+    uint16 rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
+    return select(rounded, (u & 0xFFFF0000u) | 0x400000u, as_uint16(isnan(f)));
 }
-static inline ushort16 pe_bf16_16(float16 f) { return convert_ushort16(pe_bf16_bits16(f)); }
+static inline ushort16 pe_bf16_16(float16 f) { return convert_ushort16(pe_bf16_high16(f) >> 16); }
 static inline float pe_load_bf16(global const ushort *p, uint k) { return pe_bf16_to_float(p[k]); }
 static inline void pe_store_bf16(global ushort *p, uint k, float v)
 {
@@ -148,7 +149,7 @@ PE_INLINE void pe_store_zipped16_bf16(global ushort *orow, global const ushort *
         sv = as_float16(x << 16) * scale + sv;
         cv = as_float16(x & 0xFFFF0000u) * scale + cv;
     }
-    *(global uint16 *)(orow + k) = pe_bf16_bits16(sv) | (pe_bf16_bits16(cv) << 16);
+    *(global uint16 *)(orow + k) = (pe_bf16_high16(sv) >> 16) | pe_bf16_high16(cv);
 }
 
 /* ---- float64 (scalar path only) ---- */
