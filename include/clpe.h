@@ -426,6 +426,11 @@ CLPE_API clpe_status clpe_enqueue_pad_positions(clpe_encoder *enc, cl_command_qu
 
 /* ---- Host emulation ----------------------------------------------------- */
 
+/* One exception to "the exact bits", for add and gather only: where an input
+ * element is a NaN, the output is a NaN, but its sign and payload are the
+ * device's (OpenCL leaves them open: GPUs return one canonical NaN, and
+ * PoCL's scalar and vector half conversions differ). */
+
 /* The exact bits a conformant device writes for clpe_enqueue_table, computed
  * on the host CPU. out holds n rows of row_pitch elements (0 means d) of the
  * encoder's dtype; only the d elements of each row are written. */
