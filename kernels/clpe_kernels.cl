@@ -25,12 +25,14 @@
 /* Pairs per work-item, set by the library per device: PE_PAIRS for 32- and
  * 64-bit storage, PE_PAIRS_16 for f16 and bf16 (-DPE_PAIRS=1
  * -DPE_PAIRS_16=1 on GPUs, which run work-items in lanes already; 16 and 64
- * on PoCL's CPUs). Those take the float16 path: PoCL's work-item-loop
+ * on PoCL's CPUs). Those take the vector path: PoCL's work-item-loop
  * vectoriser gives up on this code, and explicit vectors measured about 5x
- * faster. A work-item walks its pairs in groups of 16, each group a row
- * slice of 64 bytes of float32; the 16-bit types take 4 groups, 128 bytes
- * of each row (measured on the 2-core CPU: f16 add at batch 8 7.5 -> 9.2
- * Gelem/s, bf16 at batch 1 1.9 -> 2.7; f32 is fastest with one group). */
+ * faster. A work-item walks its pairs in groups of PE_GL: 16 as a float16,
+ * a row slice of 64 bytes of float32; the 16-bit types take 4 groups, 128
+ * bytes of each row (measured on the 2-core CPU: f16 add at batch 8 7.5 ->
+ * 9.2 Gelem/s, bf16 at batch 1 1.9 -> 2.7; f32 is fastest with one group);
+ * float64 two groups of 8 as double8 (its add at batch 1 0.37 -> 1.5
+ * Gelem/s, bench/RESULTS.md). */
 #ifndef PE_PAIRS
 #define PE_PAIRS 16
 #endif
@@ -38,10 +40,10 @@
 #define PE_PAIRS_16 (PE_PAIRS == 1 ? 1 : 4 * PE_PAIRS)
 #endif
 
-/* Groups of 16 pairs a work-item of the current storage type computes as
- * float16 (0: the scalar path only); read where PE_W and PE_VECTOR are set,
- * inside clpe_rows.cl and clpe_rope.cl. */
-#define PE_GROUPS (PE_VECTOR && PE_W >= 16 ? PE_W / 16 : 0)
+/* Groups of PE_GL pairs a work-item of the current storage type computes as
+ * vectors (0: the scalar path only); read where PE_W, PE_VECTOR and PE_GL
+ * are set, inside clpe_rows.cl and clpe_rope.cl. */
+#define PE_GROUPS (PE_VECTOR && PE_W >= PE_GL ? PE_W / PE_GL : 0)
 
 /* A loop the compiler must not unroll (OpenCL C 2.0's attribute; clang
  * accepts it in 1.2 too, other compilers may ignore it). */
@@ -136,6 +138,8 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #define PE_R float
 #define PE_WIDE 0
 #define PE_VECTOR 1
+#define PE_GL 16
+#define PE_GODO pe_odo16
 #define PE_W PE_PAIRS
 #include "clpe_rows.cl"
 #include "clpe_rope.cl"
@@ -161,13 +165,17 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #undef PE_WIDE
 #undef PE_VECTOR
 #undef PE_W
+#undef PE_GL
+#undef PE_GODO
 
 #ifdef cl_khr_fp64
 #define PE_NAME f64
 #define PE_T double
 #define PE_R double
 #define PE_WIDE 1
-#define PE_VECTOR 0
+#define PE_VECTOR 1
+#define PE_GL 8
+#define PE_GODO pe_odo8x128
 #define PE_W PE_PAIRS
 #include "clpe_rows.cl"
 #include "clpe_rope.cl"
@@ -177,6 +185,8 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #undef PE_WIDE
 #undef PE_VECTOR
 #undef PE_W
+#undef PE_GL
+#undef PE_GODO
 #endif
 
 /* Pad-aware positions: one work-item per sequence walks its row, counting

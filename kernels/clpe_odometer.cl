@@ -6,6 +6,7 @@
  *   pe_odo96   one pair, 96-bit tuning word (float32 arithmetic)
  *   pe_odo16   sixteen pairs as uint16 vectors (the CPU path)
  *   pe_odo128  one pair, 128-bit tuning word (float64)
+ *   pe_odo8x128 eight pairs as ulong8 vectors (the CPU path of float64)
  * Positions are unsigned (they wrap modulo 2^64); past INT64_MAX, where
  * the sign-extended product jumps, a caller follows the tick with *_wrap.
  */
@@ -94,42 +95,46 @@ static inline void pe_odo16_sin_cos(const pe_odo16 *o, float16 *s, float16 *c)
 }
 
 #ifdef cl_khr_fp64
-typedef struct pe_odo128 {
-    ulong f_hi, f_lo; /* tuning word */
-    ulong a_hi, a_lo; /* accumulator */
-} pe_odo128;
+/* The float64 odometer over lanes of U: ulong for one pair (pe_odo128),
+ * ulong8 for eight (pe_odo8x128, the CPU path); D is U's double type, SINCOS
+ * its sine and cosine, LOAD reads lane words i.. of a tuning word array.
+ * set is pe_phase128 and pe_phase128_low, lane by lane. */
+#define PE_DEFINE_ODO128(NAME, U, D, SINCOS, LOAD)                                             \
+    typedef struct NAME {                                                                      \
+        U f_hi, f_lo; /* tuning word */                                                        \
+        U a_hi, a_lo; /* accumulator */                                                        \
+    } NAME;                                                                                    \
+    static inline void NAME##_load(NAME *o, global const ulong *tw_hi,                         \
+                                   global const ulong *tw_lo, uint i)                          \
+    {                                                                                          \
+        o->f_hi = LOAD(tw_hi, i);                                                              \
+        o->f_lo = LOAD(tw_lo, i);                                                              \
+    }                                                                                          \
+    static inline void NAME##_set(NAME *o, ulong p)                                            \
+    {                                                                                          \
+        U up = (U)(p);                                                                         \
+        o->a_hi = up * o->f_hi + mul_hi(up, o->f_lo) - (((long)p < 0) ? o->f_lo : (U)(0));   \
+        o->a_lo = up * o->f_lo;                                                                \
+    }                                                                                          \
+    static inline void NAME##_tick(NAME *o)                                                    \
+    {                                                                                          \
+        U lo = o->a_lo + o->f_lo;                                                              \
+        o->a_hi += o->f_hi + PE_CARRY64(o->a_lo, o->f_lo, lo);                                 \
+        o->a_lo = lo;                                                                          \
+    }                                                                                          \
+    /* As pe_odo96_wrap: 2^64 F (mod 2^128) is F's low word in the top word. */               \
+    static inline void NAME##_wrap(NAME *o) { o->a_hi -= o->f_lo; }                            \
+    static inline void NAME##_sin_cos(const NAME *o, D *s, D *c) { SINCOS(o->a_hi, s, c); }
 
-static inline void pe_odo128_load(pe_odo128 *o, global const ulong *tw_hi,
-                                  global const ulong *tw_lo, uint i)
-{
-    o->f_hi = tw_hi[i];
-    o->f_lo = tw_lo[i];
-}
-
-static inline void pe_odo128_set(pe_odo128 *o, ulong p)
-{
-    o->a_hi = pe_phase128((long)p, o->f_hi, o->f_lo);
-    o->a_lo = pe_phase128_low((long)p, o->f_lo);
-}
-
-static inline void pe_odo128_tick(pe_odo128 *o)
-{
-    ulong lo = o->a_lo + o->f_lo;
-    o->a_hi += o->f_hi + PE_CARRY64(o->a_lo, o->f_lo, lo);
-    o->a_lo = lo;
-}
-
-/* As pe_odo96_wrap: 2^64 F (mod 2^128) is F's low word in the top word. */
-static inline void pe_odo128_wrap(pe_odo128 *o) { o->a_hi -= o->f_lo; }
-
-static inline void pe_odo128_sin_cos(const pe_odo128 *o, double *s, double *c)
-{
-    pe_sincos_f64(o->a_hi, s, c);
-}
+#define PE_LOAD_WORD(p, i) ((p)[i])
+#define PE_LOAD_WORD8(p, i) vload8(0, (p) + (i))
+PE_DEFINE_ODO128(pe_odo128, ulong, double, pe_sincos_f64, PE_LOAD_WORD)
+PE_DEFINE_ODO128(pe_odo8x128, ulong8, double8, pe_sincos_f64x8, PE_LOAD_WORD8)
 
 static inline void pe_sincos_at128(ulong p, global const ulong *tw_hi, global const ulong *tw_lo,
                                    uint i, double *s, double *c)
 {
     pe_sincos_f64(pe_phase128((long)p, tw_hi[i], tw_lo[i]), s, c);
 }
+
 #endif

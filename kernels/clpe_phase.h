@@ -229,41 +229,65 @@ PE_INLINE float pe_bf16_to_float(pe_u32 h)
 #define PE_K64_LO (0x1.1a62633145c07p-107)
 #define PE_K64_HI_SMALL (0x1.921fb54442d18p-62)
 
-PE_INLINE void pe_sincos_f64(pe_u64 phase, double *sin_out, double *cos_out)
-{
-    pe_u64 t = phase + ((pe_u64)1 << 61);
-    pe_u32 q = (pe_u32)(t >> 62);
-    pe_u64 m = t & (((pe_u64)1 << 62) - 1);
-    pe_i64 a = (pe_i64)(m >> 9) - ((pe_i64)1 << 52);  /* [-2^52, 2^52): exact in double */
-    pe_i64 b = (pe_i64)(m & 0x1FFu);
-    double da = (double)a;
-    double db = (double)b;
+/* One text for the host (scalar C), the devices' scalar path and their
+ * vector path (8 pairs as double8 on CPU devices), as PE_DEFINE_SINCOS.
+ * Arguments: the name; the double, uint64 and int64 types; the quadrant's
+ * type and its conversion from uint64 (32-bit where the lanes are scalar:
+ * fewer GPU instructions); the uint64 to int64 and int64 to double
+ * conversions; select(a, b, mask) giving b where
+ * mask is set; fma; MASK(u), a uint64 that is 0 or 1 turned into select's
+ * mask. The sign multiplies by -1.0 or 1.0 (exact). */
+#define PE_DEFINE_SINCOS_F64(NAME, D, U64, I64, Q, CVT_Q, CVT_I64, CVT_D, SELECT, FMA, MASK)  \
+    PE_INLINE void NAME(U64 phase, D *sin_out, D *cos_out)                                       \
+    {                                                                                            \
+        U64 t = phase + ((pe_u64)1 << 61);                                                       \
+        Q q = CVT_Q(t >> 62);                                                                    \
+        U64 m = t & (((pe_u64)1 << 62) - 1);                                                     \
+        I64 a = CVT_I64(m >> 9) - ((pe_i64)1 << 52); /* [-2^52, 2^52): exact in double */        \
+        I64 b = CVT_I64(m & 0x1FFu);                                                             \
+        D da = CVT_D(a);                                                                         \
+        D db = CVT_D(b);                                                                         \
+                                                                                                 \
+        D xh = da * PE_K64_HI;                                                                   \
+        D e1 = FMA(da, (D)(PE_K64_HI), -xh);                                                     \
+        D xl = FMA(da, (D)(PE_K64_LO), FMA(db, (D)(PE_K64_HI_SMALL), e1));                       \
+                                                                                                 \
+        D x2 = xh * xh;                                                                          \
+        D x2lo = FMA(xh, xh, -x2);                                                               \
+        D x3 = xh * x2;                                                                          \
+        D ps = FMA(x2, FMA(x2, FMA(x2, FMA(x2, FMA(x2,                                           \
+                   (D)(1.58969099521155010221e-10), (D)(-2.50507602534068634195e-08)),           \
+                   (D)(2.75573137070700676789e-06)), (D)(-1.98412698298579493134e-04)),          \
+                   (D)(8.33333333332248946124e-03)), (D)(-1.66666666666666324348e-01));          \
+        D pc = FMA(x2, FMA(x2, FMA(x2, FMA(x2, FMA(x2, FMA(x2,                                   \
+                   (D)(-1.13596475577881948265e-11), (D)(2.08757232129817482790e-09)),           \
+                   (D)(-2.75573143513906633035e-07)), (D)(2.48015872894767294178e-05)),          \
+                   (D)(-1.38888888888741095749e-03)), (D)(4.16666666666666019037e-02)),          \
+                   (D)(-0.5));                                                                   \
+        D cos_rough = FMA((D)(-0.5), x2, (D)(1.0));                                              \
+        D s = xh + FMA(x3, ps, xl * cos_rough);                                                  \
+        D c = 1.0 + FMA(x2, pc, FMA((D)(-0.5), x2lo, -(xl * s)));                                \
+                                                                                                 \
+        D sign_s = SELECT((D)(1.0), (D)(-1.0), MASK(q >> 1));                                    \
+        D sign_c = SELECT((D)(1.0), (D)(-1.0), MASK((q ^ (q >> 1)) & 1u));                       \
+        *sin_out = SELECT(s, c, MASK(q & 1u)) * sign_s;                                          \
+        *cos_out = SELECT(c, s, MASK(q & 1u)) * sign_c;                                          \
+    }
 
-    double xh = da * PE_K64_HI;
-    double e1 = PE_FMA64(da, PE_K64_HI, -xh);
-    double xl = PE_FMA64(da, PE_K64_LO, PE_FMA64(db, PE_K64_HI_SMALL, e1));
-
-    double x2 = xh * xh;
-    double x2lo = PE_FMA64(xh, xh, -x2);
-    double x3 = xh * x2;
-    double ps = PE_FMA64(x2, PE_FMA64(x2, PE_FMA64(x2, PE_FMA64(x2, PE_FMA64(x2,
-                1.58969099521155010221e-10, -2.50507602534068634195e-08),
-                2.75573137070700676789e-06), -1.98412698298579493134e-04),
-                8.33333333332248946124e-03), -1.66666666666666324348e-01);
-    double pc = PE_FMA64(x2, PE_FMA64(x2, PE_FMA64(x2, PE_FMA64(x2, PE_FMA64(x2, PE_FMA64(x2,
-                -1.13596475577881948265e-11, 2.08757232129817482790e-09),
-                -2.75573143513906633035e-07), 2.48015872894767294178e-05),
-                -1.38888888888741095749e-03), 4.16666666666666019037e-02), -0.5);
-    double cos_rough = PE_FMA64(-0.5, x2, 1.0);
-    double s = xh + PE_FMA64(x3, ps, xl * cos_rough);
-    double c = 1.0 + PE_FMA64(x2, pc, PE_FMA64(-0.5, x2lo, -(xl * s)));
-
-    pe_u32 swap = q & 1u;
-    double sign_s = (q >> 1) ? -1.0 : 1.0;
-    double sign_c = ((q ^ (q >> 1)) & 1u) ? -1.0 : 1.0;
-    *sin_out = (swap ? c : s) * sign_s;
-    *cos_out = (swap ? s : c) * sign_c;
-}
+#ifdef PE_OPENCL
+#define PE_F64_SCALAR_MASK(u) ((u) != 0)
+#define PE_F64_SCALAR_SELECT(a, b, mask) ((mask) ? (b) : (a))
+#define PE_F64_VECTOR_MASK(u) (-as_long8(u)) /* all ones where u is 1 */
+PE_DEFINE_SINCOS_F64(pe_sincos_f64, double, ulong, long, uint, (uint), (long), (double),
+                     PE_F64_SCALAR_SELECT, fma, PE_F64_SCALAR_MASK)
+PE_DEFINE_SINCOS_F64(pe_sincos_f64x8, double8, ulong8, long8, ulong8, , as_long8,
+                     convert_double8, select, fma, PE_F64_VECTOR_MASK)
+#else
+#define PE_F64_SCALAR_MASK(u) ((u) != 0)
+#define PE_F64_SCALAR_SELECT(a, b, mask) ((mask) ? (b) : (a))
+PE_DEFINE_SINCOS_F64(pe_sincos_f64, double, pe_u64, pe_i64, pe_u32, (pe_u32), (pe_i64),
+                     (double), PE_F64_SCALAR_SELECT, fma, PE_F64_SCALAR_MASK)
+#endif
 #endif
 
 #endif /* CLPE_PHASE_H */

@@ -27,6 +27,9 @@
 #define PE_SINCOS_AT pe_sincos_at
 #endif
 #define PE_ODO_FN(name) PE_CAT(PE_ODO, PE_CAT(_, name))
+/* Rotary takes the vector path in float32 arithmetic only (float64 rotates
+ * one pair at a time). */
+#define PE_ROPE_GROUPS (PE_WIDE ? 0 : PE_GROUPS)
 
 /* Rotate pair i of every head of one token of one tensor. */
 static inline void PE_FN(pe_rotate_heads)(global PE_T *token, uint heads, uint head_pitch,
@@ -47,7 +50,7 @@ static inline void PE_FN(pe_rotate_heads)(global PE_T *token, uint heads, uint h
     }
 }
 
-#if PE_VECTOR
+#if PE_ROPE_GROUPS
 /* Rotate pairs i0 .. i0+15 of every head of one token of one tensor. */
 static inline void PE_FN(pe_rotate_heads16)(global PE_T *token, uint heads, uint head_pitch,
                                             uint i0, float16 c, float16 s, bool aligned,
@@ -89,7 +92,7 @@ PE_INLINE void PE_FN(pe_rope_walk)(global PE_T *q, global PE_T *k,
 
     /* the phases as the row kernels keep them (clpe_rows.cl) */
     PE_FN(pe_phases) ph;
-    PE_FN(pe_phases_load)(&ph, tw_hi, tw_lo, i0, i_end, i_end);
+    PE_FN(pe_phases_load)(&ph, tw_hi, tw_lo, i0, i_end, PE_ROPE_GROUPS ? i_end : i0);
 
     for (uint s = s_begin; s < s_stop; ++s) {
         /* the phases are set from the first row's position and from every
@@ -97,7 +100,7 @@ PE_INLINE void PE_FN(pe_rope_walk)(global PE_T *q, global PE_T *k,
         ulong p = pe_rope_position(positions, b_first, s, g);
         if (s == s_begin || g->pos_source == PE_POS_IDS)
             PE_FN(pe_phases_set)(&ph, p);
-#if PE_GROUPS
+#if PE_ROPE_GROUPS
         float16 sv16[PE_GROUPS], cv16[PE_GROUPS];
         for (uint n = 0; n < ph.groups; ++n) {
             pe_odo16_sin_cos(&ph.group[n], &sv16[n], &cv16[n]);
@@ -138,7 +141,7 @@ PE_INLINE void PE_FN(pe_rope_walk)(global PE_T *q, global PE_T *k,
     }
 }
 
-#if PE_GROUPS
+#if PE_ROPE_GROUPS
 /* Whether every 16-vector the float16 path moves is aligned to its size
  * (as pe_rows_aligned in clpe_rows.cl). */
 PE_INLINE bool PE_FN(pe_rope_aligned)(global const PE_T *q, global const PE_T *k,
@@ -162,7 +165,7 @@ PE_INLINE void PE_FN(pe_rope_rows)(global PE_T *q, global PE_T *k,
                                    global const PE_TWL *tw_lo, PE_R amplitude,
                                    const pe_rope_geometry *g)
 {
-#if PE_GROUPS
+#if PE_ROPE_GROUPS
     if (PE_FN(pe_rope_aligned)(q, k, g)) {
         PE_FN(pe_rope_walk)(q, k, positions, tw_hi, tw_lo, amplitude, true, g);
         return;
@@ -214,4 +217,5 @@ kernel void PE_FN(clpe_rope_cache)(PE_ROPE_CACHE_ARGS(PE_PARAM, PE_COMMA))
 #undef PE_TWL
 #undef PE_ODO
 #undef PE_ODO_FN
+#undef PE_ROPE_GROUPS
 #undef PE_SINCOS_AT

@@ -6,7 +6,9 @@
  *   PE_T       the storage type (float, half, ushort, double)
  *   PE_R       the arithmetic type (float, or double for f64)
  *   PE_WIDE    1 for the 128-bit tuning words of f64, 0 for 96-bit words
- *   PE_VECTOR  1 when the float16 path serves this type
+ *   PE_VECTOR  1 when the vector path serves this type: groups of PE_GL
+ *              pairs (16 as float16; 8 as double8 for f64), each walked by
+ *              its own PE_GODO odometer (pe_odo16, pe_odo8x128)
  * (the CLBlast pattern: one body, compiled per precision, so a compiler
  * message names a line of this file).
  *
@@ -43,6 +45,10 @@
 #define PE_SINCOS_AT pe_sincos_at
 #endif
 #define PE_ODO_FN(name) PE_CAT(PE_ODO, PE_CAT(_, name))
+#define PE_GODO_FN(name) PE_CAT(PE_GODO, PE_CAT(_, name))
+/* a group's vector type, and the storage function of that width */
+#define PE_GV PE_CAT(PE_R, PE_GL)
+#define PE_GFN(base) PE_CAT(PE_CAT(base, PE_GL), PE_CAT(_, PE_NAME))
 
 /* Store one pair (sine at slot ks, cosine at kc, when the pair has one);
  * ops other than the table add in * scale first (in NULL counts as 0). */
@@ -77,23 +83,23 @@ PE_INLINE void PE_FN(pe_store_pair)(global PE_T *orow, global const PE_T *xrow, 
 
 #if PE_VECTOR
 /* Store sixteen pairs i0 .. i0+15, all with their cosines. */
-PE_INLINE void PE_FN(pe_store_pairs16)(global PE_T *orow, global const PE_T *xrow, int op,
-                                       float scale, uint i0, float16 sv, float16 cv,
+PE_INLINE void PE_FN(pe_store_group)(global PE_T *orow, global const PE_T *xrow, int op,
+                                     PE_R scale, uint i0, PE_GV sv, PE_GV cv,
                                        bool aligned, const pe_geometry *g)
 {
     if (g->stride == 2) { /* interleaved: (s0, c0, s1, c1, ...) */
-        PE_FN(pe_store_zipped16)(orow, xrow, 2 * i0, sv, cv, op != PE_OP_TABLE, scale, aligned);
+        PE_GFN(pe_store_zipped)(orow, xrow, 2 * i0, sv, cv, op != PE_OP_TABLE, scale, aligned);
         return;
     }
     uint ks = g->sin_off + i0, kc = g->cos_off + i0;
     if (op != PE_OP_TABLE) {
-        float16 xs = xrow ? PE_FN(pe_load16)(xrow, ks, aligned) : (float16)(0.0f);
-        float16 xc = xrow ? PE_FN(pe_load16)(xrow, kc, aligned) : (float16)(0.0f);
+        PE_GV xs = xrow ? PE_GFN(pe_load)(xrow, ks, aligned) : (PE_GV)(0);
+        PE_GV xc = xrow ? PE_GFN(pe_load)(xrow, kc, aligned) : (PE_GV)(0);
         sv = xs * scale + sv;
         cv = xc * scale + cv;
     }
-    PE_FN(pe_store16)(orow, ks, sv, aligned);
-    PE_FN(pe_store16)(orow, kc, cv, aligned);
+    PE_GFN(pe_store)(orow, ks, sv, aligned);
+    PE_GFN(pe_store)(orow, kc, cv, aligned);
 }
 #endif
 
@@ -138,14 +144,14 @@ PE_INLINE void PE_FN(pe_zero_column)(int op, global PE_T *out, global const PE_T
         }
 }
 
-/* The phases of this work-item's pairs: full groups of 16 from i0 with an
- * odometer each (the float16 path), then the rest one pair at a time: with
+/* The phases of this work-item's pairs: full groups of PE_GL from i0 with an
+ * odometer each (the vector path), then the rest one pair at a time: with
  * its own odometer when the work-item has one pair only (the GPU shape),
  * else computed from p (a tail). */
 typedef struct PE_FN(pe_phases) {
     PE_ODO one;
 #if PE_GROUPS
-    pe_odo16 group[PE_GROUPS];
+    PE_GODO group[PE_GROUPS];
 #endif
     uint groups;
     bool single;
@@ -160,9 +166,9 @@ PE_INLINE void PE_FN(pe_phases_load)(PE_FN(pe_phases) *ph, global const ulong *t
     ph->groups = 0;
 #if PE_GROUPS
     if (!ph->single && vector_end > i0)
-        ph->groups = (vector_end - i0) / 16;
+        ph->groups = (vector_end - i0) / PE_GL;
     for (uint k = 0; k < ph->groups; ++k)
-        pe_odo16_load(&ph->group[k], tw_hi, tw_lo, i0 + 16 * k);
+        PE_GODO_FN(load)(&ph->group[k], tw_hi, tw_lo, i0 + PE_GL * k);
 #endif
     if (ph->single)
         PE_ODO_FN(load)(&ph->one, tw_hi, tw_lo, i0);
@@ -174,7 +180,7 @@ PE_INLINE void PE_FN(pe_phases_set)(PE_FN(pe_phases) *ph, ulong p)
         PE_ODO_FN(set)(&ph->one, p);
 #if PE_GROUPS
     for (uint k = 0; k < ph->groups; ++k)
-        pe_odo16_set(&ph->group[k], p);
+        PE_GODO_FN(set)(&ph->group[k], p);
 #endif
 }
 
@@ -191,9 +197,9 @@ PE_INLINE void PE_FN(pe_phases_tick)(PE_FN(pe_phases) *ph, bool wraps)
     }
 #if PE_GROUPS
     for (uint k = 0; k < ph->groups; ++k) {
-        pe_odo16_tick(&ph->group[k]);
+        PE_GODO_FN(tick)(&ph->group[k]);
         if (wraps)
-            pe_odo16_wrap(&ph->group[k]);
+            PE_GODO_FN(wrap)(&ph->group[k]);
     }
 #endif
 }
@@ -210,14 +216,14 @@ PE_INLINE void PE_FN(pe_row)(int op, global PE_T *out, global const PE_T *in,
     bool reporter = i0 == 0; /* one work-item per row reports bad ids */
     bool zero_row = (g->flags & PE_FLAG_PADDING_ROW) && p == (ulong)g->padding_position;
 #if PE_GROUPS
-    uint i = i0 + 16 * ph->groups;
+    uint i = i0 + PE_GL * ph->groups;
     if (ph->groups) {
-        float16 sv[PE_GROUPS], cv[PE_GROUPS];
+        PE_GV sv[PE_GROUPS], cv[PE_GROUPS];
         for (uint k = 0; k < ph->groups; ++k) {
-            pe_odo16_sin_cos(&ph->group[k], &sv[k], &cv[k]);
+            PE_GODO_FN(sin_cos)(&ph->group[k], &sv[k], &cv[k]);
             if (zero_row) {
-                sv[k] = (float16)(0.0f);
-                cv[k] = (float16)(0.0f);
+                sv[k] = (PE_GV)(0);
+                cv[k] = (PE_GV)(0);
             }
         }
         PE_NO_UNROLL
@@ -225,7 +231,7 @@ PE_INLINE void PE_FN(pe_row)(int op, global PE_T *out, global const PE_T *in,
             global PE_T *orow = out + (b * g->out_batch_pitch + s * g->out_row_pitch);
             global const PE_T *xrow = PE_FN(pe_input_row)(op, in, ids, bad_ids, b, s, reporter, g);
             for (uint k = 0; k < ph->groups; ++k)
-                PE_FN(pe_store_pairs16)(orow, xrow, op, scale, i0 + 16 * k, sv[k], cv[k], aligned,
+                PE_FN(pe_store_group)(orow, xrow, op, scale, i0 + PE_GL * k, sv[k], cv[k], aligned,
                                          g);
         }
         if (i >= i_end)
@@ -306,18 +312,19 @@ PE_INLINE void PE_FN(pe_rows_walk)(int op, global PE_T *out, global const PE_T *
 }
 
 #if PE_GROUPS
-/* Whether every vector the float16 path moves is aligned to its size: every
+/* Whether every vector the vector path moves is aligned to its size: every
  * row starts on a 64-byte boundary (the buffer does and every pitch is a
- * multiple of 64 bytes) and every offset in a row is a multiple of 16
+ * multiple of 64 bytes) and every offset in a row is a multiple of PE_GL
  * elements (the group offsets are: PE_W is a multiple of 16). A 16-bit
- * 16-vector is 32 bytes; 32 interleaved 16-bit elements, 64. */
+ * 16-vector is 32 bytes; 32 interleaved 16-bit elements, a float16 or a
+ * double8, 64. */
 PE_INLINE bool PE_FN(pe_rows_aligned)(int op, global const PE_T *out, global const PE_T *in,
                                       const pe_geometry *g)
 {
     const uint pitch_unit = 64 / sizeof(PE_T);
     bool ok = (ulong)out % 64 == 0 &&
               (g->out_row_pitch | g->out_batch_pitch) % pitch_unit == 0 &&
-              (g->stride == 2 || (g->sin_off | g->cos_off) % 16 == 0);
+              (g->stride == 2 || (g->sin_off | g->cos_off) % PE_GL == 0);
     if (op != PE_OP_TABLE)
         ok = ok && (ulong)in % 64 == 0 && g->in_row_pitch % pitch_unit == 0;
     if (op == PE_OP_ADD)
@@ -327,7 +334,7 @@ PE_INLINE bool PE_FN(pe_rows_aligned)(int op, global const PE_T *out, global con
 #endif
 
 /* The walk, compiled once for aligned vectors and once for any (the
- * float16 path only; elsewhere `aligned` is unused). */
+ * vector path only; elsewhere `aligned` is unused). */
 PE_INLINE void PE_FN(pe_rows)(int op, global PE_T *out, global const PE_T *in,
                               global const int *ids, global uint *bad_ids,
                               global const long *positions, global const ulong *tw_hi,
@@ -369,3 +376,6 @@ kernel void PE_FN(clpe_gather)(PE_ROW_KERNEL_ARGS(PE_PARAM, PE_COMMA))
 #undef PE_ODO
 #undef PE_SINCOS_AT
 #undef PE_ODO_FN
+#undef PE_GODO_FN
+#undef PE_GV
+#undef PE_GFN

@@ -39,24 +39,28 @@ static inline float16 pe_zip8(float8 s, float8 c)
                      s.s6, c.s6, s.s7, c.s7);
 }
 
-/* Sixteen (sine, cosine) pairs stored interleaved from element k, 32
- * elements: x * scale + value each when add (x read from xrow, which NULL
- * reads as 0), else the values alone. One text for every storage type
- * (pe_store_zipped16_<type>); bfloat16 has a shortcut of its own below. */
-#define PE_DEFINE_ZIPPED16(NAME, SUFFIX, T)                                                    \
-    PE_INLINE void NAME(global T *orow, global const T *xrow, uint k, float16 sv, float16 cv,  \
-                        bool add, float scale, bool aligned)                                   \
+/* N (sine, cosine) pairs (vectors V of R) stored interleaved from element
+ * k, 2N elements: x * scale + value each when add (x read from xrow, which
+ * NULL reads as 0), else the values alone. One text for every storage type
+ * (pe_store_zipped16_<type>, pe_store_zipped8_f64); bfloat16 has a
+ * shortcut of its own below. */
+#define PE_DEFINE_ZIPPED(NAME, LOAD, STORE, T, V, R, N, ZIP)                                   \
+    PE_INLINE void NAME(global T *orow, global const T *xrow, uint k, V sv, V cv, bool add,    \
+                        R scale, bool aligned)                                                 \
     {                                                                                          \
-        float16 lo = pe_zip8(sv.lo, cv.lo), hi = pe_zip8(sv.hi, cv.hi);                        \
+        V lo = ZIP(sv.lo, cv.lo), hi = ZIP(sv.hi, cv.hi);                                      \
         if (add) {                                                                             \
-            float16 xlo = xrow ? pe_load16_##SUFFIX(xrow, k, aligned) : (float16)(0.0f);       \
-            float16 xhi = xrow ? pe_load16_##SUFFIX(xrow, k + 16, aligned) : (float16)(0.0f);  \
+            V xlo = xrow ? LOAD(xrow, k, aligned) : (V)(0);                                    \
+            V xhi = xrow ? LOAD(xrow, k + N, aligned) : (V)(0);                                \
             lo = xlo * scale + lo;                                                             \
             hi = xhi * scale + hi;                                                             \
         }                                                                                      \
-        pe_store16_##SUFFIX(orow, k, lo, aligned);                                             \
-        pe_store16_##SUFFIX(orow, k + 16, hi, aligned);                                        \
+        STORE(orow, k, lo, aligned);                                                           \
+        STORE(orow, k + N, hi, aligned);                                                       \
     }
+#define PE_DEFINE_ZIPPED16(NAME, SUFFIX, T)                                                    \
+    PE_DEFINE_ZIPPED(NAME, pe_load16_##SUFFIX, pe_store16_##SUFFIX, T, float16, float, 16,     \
+                     pe_zip8)
 
 /* ---- float32 ---- */
 static inline float pe_load_f32(global const float *p, uint k) { return p[k]; }
@@ -152,10 +156,29 @@ PE_INLINE void pe_store_zipped16_bf16(global ushort *orow, global const ushort *
     *(global uint16 *)(orow + k) = (pe_bf16_high16(sv) >> 16) | pe_bf16_high16(cv);
 }
 
-/* ---- float64 (scalar path only) ---- */
+/* ---- float64 ---- */
 #ifdef cl_khr_fp64
 static inline double pe_load_f64(global const double *p, uint k) { return p[k]; }
 static inline void pe_store_f64(global double *p, uint k, double v) { p[k] = v; }
 static inline double2 pe_load2_f64(global const double *p, uint k) { return vload2(0, p + k); }
 static inline void pe_store2_f64(global double *p, uint k, double2 v) { vstore2(v, 0, p + k); }
+/* the vector path of float64: groups of 8 pairs as double8 */
+PE_INLINE double8 pe_load8_f64(global const double *p, uint k, bool aligned)
+{
+    return aligned ? *(global const double8 *)(p + k) : vload8(0, p + k);
+}
+PE_INLINE void pe_store8_f64(global double *p, uint k, double8 v, bool aligned)
+{
+    if (aligned)
+        *(global double8 *)(p + k) = v;
+    else
+        vstore8(v, 0, p + k);
+}
+/* (s0, c0, s1, c1, ...): the interleaved layout of four pairs. */
+static inline double8 pe_zip4_f64(double4 s, double4 c)
+{
+    return (double8)(s.s0, c.s0, s.s1, c.s1, s.s2, c.s2, s.s3, c.s3);
+}
+PE_DEFINE_ZIPPED(pe_store_zipped8_f64, pe_load8_f64, pe_store8_f64, double, double8, double, 8,
+                 pe_zip4_f64)
 #endif
