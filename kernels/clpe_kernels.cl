@@ -56,12 +56,20 @@
 #define PE_CAT_(a, b) a##b
 #define PE_CAT(a, b) PE_CAT_(a, b)
 
-/* Rotate one interleaved 16-vector (a0, b0, a1, b1, ...) by eight angles. */
-static inline float16 pe_rotate_zipped8(float16 v, float8 c, float8 s)
+/* Rotate one interleaved vector (a0, b0, a1, b1, ...) by its half as many
+ * angles: pe_rotate_zipped_<vector type>. */
+static inline float16 pe_rotate_zipped_float16(float16 v, float8 c, float8 s)
 {
     float8 a = v.even, b = v.odd;
     return pe_zip8(fma(a, c, -(b * s)), fma(a, s, b * c));
 }
+#ifdef cl_khr_fp64
+static inline double8 pe_rotate_zipped_double8(double8 v, double4 c, double4 s)
+{
+    double4 a = v.even, b = v.odd;
+    return pe_zip4_f64(fma(a, c, -(b * s)), fma(a, s, b * c));
+}
+#endif
 
 /* Everything a row kernel needs besides its buffers, gathered from its
  * arguments once (the fields are the PE_ROW_KERNEL_ARGS of that name). */

@@ -27,9 +27,6 @@
 #define PE_SINCOS_AT pe_sincos_at
 #endif
 #define PE_ODO_FN(name) PE_CAT(PE_ODO, PE_CAT(_, name))
-/* Rotary takes the vector path in float32 arithmetic only (float64 rotates
- * one pair at a time). */
-#define PE_ROPE_GROUPS (PE_WIDE ? 0 : PE_GROUPS)
 
 /* Rotate pair i of every head of one token of one tensor. */
 static inline void PE_FN(pe_rotate_heads)(global PE_T *token, uint heads, uint head_pitch,
@@ -50,27 +47,29 @@ static inline void PE_FN(pe_rotate_heads)(global PE_T *token, uint heads, uint h
     }
 }
 
-#if PE_ROPE_GROUPS
-/* Rotate pairs i0 .. i0+15 of every head of one token of one tensor. */
-static inline void PE_FN(pe_rotate_heads16)(global PE_T *token, uint heads, uint head_pitch,
-                                            uint i0, float16 c, float16 s, bool aligned,
-                                            const pe_rope_geometry *g)
+#if PE_GROUPS
+#define PE_ROTATE_ZIPPED PE_CAT(pe_rotate_zipped_, PE_GV)
+/* Rotate pairs i0 .. i0+PE_GL-1 of every head of one token of one tensor. */
+static inline void PE_FN(pe_rotate_heads_group)(global PE_T *token, uint heads,
+                                                uint head_pitch, uint i0, PE_GV c, PE_GV s,
+                                                bool aligned, const pe_rope_geometry *g)
 {
     for (uint h = 0; h < heads; ++h) {
         global PE_T *head = token + h * head_pitch;
         if (g->stride == 2) {
-            float16 lo = PE_FN(pe_load16)(head, 2 * i0, aligned);
-            float16 hi = PE_FN(pe_load16)(head, 2 * i0 + 16, aligned);
-            PE_FN(pe_store16)(head, 2 * i0, pe_rotate_zipped8(lo, c.lo, s.lo), aligned);
-            PE_FN(pe_store16)(head, 2 * i0 + 16, pe_rotate_zipped8(hi, c.hi, s.hi), aligned);
+            PE_GV lo = PE_GFN(pe_load)(head, 2 * i0, aligned);
+            PE_GV hi = PE_GFN(pe_load)(head, 2 * i0 + PE_GL, aligned);
+            PE_GFN(pe_store)(head, 2 * i0, PE_ROTATE_ZIPPED(lo, c.lo, s.lo), aligned);
+            PE_GFN(pe_store)(head, 2 * i0 + PE_GL, PE_ROTATE_ZIPPED(hi, c.hi, s.hi), aligned);
         } else {
-            float16 a = PE_FN(pe_load16)(head, i0, aligned);
-            float16 b = PE_FN(pe_load16)(head, i0 + g->partner, aligned);
-            PE_FN(pe_store16)(head, i0, fma(a, c, -(b * s)), aligned);
-            PE_FN(pe_store16)(head, i0 + g->partner, fma(a, s, b * c), aligned);
+            PE_GV a = PE_GFN(pe_load)(head, i0, aligned);
+            PE_GV b = PE_GFN(pe_load)(head, i0 + g->partner, aligned);
+            PE_GFN(pe_store)(head, i0, fma(a, c, -(b * s)), aligned);
+            PE_GFN(pe_store)(head, i0 + g->partner, fma(a, s, b * c), aligned);
         }
     }
 }
+#undef PE_ROTATE_ZIPPED
 #endif
 
 PE_INLINE void PE_FN(pe_rope_walk)(global PE_T *q, global PE_T *k,
@@ -92,7 +91,7 @@ PE_INLINE void PE_FN(pe_rope_walk)(global PE_T *q, global PE_T *k,
 
     /* the phases as the row kernels keep them (clpe_rows.cl) */
     PE_FN(pe_phases) ph;
-    PE_FN(pe_phases_load)(&ph, tw_hi, tw_lo, i0, i_end, PE_ROPE_GROUPS ? i_end : i0);
+    PE_FN(pe_phases_load)(&ph, tw_hi, tw_lo, i0, i_end, i_end);
 
     for (uint s = s_begin; s < s_stop; ++s) {
         /* the phases are set from the first row's position and from every
@@ -100,28 +99,28 @@ PE_INLINE void PE_FN(pe_rope_walk)(global PE_T *q, global PE_T *k,
         ulong p = pe_rope_position(positions, b_first, s, g);
         if (s == s_begin || g->pos_source == PE_POS_IDS)
             PE_FN(pe_phases_set)(&ph, p);
-#if PE_ROPE_GROUPS
-        float16 sv16[PE_GROUPS], cv16[PE_GROUPS];
+#if PE_GROUPS
+        PE_GV svg[PE_GROUPS], cvg[PE_GROUPS];
         for (uint n = 0; n < ph.groups; ++n) {
-            pe_odo16_sin_cos(&ph.group[n], &sv16[n], &cv16[n]);
-            cv16[n] = cv16[n] * amplitude;
-            sv16[n] = (sv16[n] * amplitude) * sign;
+            PE_GODO_FN(sin_cos)(&ph.group[n], &svg[n], &cvg[n]);
+            cvg[n] = cvg[n] * amplitude;
+            svg[n] = (svg[n] * amplitude) * sign;
         }
         for (uint b = b_first; b < b_stop && ph.groups; ++b) {
             global PE_T *qrow = q + (b * g->q_batch_pitch + s * g->q_row_pitch);
             global PE_T *krow = k ? k + (b * g->k_batch_pitch + s * g->k_row_pitch) : 0;
             for (uint n = 0; n < ph.groups; ++n) {
-                PE_FN(pe_rotate_heads16)(qrow, g->q_heads, g->q_head_pitch, i0 + 16 * n,
-                                         cv16[n], sv16[n], aligned, g);
+                PE_FN(pe_rotate_heads_group)(qrow, g->q_heads, g->q_head_pitch, i0 + PE_GL * n,
+                                             cvg[n], svg[n], aligned, g);
                 if (krow)
-                    PE_FN(pe_rotate_heads16)(krow, g->k_heads, g->k_head_pitch, i0 + 16 * n,
-                                             cv16[n], sv16[n], aligned, g);
+                    PE_FN(pe_rotate_heads_group)(krow, g->k_heads, g->k_head_pitch,
+                                                 i0 + PE_GL * n, cvg[n], svg[n], aligned, g);
             }
         }
 #endif
         /* the scalar path: one pair with its own odometer, or the pairs
          * after the groups, computed from p */
-        for (uint i = i0 + 16 * ph.groups; i < i_end; ++i) {
+        for (uint i = i0 + PE_GL * ph.groups; i < i_end; ++i) {
             PE_R sv, cv;
             if (ph.single)
                 PE_ODO_FN(sin_cos)(&ph.one, &sv, &cv);
@@ -141,31 +140,32 @@ PE_INLINE void PE_FN(pe_rope_walk)(global PE_T *q, global PE_T *k,
     }
 }
 
-#if PE_ROPE_GROUPS
-/* Whether every 16-vector the float16 path moves is aligned to its size
- * (as pe_rows_aligned in clpe_rows.cl). */
+#if PE_GROUPS
+/* Whether every vector the vector path moves is aligned to its size: the
+ * tensors start on such a boundary and every pitch and offset is a
+ * multiple of PE_GL elements (as pe_rows_aligned in clpe_rows.cl). */
 PE_INLINE bool PE_FN(pe_rope_aligned)(global const PE_T *q, global const PE_T *k,
                                       const pe_rope_geometry *g)
 {
-    const ulong bytes = 16 * sizeof(PE_T);
+    const ulong bytes = PE_GL * sizeof(PE_T);
     bool ok = (ulong)q % bytes == 0 &&
-              (g->q_head_pitch | g->q_row_pitch | g->q_batch_pitch) % 16 == 0 &&
-              (g->stride == 2 || g->partner % 16 == 0);
+              (g->q_head_pitch | g->q_row_pitch | g->q_batch_pitch) % PE_GL == 0 &&
+              (g->stride == 2 || g->partner % PE_GL == 0);
     if (k)
         ok = ok && (ulong)k % bytes == 0 &&
-             (g->k_head_pitch | g->k_row_pitch | g->k_batch_pitch) % 16 == 0;
+             (g->k_head_pitch | g->k_row_pitch | g->k_batch_pitch) % PE_GL == 0;
     return ok;
 }
 #endif
 
 /* The walk, compiled once for aligned vectors and once for any (the
- * float16 path only). */
+ * vector path only). */
 PE_INLINE void PE_FN(pe_rope_rows)(global PE_T *q, global PE_T *k,
                                    global const long *positions, global const ulong *tw_hi,
                                    global const PE_TWL *tw_lo, PE_R amplitude,
                                    const pe_rope_geometry *g)
 {
-#if PE_ROPE_GROUPS
+#if PE_GROUPS
     if (PE_FN(pe_rope_aligned)(q, k, g)) {
         PE_FN(pe_rope_walk)(q, k, positions, tw_hi, tw_lo, amplitude, true, g);
         return;
@@ -217,5 +217,7 @@ kernel void PE_FN(clpe_rope_cache)(PE_ROPE_CACHE_ARGS(PE_PARAM, PE_COMMA))
 #undef PE_TWL
 #undef PE_ODO
 #undef PE_ODO_FN
-#undef PE_ROPE_GROUPS
+#undef PE_GODO_FN
+#undef PE_GV
+#undef PE_GFN
 #undef PE_SINCOS_AT

@@ -376,6 +376,4 @@ kernel void PE_FN(clpe_gather)(PE_ROW_KERNEL_ARGS(PE_PARAM, PE_COMMA))
 #undef PE_ODO
 #undef PE_SINCOS_AT
 #undef PE_ODO_FN
-#undef PE_GODO_FN
-#undef PE_GV
-#undef PE_GFN
+/* PE_GODO_FN, PE_GV and PE_GFN serve clpe_rope.cl too, which undefines them */

@@ -5,9 +5,12 @@
  *    one parent, so the device compiler is not run 10,000 times, plus a full
  *    clpe_encoder_create every 500 cycles): resident memory, read from
  *    /proc/self/statm after a warm-up and at the end, may grow by at most
- *    RSS_SLACK_MIB (allocator and PoCL caches settle; a leak of even 400
- *    bytes per cycle would exceed it), and the OpenCL references the fault
- *    shim counts return exactly to where they started.
+ *    RSS_SLACK_MIB (a leak of 600 bytes per cycle would exceed it), and the
+ *    OpenCL references the fault shim counts return exactly to where they
+ *    started. The slack is what the full creates' device compiles take as
+ *    the heap settles, measured on PoCL: steps of about 1 MiB up to 4.4 MiB
+ *    with 20 full creates and the same with 103 (so not a leak per create);
+ *    0 with none. It grows with the size of the compiled kernels.
  *  - The contract for clpe_encoder_release with work still enqueued: the
  *    work completes and is correct, because every OpenCL object it uses is
  *    retained by the runtime for the enqueued command. Tested by enqueueing
@@ -26,7 +29,7 @@
 #define CYCLES 10000
 #define WARMUP 300
 #define FULL_CREATE_EVERY 500
-#define RSS_SLACK_MIB 4.0
+#define RSS_SLACK_MIB 6.0
 
 /* AddressSanitizer keeps freed memory in quarantine (256 MiB by default),
  * so resident memory grows by design there; LeakSanitizer checks leaks in
