@@ -274,19 +274,14 @@ PE_INLINE float pe_bf16_to_float(pe_u32 h)
         *cos_out = SELECT(c, s, MASK(q & 1u)) * sign_c;                                          \
     }
 
-#ifdef PE_OPENCL
-#define PE_F64_SCALAR_MASK(u) ((u) != 0)
-#define PE_F64_SCALAR_SELECT(a, b, mask) ((mask) ? (b) : (a))
-#define PE_F64_VECTOR_MASK(u) (-as_long8(u)) /* all ones where u is 1 */
-PE_DEFINE_SINCOS_F64(pe_sincos_f64, double, ulong, long, uint, (uint), (long), (double),
-                     PE_F64_SCALAR_SELECT, fma, PE_F64_SCALAR_MASK)
-PE_DEFINE_SINCOS_F64(pe_sincos_f64x8, double8, ulong8, long8, ulong8, , as_long8,
-                     convert_double8, select, fma, PE_F64_VECTOR_MASK)
-#else
 #define PE_F64_SCALAR_MASK(u) ((u) != 0)
 #define PE_F64_SCALAR_SELECT(a, b, mask) ((mask) ? (b) : (a))
 PE_DEFINE_SINCOS_F64(pe_sincos_f64, double, pe_u64, pe_i64, pe_u32, (pe_u32), (pe_i64),
                      (double), PE_F64_SCALAR_SELECT, fma, PE_F64_SCALAR_MASK)
+#ifdef PE_OPENCL
+#define PE_F64_VECTOR_MASK(u) (-as_long8(u)) /* all ones where u is 1 */
+PE_DEFINE_SINCOS_F64(pe_sincos_f64x8, double8, ulong8, long8, ulong8, , as_long8,
+                     convert_double8, select, fma, PE_F64_VECTOR_MASK)
 #endif
 #endif
 

@@ -1,12 +1,12 @@
 /*
  * clpe_storage.cl - loading each storage type into its arithmetic type and
  * storing back with one rounding (round to nearest even), one function per
- * access width: scalar, a (sin, cos) pair, and the 16-wide vectors of the
+ * access width: scalar, a (sin, cos) pair, and the vectors (16 wide; 8 for float64) of the
  * float16 path. k counts elements from p. The row kernels (clpe_rows.cl)
  * call these as pe_load_<type>, pe_store2_<type>, pe_load16_<type>, ...
  */
 
-/* The 16-wide moves take a whole vector at once when the caller knows every
+/* The vector moves (16 wide; 8 for float64) take a whole vector at once when the caller knows every
  * vector it moves is aligned to its size (`aligned`: buffers, pitches and
  * offsets that are multiples of 16 elements, the common case), else
  * vload16/vstore16, which need only element alignment. PoCL splits an
@@ -16,21 +16,24 @@
  * answer: tested per vector inside the walk, the branches cost the f16 add
  * a quarter of its speed (bench/RESULTS.md). The bits moved are the same
  * either way. */
-#define PE_DEFINE_MOVE16(SUFFIX, T)                                                            \
-    PE_INLINE T##16 pe_get16_##SUFFIX(global const T *p, bool aligned)                         \
+#define PE_DEFINE_MOVE(SUFFIX, T, N)                                                           \
+    PE_INLINE T##N pe_get##N##_##SUFFIX(global const T *p, bool aligned)                       \
     {                                                                                          \
-        return aligned ? *(global const T##16 *)p : vload16(0, p);                             \
+        return aligned ? *(global const T##N *)p : vload##N(0, p);                             \
     }                                                                                          \
-    PE_INLINE void pe_put16_##SUFFIX(global T *p, T##16 v, bool aligned)                       \
+    PE_INLINE void pe_put##N##_##SUFFIX(global T *p, T##N v, bool aligned)                     \
     {                                                                                          \
         if (aligned)                                                                           \
-            *(global T##16 *)p = v;                                                            \
+            *(global T##N *)p = v;                                                             \
         else                                                                                   \
-            vstore16(v, 0, p);                                                                 \
+            vstore##N(v, 0, p);                                                                \
     }
 
-PE_DEFINE_MOVE16(f32, float)
-PE_DEFINE_MOVE16(u16, ushort)
+PE_DEFINE_MOVE(f32, float, 16)
+PE_DEFINE_MOVE(u16, ushort, 16)
+#ifdef cl_khr_fp64
+PE_DEFINE_MOVE(f64, double, 8) /* the float64 groups: 8 pairs as double8 */
+#endif
 
 /* (s0, c0, s1, c1, ...): the interleaved layout of eight pairs. */
 static inline float16 pe_zip8(float8 s, float8 c)
@@ -134,9 +137,9 @@ PE_DEFINE_ZIPPED16(pe_store_zipped16_f32, f32, float)
 PE_DEFINE_ZIPPED16(pe_store_zipped16_f16, f16, half)
 PE_DEFINE_ZIPPED16(pe_store_zipped16_any_bf16, bf16, ushort)
 
-/* The bfloat16 shortcut, for rows aligned to 64 bytes: 32 interleaved
- * elements are 16 uint lanes, each holding one pair (the sine in its low
- * half on a little-endian device, as OpenCL's CPU and GPU devices are), so
+/* The bfloat16 shortcut, for rows aligned to 64 bytes on a little-endian
+ * device: 32 interleaved elements are 16 uint lanes, each holding one pair
+ * (the sine in its low half; a big-endian device takes the generic path), so
  * the pairs are read, added and stored without being widened, zipped or
  * narrowed (the generic path spent most of its time on those). Each element
  * gets the same multiply, add and rounding. */
@@ -144,16 +147,18 @@ PE_INLINE void pe_store_zipped16_bf16(global ushort *orow, global const ushort *
                                       float16 sv, float16 cv, bool add, float scale,
                                       bool aligned)
 {
-    if (!aligned) {
-        pe_store_zipped16_any_bf16(orow, xrow, k, sv, cv, add, scale, aligned);
+#ifdef __ENDIAN_LITTLE__
+    if (aligned) {
+        if (add) {
+            uint16 x = xrow ? *(global const uint16 *)(xrow + k) : (uint16)(0u);
+            sv = as_float16(x << 16) * scale + sv;
+            cv = as_float16(x & 0xFFFF0000u) * scale + cv;
+        }
+        *(global uint16 *)(orow + k) = (pe_bf16_high16(sv) >> 16) | pe_bf16_high16(cv);
         return;
     }
-    if (add) {
-        uint16 x = xrow ? *(global const uint16 *)(xrow + k) : (uint16)(0u);
-        sv = as_float16(x << 16) * scale + sv;
-        cv = as_float16(x & 0xFFFF0000u) * scale + cv;
-    }
-    *(global uint16 *)(orow + k) = (pe_bf16_high16(sv) >> 16) | pe_bf16_high16(cv);
+#endif
+    pe_store_zipped16_any_bf16(orow, xrow, k, sv, cv, add, scale, aligned);
 }
 
 /* ---- float64 ---- */
@@ -162,17 +167,13 @@ static inline double pe_load_f64(global const double *p, uint k) { return p[k]; 
 static inline void pe_store_f64(global double *p, uint k, double v) { p[k] = v; }
 static inline double2 pe_load2_f64(global const double *p, uint k) { return vload2(0, p + k); }
 static inline void pe_store2_f64(global double *p, uint k, double2 v) { vstore2(v, 0, p + k); }
-/* the vector path of float64: groups of 8 pairs as double8 */
 PE_INLINE double8 pe_load8_f64(global const double *p, uint k, bool aligned)
 {
-    return aligned ? *(global const double8 *)(p + k) : vload8(0, p + k);
+    return pe_get8_f64(p + k, aligned);
 }
 PE_INLINE void pe_store8_f64(global double *p, uint k, double8 v, bool aligned)
 {
-    if (aligned)
-        *(global double8 *)(p + k) = v;
-    else
-        vstore8(v, 0, p + k);
+    pe_put8_f64(p + k, v, aligned);
 }
 /* (s0, c0, s1, c1, ...): the interleaved layout of four pairs. */
 static inline double8 pe_zip4_f64(double4 s, double4 c)
