@@ -179,7 +179,6 @@ clpe_status clpe__program_build(cl_context context, cl_device_id device, clpe_bu
     char *from_disk = NULL;
     const char *source = clpe_kernel_source;
     cl_uint pairs_16 = pairs == 1 ? 1 : CLPE_PAIRS_PER_ITEM_16BIT;
-    if (pairs != 1 && getenv("XX16")) pairs_16 = (cl_uint)atoi(getenv("XX16"));
     snprintf(options, sizeof options, BUILD_OPTIONS, pairs, pairs_16);
     status = kernel_source_from_dir(options, sizeof options, &from_disk, log);
     if (status != CLPE_SUCCESS)
