@@ -9,6 +9,10 @@
  *   PE_VECTOR  1 when the vector path serves this type: groups of PE_GL
  *              pairs (16 as float16; 8 as double8 for f64), each walked by
  *              its own PE_GODO odometer (pe_odo16, pe_odo8x128)
+ *   PE_ZIP_ONCE 1 to interleave a row's sines and cosines into storage
+ *              order once, before the walk over the sequences, rather
+ *              than at every store (0 where it measured no faster, and for
+ *              bf16, whose packed pairs want them apart)
  * (the CLBlast pattern: one body, compiled per precision, so a compiler
  * message names a line of this file).
  *
@@ -49,6 +53,11 @@
 /* a group's vector type, and the storage function of that width */
 #define PE_GV PE_CAT(PE_R, PE_GL)
 #define PE_GFN(base) PE_CAT(PE_CAT(base, PE_GL), PE_CAT(_, PE_NAME))
+#if PE_GL == 16
+#define PE_GZIP pe_zip8
+#else
+#define PE_GZIP pe_zip4_f64
+#endif
 
 /* Store one pair (sine at slot ks, cosine at kc, when the pair has one);
  * ops other than the table add in * scale first (in NULL counts as 0). */
@@ -226,13 +235,31 @@ PE_INLINE void PE_FN(pe_row)(int op, global PE_T *out, global const PE_T *in,
                 cv[k] = (PE_GV)(0);
             }
         }
+#if PE_ZIP_ONCE
+        /* interleaved: from here sv[k] and cv[k] hold group k's values in
+         * storage order, (s0, c0, s1, c1, ...), first and second half */
+        bool zip_once = g->stride == 2;
+        if (zip_once)
+            for (uint k = 0; k < ph->groups; ++k) {
+                PE_GV lo = PE_GZIP(sv[k].lo, cv[k].lo), hi = PE_GZIP(sv[k].hi, cv[k].hi);
+                sv[k] = lo;
+                cv[k] = hi;
+            }
+#endif
         PE_NO_UNROLL
         for (uint b = b_first; b < b_stop; ++b) {
             global PE_T *orow = out + (b * g->out_batch_pitch + s * g->out_row_pitch);
             global const PE_T *xrow = PE_FN(pe_input_row)(op, in, ids, bad_ids, b, s, reporter, g);
-            for (uint k = 0; k < ph->groups; ++k)
-                PE_FN(pe_store_group)(orow, xrow, op, scale, i0 + PE_GL * k, sv[k], cv[k], aligned,
-                                         g);
+#if PE_ZIP_ONCE
+            if (zip_once)
+                for (uint k = 0; k < ph->groups; ++k)
+                    PE_GFN(pe_store_ordered)(orow, xrow, 2 * (i0 + PE_GL * k), sv[k], cv[k],
+                                             op != PE_OP_TABLE, scale, aligned);
+            else
+#endif
+                for (uint k = 0; k < ph->groups; ++k)
+                    PE_FN(pe_store_group)(orow, xrow, op, scale, i0 + PE_GL * k, sv[k], cv[k],
+                                          aligned, g);
         }
         if (i >= i_end)
             return;
@@ -376,4 +403,5 @@ kernel void PE_FN(clpe_gather)(PE_ROW_KERNEL_ARGS(PE_PARAM, PE_COMMA))
 #undef PE_ODO
 #undef PE_SINCOS_AT
 #undef PE_ODO_FN
+#undef PE_GZIP
 /* PE_GODO_FN, PE_GV and PE_GFN serve clpe_rope.cl too, which undefines them */

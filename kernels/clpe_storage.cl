@@ -44,14 +44,16 @@ static inline float16 pe_zip8(float8 s, float8 c)
 
 /* N (sine, cosine) pairs (vectors V of R) stored interleaved from element
  * k, 2N elements: x * scale + value each when add (x read from xrow, which
- * NULL reads as 0), else the values alone. One text for every storage type
+ * NULL reads as 0), else the values alone. NAME takes the sines and the
+ * cosines apart and zips them; ORDERED takes them zipped already, as two
+ * vectors in storage order (a caller that applies one row's values to
+ * several sequences zips once). One text for every storage type
  * (pe_store_zipped16_<type>, pe_store_zipped8_f64); bfloat16 has a
  * shortcut of its own below. */
-#define PE_DEFINE_ZIPPED(NAME, LOAD, STORE, T, V, R, N, ZIP)                                   \
-    PE_INLINE void NAME(global T *orow, global const T *xrow, uint k, V sv, V cv, bool add,    \
-                        R scale, bool aligned)                                                 \
+#define PE_DEFINE_ZIPPED(NAME, ORDERED, LOAD, STORE, T, V, R, N, ZIP)                          \
+    PE_INLINE void ORDERED(global T *orow, global const T *xrow, uint k, V lo, V hi, bool add, \
+                           R scale, bool aligned)                                              \
     {                                                                                          \
-        V lo = ZIP(sv.lo, cv.lo), hi = ZIP(sv.hi, cv.hi);                                      \
         if (add) {                                                                             \
             V xlo = xrow ? LOAD(xrow, k, aligned) : (V)(0);                                    \
             V xhi = xrow ? LOAD(xrow, k + N, aligned) : (V)(0);                                \
@@ -60,10 +62,15 @@ static inline float16 pe_zip8(float8 s, float8 c)
         }                                                                                      \
         STORE(orow, k, lo, aligned);                                                           \
         STORE(orow, k + N, hi, aligned);                                                       \
+    }                                                                                          \
+    PE_INLINE void NAME(global T *orow, global const T *xrow, uint k, V sv, V cv, bool add,    \
+                        R scale, bool aligned)                                                 \
+    {                                                                                          \
+        ORDERED(orow, xrow, k, ZIP(sv.lo, cv.lo), ZIP(sv.hi, cv.hi), add, scale, aligned);     \
     }
-#define PE_DEFINE_ZIPPED16(NAME, SUFFIX, T)                                                    \
-    PE_DEFINE_ZIPPED(NAME, pe_load16_##SUFFIX, pe_store16_##SUFFIX, T, float16, float, 16,     \
-                     pe_zip8)
+#define PE_DEFINE_ZIPPED16(NAME, ORDERED, SUFFIX, T)                                           \
+    PE_DEFINE_ZIPPED(NAME, ORDERED, pe_load16_##SUFFIX, pe_store16_##SUFFIX, T, float16,       \
+                     float, 16, pe_zip8)
 
 /* ---- float32 ---- */
 static inline float pe_load_f32(global const float *p, uint k) { return p[k]; }
@@ -89,6 +96,26 @@ static inline float pe_load_f16(global const half *p, uint k) { return vload_hal
 static inline void pe_store_f16(global half *p, uint k, float v) { vstore_half_rte(v, k, p); }
 static inline float2 pe_load2_f16(global const half *p, uint k) { return vload_half2(0, p + k); }
 static inline void pe_store2_f16(global half *p, uint k, float2 v) { vstore_half2_rte(v, 0, p + k); }
+/* On x86 under clang (PoCL), the 16 lanes convert as one vector of clang's
+ * __fp16 (storage-only, needs no cl_khr_fp16): one 512-bit vcvtph2ps or
+ * vcvtps2ph each way, where PoCL's vload_half16 and vstore_half16_rte are
+ * built from scalar conversions that its vectoriser joins 8 at a time (f16
+ * add at batch 8 +5 %, bench/RESULTS.md). The same correctly rounded
+ * conversions (round to nearest even: the default rounding the kernels'
+ * arithmetic runs under), so the same bits. */
+#if defined(__clang__) && defined(__x86_64__)
+typedef __fp16 pe_fp16x16 __attribute__((ext_vector_type(16)));
+PE_INLINE float16 pe_load16_f16(global const half *p, uint k, bool aligned)
+{
+    ushort16 bits = pe_get16_u16((global const ushort *)p + k, aligned);
+    return __builtin_convertvector(__builtin_astype(bits, pe_fp16x16), float16);
+}
+PE_INLINE void pe_store16_f16(global half *p, uint k, float16 v, bool aligned)
+{
+    pe_fp16x16 h = __builtin_convertvector(v, pe_fp16x16);
+    pe_put16_u16((global ushort *)p + k, __builtin_astype(h, ushort16), aligned);
+}
+#else
 PE_INLINE float16 pe_load16_f16(global const half *p, uint k, bool aligned)
 {
     ushort16 bits = pe_get16_u16((global const ushort *)p + k, aligned);
@@ -100,6 +127,7 @@ PE_INLINE void pe_store16_f16(global half *p, uint k, float16 v, bool aligned)
     vstore_half16_rte(v, 0, (private half *)&bits);
     pe_put16_u16((global ushort *)p + k, bits, aligned);
 }
+#endif
 
 /* ---- bfloat16: the top half of a float32 (pe_float_to_bf16 rounds) ---- */
 /* pe_float_to_bf16 on 16 lanes, left in each lane's high half (the low
@@ -133,9 +161,9 @@ PE_INLINE void pe_store16_bf16(global ushort *p, uint k, float16 v, bool aligned
     pe_put16_u16(p + k, pe_bf16_16(v), aligned);
 }
 
-PE_DEFINE_ZIPPED16(pe_store_zipped16_f32, f32, float)
-PE_DEFINE_ZIPPED16(pe_store_zipped16_f16, f16, half)
-PE_DEFINE_ZIPPED16(pe_store_zipped16_any_bf16, bf16, ushort)
+PE_DEFINE_ZIPPED16(pe_store_zipped16_f32, pe_store_ordered16_f32, f32, float)
+PE_DEFINE_ZIPPED16(pe_store_zipped16_f16, pe_store_ordered16_f16, f16, half)
+PE_DEFINE_ZIPPED16(pe_store_zipped16_any_bf16, pe_store_ordered16_any_bf16, bf16, ushort)
 
 /* The bfloat16 shortcut, for rows aligned to 64 bytes on a little-endian
  * device: 32 interleaved elements are 16 uint lanes, each holding one pair
@@ -180,6 +208,6 @@ static inline double8 pe_zip4_f64(double4 s, double4 c)
 {
     return (double8)(s.s0, c.s0, s.s1, c.s1, s.s2, c.s2, s.s3, c.s3);
 }
-PE_DEFINE_ZIPPED(pe_store_zipped8_f64, pe_load8_f64, pe_store8_f64, double, double8, double, 8,
-                 pe_zip4_f64)
+PE_DEFINE_ZIPPED(pe_store_zipped8_f64, pe_store_ordered8_f64, pe_load8_f64, pe_store8_f64, double,
+                 double8, double, 8, pe_zip4_f64)
 #endif
