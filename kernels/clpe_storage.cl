@@ -105,29 +105,34 @@ static inline void pe_store2_f16(global half *p, uint k, float2 v) { vstore_half
  * arithmetic runs under), so the same bits. */
 #if defined(__clang__) && defined(__x86_64__)
 typedef __fp16 pe_fp16x16 __attribute__((ext_vector_type(16)));
-PE_INLINE float16 pe_load16_f16(global const half *p, uint k, bool aligned)
+static inline float16 pe_half_bits_to_float16(ushort16 bits)
 {
-    ushort16 bits = pe_get16_u16((global const ushort *)p + k, aligned);
     return __builtin_convertvector(__builtin_astype(bits, pe_fp16x16), float16);
 }
-PE_INLINE void pe_store16_f16(global half *p, uint k, float16 v, bool aligned)
+static inline ushort16 pe_float16_to_half_bits(float16 v)
 {
-    pe_fp16x16 h = __builtin_convertvector(v, pe_fp16x16);
-    pe_put16_u16((global ushort *)p + k, __builtin_astype(h, ushort16), aligned);
+    return __builtin_astype(__builtin_convertvector(v, pe_fp16x16), ushort16);
 }
 #else
-PE_INLINE float16 pe_load16_f16(global const half *p, uint k, bool aligned)
+static inline float16 pe_half_bits_to_float16(ushort16 bits)
 {
-    ushort16 bits = pe_get16_u16((global const ushort *)p + k, aligned);
     return vload_half16(0, (private const half *)&bits);
 }
-PE_INLINE void pe_store16_f16(global half *p, uint k, float16 v, bool aligned)
+static inline ushort16 pe_float16_to_half_bits(float16 v)
 {
     ushort16 bits;
     vstore_half16_rte(v, 0, (private half *)&bits);
-    pe_put16_u16((global ushort *)p + k, bits, aligned);
+    return bits;
 }
 #endif
+PE_INLINE float16 pe_load16_f16(global const half *p, uint k, bool aligned)
+{
+    return pe_half_bits_to_float16(pe_get16_u16((global const ushort *)p + k, aligned));
+}
+PE_INLINE void pe_store16_f16(global half *p, uint k, float16 v, bool aligned)
+{
+    pe_put16_u16((global ushort *)p + k, pe_float16_to_half_bits(v), aligned);
+}
 
 /* ---- bfloat16: the top half of a float32 (pe_float_to_bf16 rounds) ---- */
 /* pe_float_to_bf16 on 16 lanes, left in each lane's high half (the low
