@@ -35,6 +35,51 @@ PE_DEFINE_MOVE(u16, ushort, 16)
 PE_DEFINE_MOVE(f64, double, 8) /* the float64 groups: 8 pairs as double8 */
 #endif
 
+/* Asking for the lines of rows a work-item will reach a few rows from now.
+ * On the CPU a work-item's slice of a row is 64-256 bytes and the next row
+ * of the same sequence is a row pitch further: too far apart for the
+ * hardware's stream prefetcher, so every slice arrived as a cache miss
+ * (perf: most of the bf16 add's time on the load of x). Named a few rows
+ * ahead, the lines are there in time: the fused add at batch 8 went 1.3x
+ * (f32) to 2x (bf16) faster (bench/RESULTS.md). x86 under clang (PoCL)
+ * only, where a prefetch never faults; elsewhere (GPUs, and Rusticl and
+ * Oclgrind, which compile for SPIR) it is nothing. */
+#if defined(__clang__) && defined(__x86_64__)
+#define PE_X86 1
+#else
+#define PE_X86 0
+#endif
+
+/* How many rows ahead: about eight sequences' rows of work (a work-item
+ * serving the whole batch spends longer on each row), measured at batch 1
+ * and 8; at least two. */
+static inline uint pe_prefetch_rows(uint sequences)
+{
+    return sequences >= 4 ? 2 : sequences >= 2 ? 4 : 8;
+}
+
+/* The lines of n pairs from pair i0 of one row (elements of `size` bytes):
+ * interleaved, one span of 2n elements; else two of n, from element a + i0
+ * and b + i0 (where the sines and the cosines, or a rotary pair's halves,
+ * start). for_write when the lines will be written. */
+static inline void pe_prefetch_pairs(global const void *row, uint size, bool interleaved,
+                                     uint a, uint b, uint i0, uint n, bool for_write)
+{
+#if PE_X86
+    const char *base = (const char *)(ulong)row; /* the CPU has one address space */
+    uint spans = interleaved ? 1 : 2, bytes = (interleaved ? 2 : 1) * n * size;
+    for (uint k = 0; k < spans; ++k) {
+        const char *p = base + (ulong)((interleaved ? 2 * i0 : (k ? b : a) + i0) * size);
+        for (uint off = 0; off < bytes; off += 64) {
+            if (for_write)
+                __builtin_prefetch(p + off, 1);
+            else
+                __builtin_prefetch(p + off);
+        }
+    }
+#endif
+}
+
 /* (s0, c0, s1, c1, ...): the interleaved layout of eight pairs. */
 static inline float16 pe_zip8(float8 s, float8 c)
 {
@@ -103,7 +148,7 @@ static inline void pe_store2_f16(global half *p, uint k, float2 v) { vstore_half
  * add at batch 8 +5 %, bench/RESULTS.md). The same correctly rounded
  * conversions (round to nearest even: the default rounding the kernels'
  * arithmetic runs under), so the same bits. */
-#if defined(__clang__) && defined(__x86_64__)
+#if PE_X86
 typedef __fp16 pe_fp16x16 __attribute__((ext_vector_type(16)));
 static inline float16 pe_half_bits_to_float16(ushort16 bits)
 {

@@ -280,11 +280,15 @@ Test(formats, any_input_bits_match_emulation)
             continue;
         clpe_config cfg = clpe_config_default(128);
         cfg.dtype = t;
-        cfg.scale = 1.0;
-        check_any_bits(&cfg, 51 + k);
-        cfg.layout = CLPE_LAYOUT_SPLIT;
-        cfg.scale = 3.5;
-        check_any_bits(&cfg, 61 + k);
+        /* both layouts at scale 1 (which the CPU's fast path compiles on
+         * its own, x * 1 folded to x) and at another scale */
+        for (int split = 0; split < 2; ++split) {
+            cfg.layout = split ? CLPE_LAYOUT_SPLIT : CLPE_LAYOUT_INTERLEAVED;
+            cfg.scale = 1.0;
+            check_any_bits(&cfg, 51 + 20 * split + k);
+            cfg.scale = 3.5;
+            check_any_bits(&cfg, 61 + 20 * split + k);
+        }
     }
 }
 
