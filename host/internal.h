@@ -43,9 +43,9 @@ typedef struct clpe_kernel_pool {
 } clpe_kernel_pool;
 
 /* Pairs one work-item computes in the vector shape (the float16 path of
- * the kernels): 16 for 32- and 64-bit storage, 64 for f16 and bf16. */
+ * the kernels): 16 for 32- and 64-bit storage, 128 for f16 and bf16. */
 #define CLPE_PAIRS_PER_ITEM_MAX 16
-#define CLPE_PAIRS_PER_ITEM_16BIT 64
+#define CLPE_PAIRS_PER_ITEM_16BIT 128
 
 /* How launches are shaped on one device (launch_shape.c). */
 typedef struct clpe_launch_shape {

@@ -24,20 +24,21 @@
 
 /* Pairs per work-item, set by the library per device: PE_PAIRS for 32- and
  * 64-bit storage, PE_PAIRS_16 for f16 and bf16 (-DPE_PAIRS=1
- * -DPE_PAIRS_16=1 on GPUs, which run work-items in lanes already; 16 and 64
+ * -DPE_PAIRS_16=1 on GPUs, which run work-items in lanes already; 16 and 128
  * on PoCL's CPUs). Those take the vector path: PoCL's work-item-loop
  * vectoriser gives up on this code, and explicit vectors measured about 5x
  * faster. A work-item walks its pairs in groups of PE_GL: 16 as a float16,
- * a row slice of 64 bytes of float32; the 16-bit types take 4 groups, 128
- * bytes of each row (measured on the 2-core CPU: f16 add at batch 8 7.5 ->
- * 9.2 Gelem/s, bf16 at batch 1 1.9 -> 2.7; f32 is fastest with one group);
- * float64 two groups of 8 as double8 (its add at batch 1 0.37 -> 1.5
- * Gelem/s, bench/RESULTS.md). */
+ * a row slice of 128 bytes of float32; the 16-bit types take 8 groups, 512
+ * bytes of each row (measured on the 2-core CPU: 4 groups instead of 1 took
+ * the f16 add at batch 8 from 7.5 to 9.2 Gelem/s, 8 instead of 4 added
+ * 10-20 % at batch 8 and 8 % at batch 1; f32 is fastest with one group: 4
+ * gain 30 % at batch 1 but lose 13 % at batch 8); float64 two groups of 8
+ * as double8 (its add at batch 1 0.37 -> 1.5 Gelem/s, bench/RESULTS.md). */
 #ifndef PE_PAIRS
 #define PE_PAIRS 16
 #endif
 #ifndef PE_PAIRS_16
-#define PE_PAIRS_16 (PE_PAIRS == 1 ? 1 : 4 * PE_PAIRS)
+#define PE_PAIRS_16 (PE_PAIRS == 1 ? 1 : 8 * PE_PAIRS)
 #endif
 
 /* Groups of PE_GL pairs a work-item of the current storage type computes as
