@@ -156,6 +156,7 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #undef PE_NAME
 #undef PE_T
 #undef PE_W
+#undef PE_ZIP_ONCE
 
 #define PE_W PE_PAIRS_16
 #define PE_NAME f16
