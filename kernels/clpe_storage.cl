@@ -36,12 +36,12 @@ PE_DEFINE_MOVE(f64, double, 8) /* the float64 groups: 8 pairs as double8 */
 #endif
 
 /* Asking for the lines of rows a work-item will reach a few rows from now.
- * On the CPU a work-item's slice of a row is 64-256 bytes and the next row
+ * On the CPU a work-item's slice of a row is 128-512 bytes and the next row
  * of the same sequence is a row pitch further: too far apart for the
  * hardware's stream prefetcher, so every slice arrived as a cache miss
  * (perf: most of the bf16 add's time on the load of x). Named a few rows
- * ahead, the lines are there in time: the fused add at batch 8 went 1.3x
- * (f32) to 2x (bf16) faster (bench/RESULTS.md). x86 under clang (PoCL)
+ * ahead, the lines are there in time: the fused add at batch 8 went 1.1x
+ * to 1.25x (f32) and 2x (bf16) faster (bench/RESULTS.md). x86 under clang (PoCL)
  * only, where a prefetch never faults; elsewhere (GPUs, and Rusticl and
  * Oclgrind, which compile for SPIR) it is nothing. */
 #if defined(__clang__) && defined(__x86_64__)
