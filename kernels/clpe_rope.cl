@@ -71,16 +71,16 @@ static inline void PE_FN(pe_rotate_heads_group)(global PE_T *token, uint heads,
 }
 #undef PE_ROTATE_ZIPPED
 
-/* The lines of pairs i0 .. i0+PE_W-1 in every head of one token of one
+/* The lines of the n pairs from i0 in every head of one token of one
  * tensor, asked for as that token's turn nears (pe_prefetch_pairs). */
 static inline void PE_FN(pe_prefetch_heads)(global const PE_T *token, uint heads,
-                                            uint head_pitch, uint i0,
+                                            uint head_pitch, uint i0, uint n,
                                             const pe_rope_geometry *g)
 {
 #if PE_X86
     for (uint h = 0; h < heads; ++h)
         pe_prefetch_pairs(token + h * head_pitch, sizeof(PE_T), g->stride == 2, 0, g->partner, i0,
-                          PE_W, true);
+                          n, true);
 #endif
 }
 #endif
@@ -125,10 +125,11 @@ PE_INLINE void PE_FN(pe_rope_walk)(global PE_T *q, global PE_T *k,
             global PE_T *krow = k ? k + (b * g->k_batch_pitch + s * g->k_row_pitch) : 0;
             if (ahead < g->rows) {
                 PE_FN(pe_prefetch_heads)(q + (b * g->q_batch_pitch + ahead * g->q_row_pitch),
-                                         g->q_heads, g->q_head_pitch, i0, g);
+                                         g->q_heads, g->q_head_pitch, i0, PE_GL * ph.groups, g);
                 if (k)
                     PE_FN(pe_prefetch_heads)(k + (b * g->k_batch_pitch + ahead * g->k_row_pitch),
-                                             g->k_heads, g->k_head_pitch, i0, g);
+                                             g->k_heads, g->k_head_pitch, i0, PE_GL * ph.groups,
+                                             g);
             }
             for (uint n = 0; n < ph.groups; ++n) {
                 PE_FN(pe_rotate_heads_group)(qrow, g->q_heads, g->q_head_pitch, i0 + PE_GL * n,

@@ -137,12 +137,13 @@ PE_INLINE global const PE_T *PE_FN(pe_input_row)(int op, global const PE_T *in,
 
 #if PE_GROUPS
 /* Row `ahead` of sequence b, when the launch has it: the lines of this
- * work-item's pairs in the input row it will read (x, or the embedding row
- * of its id) and, unless that is the same memory (add in place), in the
- * output row it will write (pe_prefetch_pairs, clpe_storage.cl). */
+ * work-item's n pairs from i0 in the input row it will read (x, or the
+ * embedding row of its id) and, unless that is the same memory (add in
+ * place), in the output row it will write (pe_prefetch_pairs,
+ * clpe_storage.cl). */
 PE_INLINE void PE_FN(pe_prefetch_row)(int op, global const PE_T *out, global const PE_T *in,
                                       global const int *ids, uint b, uint ahead, uint i0,
-                                      const pe_geometry *g)
+                                      uint n, const pe_geometry *g)
 {
 #if PE_X86
     if (ahead >= g->rows)
@@ -151,9 +152,9 @@ PE_INLINE void PE_FN(pe_prefetch_row)(int op, global const PE_T *out, global con
     global const PE_T *orow = out + (b * g->out_batch_pitch + ahead * g->out_row_pitch);
     bool zipped = g->stride == 2;
     if (xrow)
-        pe_prefetch_pairs(xrow, sizeof(PE_T), zipped, g->sin_off, g->cos_off, i0, PE_W, false);
+        pe_prefetch_pairs(xrow, sizeof(PE_T), zipped, g->sin_off, g->cos_off, i0, n, false);
     if (orow != xrow)
-        pe_prefetch_pairs(orow, sizeof(PE_T), zipped, g->sin_off, g->cos_off, i0, PE_W, true);
+        pe_prefetch_pairs(orow, sizeof(PE_T), zipped, g->sin_off, g->cos_off, i0, n, true);
 #endif
 }
 #endif
@@ -274,7 +275,7 @@ PE_INLINE void PE_FN(pe_row)(int op, global PE_T *out, global const PE_T *in,
         for (uint b = b_first; b < b_stop; ++b) {
             global PE_T *orow = out + (b * g->out_batch_pitch + s * g->out_row_pitch);
             global const PE_T *xrow = PE_FN(pe_input_row)(op, in, ids, bad_ids, b, s, reporter, g);
-            PE_FN(pe_prefetch_row)(op, out, in, ids, b, ahead, i0, g);
+            PE_FN(pe_prefetch_row)(op, out, in, ids, b, ahead, i0, PE_GL * ph->groups, g);
 #if PE_ZIP_ONCE
             if (zip_once)
                 for (uint k = 0; k < ph->groups; ++k)
