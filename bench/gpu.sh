@@ -10,7 +10,7 @@
 #   CLPE_BUILD_DIR   build folder (default: build-gpu in the repository)
 #   CLPE_BENCH_ARGS  extra clpe-bench flags, e.g. "--seq 131072" on a big GPU
 #   CLPE_GPU_SWEEP   launch shapes to time as well (f32 only), each
-#                    PAIRS:ROWS, e.g. "1:1 1:16 16:4" (see CLPE_PAIRS_PER_ITEM)
+#                    PAIRS:ROWS, e.g. "1:1 1:16 64:4" (see CLPE_PAIRS_PER_ITEM)
 #   CLPE_DEPS_PREFIX a folder made by bench/gpu-deps.sh, for a machine that
 #                    lacks MPFR, libpng or the OpenCL headers and loader
 #

@@ -5,6 +5,7 @@
 #define CLPE_INTERNAL_H
 
 #include "clpe.h"
+#include "clpe_interface.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -43,8 +44,8 @@ typedef struct clpe_kernel_pool {
 } clpe_kernel_pool;
 
 /* Pairs one work-item computes in the vector shape (the float16 path of
- * the kernels): 16 for 32- and 64-bit storage, 128 for f16 and bf16. */
-#define CLPE_PAIRS_PER_ITEM_MAX 16
+ * the kernels): 64 for 32- and 64-bit storage, 128 for f16 and bf16. */
+#define CLPE_PAIRS_PER_ITEM_MAX 64
 #define CLPE_PAIRS_PER_ITEM_16BIT 128
 
 /* How launches are shaped on one device (launch_shape.c). */
@@ -244,6 +245,20 @@ static inline cl_uint clpe__rows_per_item(const clpe_launch_shape *shape, bool s
         return shape->rows_per_item;
     size_t rows = shape->rows_per_item / (2 * batch_per_launch);
     return rows ? (cl_uint)rows : 1u;
+}
+
+/* Pairs one work-item of a row kernel spans in the tile walk
+ * (PE_FLAG_TILE_WALK, clpe_rows.cl), or 0 when the call takes the span walk:
+ * the tile walk serves float32 on the vector path when one work-item serves
+ * two or more sequences that share their positions (the other storage types
+ * measured slower with it). Its work-items walk the shape's rows_per_item
+ * rows. */
+static inline cl_uint clpe__tile_pairs(const clpe_launch_shape *shape, clpe_dtype dtype,
+                                       bool shared_positions, size_t batch_per_launch)
+{
+    if (shape->pairs_per_item == 1 || !shared_positions || batch_per_launch < 2)
+        return 0;
+    return dtype == CLPE_DTYPE_F32 ? PE_TILE_PAIRS_F32 : 0;
 }
 
 /* Sets the arguments of the launch over rows [s0, s0 + rows) of sequences

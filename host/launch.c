@@ -104,8 +104,9 @@ static bool is_per_launch(cl_uint k)
 
 /* The arguments that stay the same for every launch of the call. */
 static cl_int set_fixed_args(const clpe_encoder *enc, cl_kernel kernel, const clpe_row_call *c,
-                             size_t rows, size_t batch)
+                             const clpe_launch_grid *grid, bool tile_walk)
 {
+    size_t rows = grid->rows_per_launch, batch = grid->batch_per_launch;
     arg_value a[PE_ROW_ARG_COUNT];
     bool f64 = enc->cfg.dtype == CLPE_DTYPE_F64;
     a[PE_ARG_OUT] = arg_mem(c->out.buffer);
@@ -133,11 +134,10 @@ static cl_int set_fixed_args(const clpe_encoder *enc, cl_kernel kernel, const cl
     a[PE_ARG_SIN_OFF] = arg_u32(enc->slots.sin_off);
     a[PE_ARG_COS_OFF] = arg_u32(enc->slots.cos_off);
     a[PE_ARG_STRIDE] = arg_u32(enc->slots.stride);
-    a[PE_ARG_FLAGS] = arg_u32(enc->cfg.flags);
+    a[PE_ARG_FLAGS] = arg_u32(enc->cfg.flags | (tile_walk ? PE_FLAG_TILE_WALK : 0u));
     a[PE_ARG_VOCAB] = arg_u32(min_size(c->vocab, INDEX_MAX));
     a[PE_ARG_SEQ] = arg_u32(c->seq > INDEX_MAX ? 0 : c->seq);
-    a[PE_ARG_ROWS_PER_ITEM] = arg_u32(clpe__rows_per_item(
-        &enc->shared->shape, c->positions.source == CLPE_POSITIONS_START, batch));
+    a[PE_ARG_ROWS_PER_ITEM] = arg_u32(grid->rows_per_item);
     a[PE_ARG_POS_SOURCE] = arg_u32((size_t)c->positions.source);
     for (cl_uint k = 0; k < PE_ROW_ARG_COUNT; ++k) {
         if (is_per_launch(k))
@@ -268,9 +268,16 @@ clpe_status clpe__launch_rows(clpe_encoder *enc, cl_command_queue queue,
                              .seq = call->seq, .batch = call->batch,
                              .shared_positions = call->positions.source == CLPE_POSITIONS_START};
     plan_blocks(enc, call, &grid.rows_per_launch, &grid.batch_per_launch);
-    grid.rows_per_item =
-        clpe__rows_per_item(&enc->shared->shape, grid.shared_positions, grid.batch_per_launch);
-    status = set_fixed_args(enc, kernel, call, grid.rows_per_launch, grid.batch_per_launch);
+    cl_uint tile_pairs = clpe__tile_pairs(&enc->shared->shape, enc->cfg.dtype,
+                                          grid.shared_positions, grid.batch_per_launch);
+    if (tile_pairs) {
+        grid.pairs_per_item = tile_pairs;
+        grid.rows_per_item = enc->shared->shape.rows_per_item;
+    } else {
+        grid.rows_per_item = clpe__rows_per_item(&enc->shared->shape, grid.shared_positions,
+                                                 grid.batch_per_launch);
+    }
+    status = set_fixed_args(enc, kernel, call, &grid, tile_pairs != 0);
     if (status == CLPE_SUCCESS)
         status = clpe__run_launches(&grid, queue, kernel, set_row_launch_args, call, gated,
                                     num_events, wait_list, event);

@@ -5,7 +5,7 @@
  *
  * PoCL runs a work-group as one loop, and its work-item-loop vectoriser
  * gives up on this code, so where a device asks for vectors each work-item
- * computes 16 pairs as explicit float16 vectors (64 for 16-bit storage).
+ * computes 64 pairs as explicit float16 vectors (128 for 16-bit storage).
  * GPUs and llvmpipe run work-items in lanes already: one pair each. Both
  * walk 16 rows with the odometer (on an H200, 16 rows beat 1 and 4).
  */

@@ -31,8 +31,8 @@
  *    one is enqueued, so if a later enqueue fails the earlier commands are
  *    terminated and the call still writes nothing.
  *  - Environment (read when an encoder is created): CLPE_PAIRS_PER_ITEM (1:
- *    one pair per work-item, or 16: the vector shape, where f16 and bf16
- *    take 64), CLPE_ROWS_PER_ITEM (1..4096) and CLPE_WORK_GROUP_SIZE (1..1024)
+ *    one pair per work-item, or 64: the vector shape, where f16 and bf16
+ *    take 128), CLPE_ROWS_PER_ITEM (1..4096) and CLPE_WORK_GROUP_SIZE (1..1024)
  *    override the launch shape chosen for the device; CLPE_MAX_LAUNCH_ROWS
  *    (1..2^31) and CLPE_MAX_LAUNCH_BATCH (1..65535) cap one launch, forcing
  *    the splitting that large problems get (a test knob). Values are plain
@@ -298,7 +298,7 @@ CLPE_API clpe_status clpe_encoder_get_config(const clpe_encoder *enc, clpe_confi
  * CLPE_MAX_LAUNCH_ROWS, CLPE_MAX_LAUNCH_BATCH; see the conventions at the
  * top). Filled by the library; reserved comes back zero. */
 typedef struct clpe_launch_info {
-    uint32_t pairs_per_item;  /* pairs one work-item computes: 1, 16, or 128 for f16/bf16 */
+    uint32_t pairs_per_item;  /* pairs one work-item computes: 1, 64, or 128 for f16/bf16 */
     uint32_t rows_per_item;   /* rows one work-item walks with the odometer */
     size_t work_group_size;   /* largest work-group along the pairs */
     size_t max_launch_rows;   /* rows one launch covers at most */

@@ -16,6 +16,11 @@
 #define PE_FLAG_ODD_D_ZERO_COLUMN 1u
 #define PE_FLAG_PADDING_ROW 2u
 #define PE_FLAG_ODD_D_HALF_PAIR 4u
+/* Set by the library only, never a CLPE_FLAG_*: the launch walks tiles
+ * (clpe_rows.cl, pe_tile_walk), each work-item spanning PE_TILE_PAIRS_F32
+ * pairs (32 float16 groups; float32 only). */
+#define PE_FLAG_TILE_WALK 0x100u
+#define PE_TILE_PAIRS_F32 512
 
 /* What a row kernel does with each row. */
 #define PE_OP_TABLE 0  /* out = PE */

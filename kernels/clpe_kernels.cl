@@ -24,21 +24,22 @@
 
 /* Pairs per work-item, set by the library per device: PE_PAIRS for 32- and
  * 64-bit storage, PE_PAIRS_16 for f16 and bf16 (-DPE_PAIRS=1
- * -DPE_PAIRS_16=1 on GPUs, which run work-items in lanes already; 16 and 128
+ * -DPE_PAIRS_16=1 on GPUs, which run work-items in lanes already; 64 and 128
  * on PoCL's CPUs). Those take the vector path: PoCL's work-item-loop
  * vectoriser gives up on this code, and explicit vectors measured about 5x
- * faster. A work-item walks its pairs in groups of PE_GL: 16 as a float16,
- * a row slice of 128 bytes of float32; the 16-bit types take 8 groups, 512
- * bytes of each row (measured on the 2-core CPU: 4 groups instead of 1 took
- * the f16 add at batch 8 from 7.5 to 9.2 Gelem/s, 8 instead of 4 added
- * 10-20 % at batch 8 and 8 % at batch 1; f32 is fastest with one group: 4
- * gain 30 % at batch 1 but lose 13 % at batch 8); float64 two groups of 8
- * as double8 (its add at batch 1 0.37 -> 1.5 Gelem/s, bench/RESULTS.md). */
+ * faster. A work-item walks its pairs in groups of PE_GL: 16 as a float16
+ * (4 groups, 512 bytes of each float32 row), 8 groups for the 16-bit
+ * types, 8 as a double8 for float64 (8 groups). Measured on the 2-core CPU
+ * (bench/RESULTS.md): 4 groups instead of 1 took the f16 add at batch 8
+ * from 7.5 to 9.2 Gelem/s, and 8 instead of 4 added 10-20 % at batch 8 and
+ * 8 % at batch 1; 4 groups instead of 1 took the f32 add at batch 1 up
+ * 40-55 % and f64 18-30 % (at batch 8 they lose 5-10 %, where calls whose
+ * sequences share positions take the tile walk of clpe_rows.cl instead). */
 #ifndef PE_PAIRS
-#define PE_PAIRS 16
+#define PE_PAIRS 64
 #endif
 #ifndef PE_PAIRS_16
-#define PE_PAIRS_16 (PE_PAIRS == 1 ? 1 : 8 * PE_PAIRS)
+#define PE_PAIRS_16 (PE_PAIRS == 1 ? 1 : 128)
 #endif
 
 /* Groups of PE_GL pairs a work-item of the current storage type computes as
@@ -145,6 +146,7 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #define PE_NAME f32
 #define PE_T float
 #define PE_ZIP_ONCE 0 /* measured no faster: its loads and stores set the pace */
+#define PE_TILE_PAIRS PE_TILE_PAIRS_F32
 #define PE_R float
 #define PE_WIDE 0
 #define PE_VECTOR 1
@@ -157,8 +159,10 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #undef PE_T
 #undef PE_W
 #undef PE_ZIP_ONCE
+#undef PE_TILE_PAIRS
 
 #define PE_W PE_PAIRS_16
+#define PE_TILE_PAIRS 0 /* the tile walk measured slower for 16-bit storage */
 #define PE_NAME f16
 #define PE_T half
 #define PE_ZIP_ONCE 1 /* f16 add at batch 8 +5 % */
@@ -182,11 +186,13 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #undef PE_GL
 #undef PE_GODO
 #undef PE_ZIP_ONCE
+#undef PE_TILE_PAIRS
 
 #ifdef cl_khr_fp64
 #define PE_NAME f64
 #define PE_T double
 #define PE_ZIP_ONCE 1 /* f64 add at batch 8 +5 % */
+#define PE_TILE_PAIRS 0 /* the tile walk measured slower at batch 8 */
 #define PE_R double
 #define PE_WIDE 1
 #define PE_VECTOR 1
@@ -204,6 +210,7 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #undef PE_GL
 #undef PE_GODO
 #undef PE_ZIP_ONCE
+#undef PE_TILE_PAIRS
 #endif
 
 /* Pad-aware positions: one work-item per sequence walks its row, counting

@@ -150,7 +150,7 @@ PE_INLINE pe_u64 pe_phase128_low(pe_i64 p, pe_u64 f_lo)
  * GPUs and on CPU vector units alike).
  *
  * Written once as a macro over the types, so the host (scalar C), the
- * devices' scalar path and their vector path (16 pairs per work-item) are
+ * devices' scalar path and their vector path (sixteen pairs at once) are
  * one text; the tests prove the three agree bit for bit. Arguments: the
  * name; the float, uint32 and int32 types; conversions to float and int32;
  * bit casts float->uint32 and uint32->float; select(a, b, mask) giving b

@@ -13,12 +13,16 @@
  *              order once, before the walk over the sequences, rather
  *              than at every store (0 where it measured no faster, and for
  *              bf16, whose packed pairs want them apart)
+ *   PE_TILE_PAIRS  pairs a work-item of the tile walk spans (pe_tile_walk,
+ *              for launches with PE_FLAG_TILE_WALK), or 0 where the type
+ *              has no tile walk
  * (the CLBlast pattern: one body, compiled per precision, so a compiler
  * message names a line of this file).
  *
  * Launch shape:
- *   dimension 0: a group of PE_W (1, 16 or 64) consecutive pairs i0 .. i0+PE_W-1
- *                (padded up to the work-group size; extra work-items return);
+ *   dimension 0: a group of PE_W (1, 64 or 128) consecutive pairs i0 .. i0+PE_W-1
+ *                (PE_TILE_PAIRS in the tile walk; padded up to the
+ *                work-group size; extra work-items return);
  *   dimension 1: a block of rows_per_item consecutive rows of the launch;
  *   dimension 2: the sequence, unless positions come from a start (shared
  *                by every sequence): then one work-item serves every
@@ -316,24 +320,15 @@ PE_INLINE void PE_FN(pe_row)(int op, global PE_T *out, global const PE_T *in,
     } while (++i < i_end);
 }
 
-PE_INLINE void PE_FN(pe_rows_walk)(int op, global PE_T *out, global const PE_T *in,
+/* Pairs i0 .. i_end-1 of rows [s_begin, s_stop) of sequences [b_first,
+ * b_stop): the phases set once, then the rows walked with the odometer. */
+PE_INLINE void PE_FN(pe_rows_span)(int op, global PE_T *out, global const PE_T *in,
                                    global const int *ids, global uint *bad_ids,
                                    global const long *positions, global const ulong *tw_hi,
                                    global const PE_TWL *tw_lo, PE_R scale, bool aligned,
-                                   const pe_geometry *g)
+                                   uint i0, uint i_end, uint s_begin, uint s_stop,
+                                   uint b_first, uint b_stop, const pe_geometry *g)
 {
-    uint i0 = (uint)get_global_id(0) * PE_W;
-    uint s_begin = (uint)get_global_id(1) * g->rows_per_item;
-    if (i0 >= g->n_pairs || s_begin >= g->rows)
-        return;
-    uint s_stop = s_begin + min(g->rows_per_item, g->rows - s_begin);
-    /* positions from a start are the same in every sequence: compute each
-     * value once and apply it to all of them */
-    bool same_positions = g->pos_source == PE_POS_START;
-    uint b_first = same_positions ? 0 : (uint)get_global_id(2);
-    uint b_stop = same_positions ? g->batch : b_first + 1;
-    uint i_end = PE_W == 1 ? i0 + 1 : min(i0 + PE_W, g->n_pairs);
-
     PE_FN(pe_phases) ph;
     /* full groups only of pairs that all have a cosine */
     PE_FN(pe_phases_load)(&ph, tw_hi, tw_lo, i0, i_end, min(i_end, g->n_cos));
@@ -362,6 +357,126 @@ PE_INLINE void PE_FN(pe_rows_walk)(int op, global PE_T *out, global const PE_T *
     /* the odd-d zero column is written by the group holding the last pair */
     if ((g->flags & PE_FLAG_ODD_D_ZERO_COLUMN) && (g->d & 1u) && i_end == g->n_pairs)
         PE_FN(pe_zero_column)(op, out, in, ids, s_begin, s_stop, b_first, b_stop, scale, g);
+}
+
+#if PE_GROUPS && PE_TILE_PAIRS
+/* (sine, cosine) vector pairs the tile holds: 16 KiB, so it stays in the
+ * first-level cache beside the rows streamed against it. */
+#define PE_TILE_SLOTS 128
+
+/* The tile walk, for launches whose sequences all share their positions (a
+ * start) on the vector path (PE_FLAG_TILE_WALK): pairs i0 .. i_end-1 (full
+ * groups, all with a cosine, aligned) of rows [s_begin, s_stop), in blocks
+ * of rows whose values fill the tile. Each block's values are computed
+ * once into the tile; then each sequence's rows of the block are streamed
+ * against it, one contiguous span after another, as a precomputed table
+ * would be added. The walk of pe_rows_span visits each row of every
+ * sequence in slices of PE_W pairs a row pitch apart, and with 8 sequences
+ * its loop overhead per slice held the f32 add well under the stream when
+ * memory was fast (bench/RESULTS.md). Same values, same operations in the
+ * same order: the same bits. */
+PE_INLINE void PE_FN(pe_tile_walk)(int op, global PE_T *out, global const PE_T *in,
+                                   global const int *ids, global uint *bad_ids,
+                                   global const long *positions, global const ulong *tw_hi,
+                                   global const PE_TWL *tw_lo, PE_R scale, uint i0, uint i_end,
+                                   uint s_begin, uint s_stop, const pe_geometry *g)
+{
+    uint groups = (i_end - i0) / PE_GL;
+    uint block = max(1u, PE_TILE_SLOTS / groups);
+    PE_GV sv[PE_TILE_SLOTS], cv[PE_TILE_SLOTS]; /* slot r * groups + k: row r, group k */
+    bool reporter = i0 == 0; /* one work-item per row reports bad ids */
+    ulong p_begin = pe_position(positions, 0, s_begin, g);
+    for (uint s0 = s_begin; s0 < s_stop; s0 += block) {
+        uint rows = min(block, s_stop - s0);
+        ulong p0 = p_begin + (s0 - s_begin);
+        PE_NO_UNROLL
+        for (uint k = 0; k < groups; ++k) {
+            PE_GODO o;
+            PE_GODO_FN(load)(&o, tw_hi, tw_lo, i0 + PE_GL * k);
+            PE_GODO_FN(set)(&o, p0);
+            ulong p = p0;
+            PE_NO_UNROLL
+            for (uint r = 0; r < rows; ++r, ++p) {
+                uint slot = r * groups + k;
+                PE_GODO_FN(sin_cos)(&o, &sv[slot], &cv[slot]);
+                if ((g->flags & PE_FLAG_PADDING_ROW) && p == (ulong)g->padding_position) {
+                    sv[slot] = (PE_GV)(0);
+                    cv[slot] = (PE_GV)(0);
+                }
+                /* past INT64_MAX: as pe_phases_tick */
+                PE_GODO_FN(tick)(&o);
+                if (p == 0x7FFFFFFFFFFFFFFFUL)
+                    PE_GODO_FN(wrap)(&o);
+            }
+        }
+        PE_NO_UNROLL
+        for (uint b = 0; b < g->batch; ++b)
+            PE_NO_UNROLL
+            for (uint r = 0; r < rows; ++r) {
+                uint s = s0 + r;
+                global PE_T *orow = out + (b * g->out_batch_pitch + s * g->out_row_pitch);
+                global const PE_T *xrow =
+                    PE_FN(pe_input_row)(op, in, ids, bad_ids, b, s, reporter, g);
+                /* the row two steps on in this walk: a gather's embedding
+                 * rows are scattered, and each sequence's block of rows
+                 * starts a fresh stream (pe_prefetch_row: x86 only) */
+                uint ahead = b * rows + r + 2;
+                if (ahead < g->batch * rows)
+                    PE_FN(pe_prefetch_row)(op, out, in, ids, ahead / rows, s0 + ahead % rows, i0,
+                                           i_end - i0, g);
+                PE_NO_UNROLL
+                for (uint k = 0; k < groups; ++k)
+                    PE_FN(pe_store_group)(orow, xrow, op, scale, i0 + PE_GL * k,
+                                          sv[r * groups + k], cv[r * groups + k], true, g);
+            }
+    }
+    if ((g->flags & PE_FLAG_ODD_D_ZERO_COLUMN) && (g->d & 1u) && i_end == g->n_pairs)
+        PE_FN(pe_zero_column)(op, out, in, ids, s_begin, s_stop, 0, g->batch, scale, g);
+}
+#undef PE_TILE_SLOTS
+#endif
+
+PE_INLINE void PE_FN(pe_rows_walk)(int op, global PE_T *out, global const PE_T *in,
+                                   global const int *ids, global uint *bad_ids,
+                                   global const long *positions, global const ulong *tw_hi,
+                                   global const PE_TWL *tw_lo, PE_R scale, bool aligned,
+                                   const pe_geometry *g)
+{
+    uint s_begin = (uint)get_global_id(1) * g->rows_per_item;
+    if (s_begin >= g->rows)
+        return;
+    uint s_stop = s_begin + min(g->rows_per_item, g->rows - s_begin);
+    /* positions from a start are the same in every sequence: compute each
+     * value once and apply it to all of them */
+    bool same_positions = g->pos_source == PE_POS_START;
+    uint b_first = same_positions ? 0 : (uint)get_global_id(2);
+    uint b_stop = same_positions ? g->batch : b_first + 1;
+#if PE_GROUPS && PE_TILE_PAIRS
+    /* the tile walk; where it cannot serve (a tail of pairs, pairs without
+     * a cosine, vectors not aligned), the span walk PE_W pairs at a time,
+     * from one call site (a second would compile the walk twice) */
+    bool tiles = (g->flags & PE_FLAG_TILE_WALK) != 0;
+    uint i0 = (uint)get_global_id(0) * (tiles ? PE_TILE_PAIRS : PE_W);
+    if (i0 >= g->n_pairs)
+        return;
+    uint i_end = min(i0 + (tiles ? PE_TILE_PAIRS : PE_W), g->n_pairs);
+    if (tiles && same_positions && aligned && (i_end - i0) % PE_GL == 0 && i_end <= g->n_cos) {
+        PE_FN(pe_tile_walk)(op, out, in, ids, bad_ids, positions, tw_hi, tw_lo, scale, i0, i_end,
+                            s_begin, s_stop, g);
+        return;
+    }
+    PE_NO_UNROLL
+    for (uint c = i0; c < i_end; c += PE_W)
+        PE_FN(pe_rows_span)(op, out, in, ids, bad_ids, positions, tw_hi, tw_lo, scale, aligned,
+                            c, min(c + PE_W, i_end), s_begin, s_stop, b_first, b_stop, g);
+#else
+    uint i0 = (uint)get_global_id(0) * PE_W;
+    if (i0 >= g->n_pairs)
+        return;
+    uint i_end = PE_W == 1 ? i0 + 1 : min(i0 + PE_W, g->n_pairs);
+    PE_FN(pe_rows_span)(op, out, in, ids, bad_ids, positions, tw_hi, tw_lo, scale, aligned, i0,
+                        i_end, s_begin, s_stop, b_first, b_stop, g);
+#endif
 }
 
 #if PE_GROUPS

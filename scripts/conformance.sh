@@ -12,8 +12,8 @@
 #             its own OpenCL library
 # Each runtime is run alone: OCL_ICD_VENDORS names a folder holding only its
 # .icd file, so a result is never attributed to the wrong runtime.
-# Launch shapes (CLPE_SHAPES, default "1 16"): CLPE_PAIRS_PER_ITEM=1 is the
-# one-pair-per-work-item shape GPUs and llvmpipe get, 16 the float16 shape
+# Launch shapes (CLPE_SHAPES, default "1 64"): CLPE_PAIRS_PER_ITEM=1 is the
+# one-pair-per-work-item shape GPUs and llvmpipe get, 64 the float16 shape
 # PoCL gets. Rusticl runs its own shape only (CLPE_RUSTICL_SHAPES, default
 # "1"): llvmpipe takes about twenty minutes to compile the float16 shape
 # (it passed, 0 mismatches, in 1175 s when measured), too long for CI.
@@ -32,7 +32,7 @@ cd "$(dirname "$0")/.."
 build=${1:-build}
 clpe="$build/host/cli/clpe"
 runtimes=${CLPE_RUNTIMES:-pocl rusticl oclgrind}
-shapes=${CLPE_SHAPES:-1 16}
+shapes=${CLPE_SHAPES:-1 64}
 out="$build/conformance"
 vendors=${OCL_ICD_VENDORS:-/etc/OpenCL/vendors}
 [[ -d $vendors ]] || vendors=/etc/OpenCL/vendors

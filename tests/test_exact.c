@@ -319,3 +319,141 @@ Test(exact, add_per_sequence_wraps_past_int64_max)
     }
     test_cl_close(&t);
 }
+
+/* Gather [batch, seq] ids from a [vocab, d] float32 embedding into a
+ * poisoned output, positions from `start`, device vs host; every 13th id is
+ * bad (its row reads as 0, and the report counts it). */
+static void check_gather_from_start(test_cl *t, clpe_encoder *enc, size_t batch, size_t seq,
+                                    int64_t start, uint64_t seed)
+{
+    clpe_config cfg;
+    cr_assert_eq(clpe_encoder_get_config(enc, &cfg), CLPE_SUCCESS);
+    size_t d = cfg.d, vocab = 23, rows = batch * seq, bytes = rows * d * sizeof(float);
+    uint64_t rng = seed;
+    float *emb = malloc(vocab * d * sizeof(float));
+    int32_t *ids = malloc(rows * sizeof(int32_t));
+    float *host = malloc(bytes);
+    cr_assert(emb && ids && host);
+    fill_random(emb, vocab * d, &rng);
+    size_t bad = 0;
+    for (size_t k = 0; k < rows; ++k) {
+        ids[k] = k % 13 == 4 ? (int32_t)(vocab + k) : (int32_t)(test_rand_u64(&rng) % vocab);
+        bad += k % 13 == 4;
+    }
+    cl_mem ebuf = test_buffer_from(t, emb, vocab * d * sizeof(float));
+    cl_mem ibuf = test_buffer_from(t, ids, rows * sizeof(int32_t));
+    cl_mem gbuf = test_buffer_poisoned(t, bytes, POISON);
+    uint32_t report_init[2] = {0, UINT32_MAX};
+    cl_mem rbuf = test_buffer_from(t, report_init, sizeof report_init);
+    clpe_token_ids tid = {.buffer = ibuf};
+    clpe_tensor temb = {.buffer = ebuf}, tout = {.buffer = gbuf};
+    clpe_positions pos = {.source = CLPE_POSITIONS_START, .start = start};
+    cr_assert_eq(clpe_enqueue_gather(enc, t->queue, batch, seq, &tid, &temb, CLPE_DTYPE_F32, vocab,
+                                     &tout, &pos, rbuf, 0, NULL, NULL),
+                 CLPE_SUCCESS);
+    size_t bad_host = 0;
+    cr_assert_eq(clpe_host_gather(enc, batch, seq, ids, emb, vocab, d, host, 0,
+                                  CLPE_POSITIONS_START, start, NULL, &bad_host),
+                 CLPE_SUCCESS);
+    float *dev = test_buffer_read(t, gbuf, bytes);
+    char what[96];
+    snprintf(what, sizeof what, "gather d=%zu batch=%zu seq=%zu start=%lld", d, batch, seq,
+             (long long)start);
+    expect_same_floats(dev, host, rows * d, what);
+    uint32_t *report = test_buffer_read(t, rbuf, sizeof report_init);
+    cr_expect_eq(bad_host, bad);
+    cr_expect_eq(report[0], bad, "%s: %u bad ids reported, %zu expected", what, report[0], bad);
+    cr_expect_eq(report[1], 4u, "%s: first bad id at %u, expected 4", what, report[1]);
+    free(report);
+    free(dev);
+    free(host);
+    free(ids);
+    free(emb);
+    clReleaseMemObject(rbuf);
+    clReleaseMemObject(gbuf);
+    clReleaseMemObject(ibuf);
+    clReleaseMemObject(ebuf);
+}
+
+/* Out-of-place add from a start: x unchanged, out = host emulation. */
+static void check_add_out_from_start(test_cl *t, clpe_encoder *enc, size_t batch, size_t seq,
+                                     int64_t start, uint64_t seed)
+{
+    clpe_config cfg;
+    cr_assert_eq(clpe_encoder_get_config(enc, &cfg), CLPE_SUCCESS);
+    size_t count = batch * seq * cfg.d, bytes = count * sizeof(float);
+    uint64_t rng = seed;
+    float *x = malloc(bytes), *host = malloc(bytes);
+    cr_assert(x && host);
+    fill_random(x, count, &rng);
+    memcpy(host, x, bytes);
+    cl_mem xbuf = test_buffer_from(t, x, bytes);
+    cl_mem obuf = test_buffer_poisoned(t, bytes, POISON);
+    clpe_tensor tx = {.buffer = xbuf}, tout = {.buffer = obuf};
+    clpe_positions pos = {.source = CLPE_POSITIONS_START, .start = start};
+    cr_assert_eq(clpe_enqueue_add_out(enc, t->queue, batch, seq, &tx, &tout, &pos, 0, NULL, NULL),
+                 CLPE_SUCCESS);
+    cr_assert_eq(clpe_host_add(enc, batch, seq, host, 0, 0, CLPE_POSITIONS_START, start, NULL),
+                 CLPE_SUCCESS);
+    float *dev_out = test_buffer_read(t, obuf, bytes), *dev_x = test_buffer_read(t, xbuf, bytes);
+    expect_same_floats(dev_out, host, count, "add_out from a start: out");
+    expect_same_floats(dev_x, x, count, "add_out from a start: x unchanged");
+    free(dev_out);
+    free(dev_x);
+    free(host);
+    free(x);
+    clReleaseMemObject(obuf);
+    clReleaseMemObject(xbuf);
+}
+
+/* Sequences that share their positions (a start) and the float32 vector
+ * path's tile walk (kernels/clpe_rows.cl, pe_tile_walk; the launch shape
+ * PoCL gets): blocks of 4 rows (d 1024) and of 16 (d 96), a work-item
+ * with a full tile next to one with a tail of 8 pairs (d 1040), the odd-d
+ * zero column, the padding row, a batch ending at INT64_MAX, pitches that
+ * keep vectors aligned and pitches that do not (the span walk takes those),
+ * add in place and out of place, and gather with bad ids. Other devices
+ * take their own walks; the bits must be the same. */
+Test(exact, shared_positions_tile_walk, .timeout = 300)
+{
+    test_cl t;
+    test_cl_open(&t);
+    struct {
+        uint32_t d, flags;
+        clpe_layout layout;
+        double scale;
+    } cases[] = {
+        {1024, 0, CLPE_LAYOUT_INTERLEAVED, 1.0},
+        {1024, CLPE_FLAG_PADDING_ROW, CLPE_LAYOUT_SPLIT, 0.5},
+        {96, 0, CLPE_LAYOUT_SPLIT, 9.797958971132712},
+        {1040, 0, CLPE_LAYOUT_INTERLEAVED, 1.0},
+        {1025, CLPE_FLAG_ODD_D_ZERO_COLUMN, CLPE_LAYOUT_INTERLEAVED, 0.75},
+        {1023, CLPE_FLAG_ODD_D_HALF_PAIR, CLPE_LAYOUT_SPLIT, 1.0},
+    };
+    clpe_config first = test_config(cases[0].d, 10000.0, CLPE_FREQ_PAPER, cases[0].layout);
+    clpe_encoder *root = test_encoder(&t, &first);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        clpe_config cfg = test_config(cases[c].d, 10000.0, CLPE_FREQ_PAPER, cases[c].layout);
+        cfg.flags = cases[c].flags;
+        cfg.scale = cases[c].scale;
+        cfg.padding_position = 40; /* used by the PADDING_ROW case: row 47 of start -7 */
+        clpe_encoder *enc = test_encoder_like(root, &cfg);
+        uint64_t seed = 1000 + c;
+        size_t d = cases[c].d;
+        for (size_t batch = 1; batch <= 3; ++batch) {
+            check_add(&t, enc, batch, 61, 0, 0, 0, CLPE_POSITIONS_START, -7, NULL, seed++);
+            check_add(&t, enc, batch, 21, 0, 0, 0, CLPE_POSITIONS_START, INT64_MAX - 20, NULL,
+                      seed++);
+        }
+        /* aligned padded pitches (multiples of 16 floats), then unaligned */
+        check_add(&t, enc, 3, 45, d + 16 - d % 16, 45 * (d + 16 - d % 16) + 32, 16,
+                  CLPE_POSITIONS_START, 100, NULL, seed++);
+        check_add(&t, enc, 3, 45, d + 3, 45 * (d + 3) + 5, 1, CLPE_POSITIONS_START, 100, NULL,
+                  seed++);
+        check_add_out_from_start(&t, enc, 4, 33, 12345, seed++);
+        check_gather_from_start(&t, enc, 3, 29, -3, seed++);
+        clpe_encoder_release(enc);
+    }
+    clpe_encoder_release(root);
+    test_cl_close(&t);
+}
