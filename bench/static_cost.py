@@ -189,10 +189,10 @@ def amd_counts(insns, labels, branches):
 
 def row(target, w, kernel, regs, spill, occupancy, total, loop, classes):
     # values a work-item writes per row: 2 per pair for the encoding kernels
-    # (W pairs, or 4 W for f16 and bf16 in the vector shape: PE_PAIRS_16),
+    # (W pairs, or 128 for f16 and bf16 in the vector shape: PE_PAIRS_16),
     # one position for pad_positions; left out for kernels whose rows hold
     # another amount of work (the rotary ones)
-    pairs = int(w) * (4 if int(w) > 1 and re.search(r"_b?f16$", kernel) else 1)
+    pairs = 128 if int(w) > 1 and re.search(r"_b?f16$", kernel) else int(w)
     if kernel.endswith("pad_positions"):
         outs = 1
     elif re.match(r"clpe_(table|add|gather)_", kernel):

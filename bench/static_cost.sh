@@ -13,8 +13,8 @@
 #   gfx90a gfx1100  clang-15 -target amdgcn-amd-amdhsa -nogpulib with libclc's
 #                   amdgcn bitcode: assembly (-S) for the counts, and a full
 #                   link to a code object (ld.lld) so an unresolved symbol fails
-# Each for both launch shapes (-DPE_PAIRS=1, the GPU shape, and 16, where the
-# 16-bit kernels take 64 pairs), with the
+# Each for both launch shapes (-DPE_PAIRS=1, the GPU shape, and 64, where the
+# 16-bit kernels take 128 pairs), with the
 # library's build options (-cl-std=CL1.2, -I kernels).
 # These are proxies: NVIDIA's driver compiles OpenCL with its own front end.
 #
@@ -33,13 +33,13 @@
 #          (float16 groups, one pair, scalar tail) counted once, an inner
 #          loop (groups, the scalar tail, the sequences) counted once
 #   /out   loop / values a work-item writes per row (2 per pair for table,
-#          add and gather: W pairs, 4 W for f16 and bf16 in the W=16 shape;
-#          1 for pad_positions; "-" for the rotary kernels). In the W=16
+#          add and gather: W pairs, 128 for f16 and bf16 in the W=64 shape;
+#          1 for pad_positions; "-" for the rotary kernels). In the W=64
 #          shape, inner loops run several times a row, so this understates.
 #   int fp mem   the row loop's integer, floating-point and memory instructions
 #
 # Environment: STATIC_COST_TARGETS (default "sm_90 gfx90a gfx1100"),
-# STATIC_COST_SHAPES (default "1 16"), STATIC_COST_KEEP=DIR keeps the PTX,
+# STATIC_COST_SHAPES (default "1 64"), STATIC_COST_KEEP=DIR keeps the PTX,
 # SASS and assembly; CLANG (default clang-15), CLC (libclc's folder),
 # PTXAS (default: on PATH or in /usr/local/cuda*/bin; empty: skip NVIDIA).
 # Exits 1 if any compile or link fails (after printing every target);
@@ -48,7 +48,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 src=${1:-kernels/clpe_kernels.cl}
 targets=${STATIC_COST_TARGETS:-sm_90 gfx90a gfx1100}
-shapes=${STATIC_COST_SHAPES:-1 16}
+shapes=${STATIC_COST_SHAPES:-1 64}
 clang=${CLANG:-clang-15}
 parser="$PWD/bench/static_cost.py"
 incdir=$(cd "$(dirname "$src")" && pwd)

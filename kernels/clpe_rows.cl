@@ -442,8 +442,14 @@ PE_INLINE void PE_FN(pe_rows_walk)(int op, global PE_T *out, global const PE_T *
                                    global const PE_TWL *tw_lo, PE_R scale, bool aligned,
                                    const pe_geometry *g)
 {
+#if PE_GROUPS && PE_TILE_PAIRS
+    bool tiles = (g->flags & PE_FLAG_TILE_WALK) != 0;
+    uint i0 = (uint)get_global_id(0) * (tiles ? PE_TILE_PAIRS : PE_W);
+#else
+    uint i0 = (uint)get_global_id(0) * PE_W;
+#endif
     uint s_begin = (uint)get_global_id(1) * g->rows_per_item;
-    if (s_begin >= g->rows)
+    if (i0 >= g->n_pairs || s_begin >= g->rows)
         return;
     uint s_stop = s_begin + min(g->rows_per_item, g->rows - s_begin);
     /* positions from a start are the same in every sequence: compute each
@@ -455,10 +461,6 @@ PE_INLINE void PE_FN(pe_rows_walk)(int op, global PE_T *out, global const PE_T *
     /* the tile walk; where it cannot serve (a tail of pairs, pairs without
      * a cosine, vectors not aligned), the span walk PE_W pairs at a time,
      * from one call site (a second would compile the walk twice) */
-    bool tiles = (g->flags & PE_FLAG_TILE_WALK) != 0;
-    uint i0 = (uint)get_global_id(0) * (tiles ? PE_TILE_PAIRS : PE_W);
-    if (i0 >= g->n_pairs)
-        return;
     uint i_end = min(i0 + (tiles ? PE_TILE_PAIRS : PE_W), g->n_pairs);
     if (tiles && same_positions && aligned && (i_end - i0) % PE_GL == 0 && i_end <= g->n_cos) {
         PE_FN(pe_tile_walk)(op, out, in, ids, bad_ids, positions, tw_hi, tw_lo, scale, i0, i_end,
@@ -470,9 +472,6 @@ PE_INLINE void PE_FN(pe_rows_walk)(int op, global PE_T *out, global const PE_T *
         PE_FN(pe_rows_span)(op, out, in, ids, bad_ids, positions, tw_hi, tw_lo, scale, aligned,
                             c, min(c + PE_W, i_end), s_begin, s_stop, b_first, b_stop, g);
 #else
-    uint i0 = (uint)get_global_id(0) * PE_W;
-    if (i0 >= g->n_pairs)
-        return;
     uint i_end = PE_W == 1 ? i0 + 1 : min(i0 + PE_W, g->n_pairs);
     PE_FN(pe_rows_span)(op, out, in, ids, bad_ids, positions, tw_hi, tw_lo, scale, aligned, i0,
                         i_end, s_begin, s_stop, b_first, b_stop, g);
