@@ -250,9 +250,10 @@ static inline cl_uint clpe__rows_per_item(const clpe_launch_shape *shape, bool s
 /* Pairs one work-item of a row kernel spans in the tile walk
  * (PE_FLAG_TILE_WALK, clpe_rows.cl), or 0 when the call takes the span walk:
  * the tile walk serves float32 on the vector path when one work-item serves
- * two or more sequences that share their positions (the other storage types
- * measured slower with it). Its work-items walk the shape's rows_per_item
- * rows. */
+ * two or more sequences that share their positions: 1.35x the span walk's
+ * add when the batch stays in cache, and about as fast (none ahead at every
+ * size) when it streams from memory; f16, bf16 and f64 measured slower with
+ * it (bench/RESULTS.md, sixth round). Its work-items walk the shape's rows_per_item rows. */
 static inline cl_uint clpe__tile_pairs(const clpe_launch_shape *shape, clpe_dtype dtype,
                                        bool shared_positions, size_t batch_per_launch)
 {

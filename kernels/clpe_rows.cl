@@ -371,10 +371,12 @@ PE_INLINE void PE_FN(pe_rows_span)(int op, global PE_T *out, global const PE_T *
  * once into the tile; then each sequence's rows of the block are streamed
  * against it, one contiguous span after another, as a precomputed table
  * would be added. The walk of pe_rows_span visits each row of every
- * sequence in slices of PE_W pairs a row pitch apart, and with 8 sequences
- * its loop overhead per slice held the f32 add well under the stream when
- * memory was fast (bench/RESULTS.md). Same values, same operations in the
- * same order: the same bits. */
+ * sequence in slices of PE_W pairs, with its loop overhead per slice: on the
+ * 2-core CPU at batch 8 x seq 512 x d 1024, data that stays in cache, the
+ * f32 add ran at 0.31 of a plain stream with 16-pair slices, 0.53 with 64
+ * and 0.71 with tiles; at sizes that stream from memory all three ran at
+ * 0.78 to 0.90 of it, none ahead at every size (bench/RESULTS.md, sixth
+ * round). Same values, same operations in the same order: the same bits. */
 PE_INLINE void PE_FN(pe_tile_walk)(int op, global PE_T *out, global const PE_T *in,
                                    global const int *ids, global uint *bad_ids,
                                    global const long *positions, global const ulong *tw_hi,
