@@ -253,7 +253,8 @@ static inline cl_uint clpe__rows_per_item(const clpe_launch_shape *shape, bool s
  * two or more sequences that share their positions: 1.35x the span walk's
  * add when the batch stays in cache, and about as fast (none ahead at every
  * size) when it streams from memory; f16, bf16 and f64 measured slower with
- * it (bench/RESULTS.md, sixth round). Its work-items walk the shape's rows_per_item rows. */
+ * it (bench/RESULTS.md, sixth round). Its work-items walk the shape's
+ * rows_per_item rows. */
 static inline cl_uint clpe__tile_pairs(const clpe_launch_shape *shape, clpe_dtype dtype,
                                        bool shared_positions, size_t batch_per_launch)
 {

@@ -298,7 +298,9 @@ CLPE_API clpe_status clpe_encoder_get_config(const clpe_encoder *enc, clpe_confi
  * CLPE_MAX_LAUNCH_ROWS, CLPE_MAX_LAUNCH_BATCH; see the conventions at the
  * top). Filled by the library; reserved comes back zero. */
 typedef struct clpe_launch_info {
-    uint32_t pairs_per_item;  /* pairs one work-item computes: 1, 64, or 128 for f16/bf16 */
+    uint32_t pairs_per_item;  /* pairs one work-item computes: 1, 64, or 128 for f16/bf16
+                                 (with 64, float32 calls whose sequences share their
+                                 positions walk 512 pairs per work-item, in tiles) */
     uint32_t rows_per_item;   /* rows one work-item walks with the odometer */
     size_t work_group_size;   /* largest work-group along the pairs */
     size_t max_launch_rows;   /* rows one launch covers at most */

@@ -33,8 +33,9 @@
  * (bench/RESULTS.md): 4 groups instead of 1 took the f16 add at batch 8
  * from 7.5 to 9.2 Gelem/s, and 8 instead of 4 added 10-20 % at batch 8 and
  * 8 % at batch 1; 4 groups instead of 1 took the f32 add at batch 1 up
- * 40-55 % and f64 18-30 % (at batch 8 they lose 5-10 %, where calls whose
- * sequences share positions take the tile walk of clpe_rows.cl instead). */
+ * 40-55 % and f64 up to 30 %. At batch 8 with shared positions f32 takes
+ * the tile walk of clpe_rows.cl; f64 there runs slightly slower than with
+ * 2 groups. */
 #ifndef PE_PAIRS
 #define PE_PAIRS 64
 #endif
