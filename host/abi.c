@@ -109,6 +109,8 @@ static const clpe_abi_entry abi_table[] = {
     ABI_FIELD(clpe_launch_info, work_group_size),
     ABI_FIELD(clpe_launch_info, max_launch_rows),
     ABI_FIELD(clpe_launch_info, max_launch_batch),
+    ABI_FIELD(clpe_launch_info, tile_walk),
+    ABI_FIELD(clpe_launch_info, reserved32),
     ABI_FIELD(clpe_launch_info, reserved),
 
     ABI_TYPE(clpe_tensor),

@@ -56,6 +56,7 @@ typedef struct clpe_launch_shape {
     cl_uint rows_per_item;     /* rows one work-item walks with the odometer */
     size_t max_rows;           /* rows per launch (dimension 1 times rows_per_item) */
     size_t max_batch;          /* sequences per launch */
+    bool tile_walk;            /* clpe__tile_pairs may choose the tile walk (CLPE_TILE_WALK) */
 } clpe_launch_shape;
 
 /* The launch shape for device: measured defaults per device type, then the
@@ -258,7 +259,8 @@ static inline cl_uint clpe__rows_per_item(const clpe_launch_shape *shape, bool s
 static inline cl_uint clpe__tile_pairs(const clpe_launch_shape *shape, clpe_dtype dtype,
                                        bool shared_positions, size_t batch_per_launch)
 {
-    if (shape->pairs_per_item == 1 || !shared_positions || batch_per_launch < 2)
+    if (!shape->tile_walk || shape->pairs_per_item == 1 || !shared_positions ||
+        batch_per_launch < 2)
         return 0;
     return dtype == CLPE_DTYPE_F32 ? PE_TILE_PAIRS_F32 : 0;
 }

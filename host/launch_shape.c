@@ -83,6 +83,7 @@ clpe_status clpe__choose_shape(cl_device_id device, cl_kernel sample, clpe_launc
     shape->rows_per_item = (cl_uint)knob("CLPE_ROWS_PER_ITEM", 1, ROWS_PER_ITEM_MAX, 16);
     shape->max_rows = (size_t)GRID_DIM_MAX * shape->rows_per_item;
     shape->max_batch = GRID_DIM_MAX;
+    shape->tile_walk = knob("CLPE_TILE_WALK", 0, 1, 1) == 1;
 
     /* Test knobs: force small launches so splitting is exercised. */
     size_t rows = knob("CLPE_MAX_LAUNCH_ROWS", 1, LAUNCH_ROWS_MAX, 0);
@@ -111,6 +112,7 @@ clpe_status clpe_encoder_get_launch_info(const clpe_encoder *enc, clpe_launch_in
         .work_group_size = s->local_x,
         .max_launch_rows = s->max_rows,
         .max_launch_batch = s->max_batch,
+        .tile_walk = s->tile_walk && s->pairs_per_item > 1,
     };
     *info = out;
     return CLPE_SUCCESS;

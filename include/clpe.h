@@ -32,8 +32,12 @@
  *    terminated and the call still writes nothing.
  *  - Environment (read when an encoder is created): CLPE_PAIRS_PER_ITEM (1:
  *    one pair per work-item, or 64: the vector shape, where f16 and bf16
- *    take 128), CLPE_ROWS_PER_ITEM (1..4096) and CLPE_WORK_GROUP_SIZE (1..1024)
- *    override the launch shape chosen for the device; CLPE_MAX_LAUNCH_ROWS
+ *    take 128), CLPE_ROWS_PER_ITEM (1..4096), CLPE_WORK_GROUP_SIZE (1..1024)
+ *    and CLPE_TILE_WALK (1, the default: in the vector shape, float32 calls
+ *    whose sequences share their positions compute each block of rows once
+ *    into a tile and stream every sequence against it; 0: they walk as the
+ *    other calls do) override the launch shape chosen for the device;
+ *    CLPE_MAX_LAUNCH_ROWS
  *    (1..2^31) and CLPE_MAX_LAUNCH_BATCH (1..65535) cap one launch, forcing
  *    the splitting that large problems get (a test knob). Values are plain
  *    decimal numbers; one out of range or malformed is ignored.
@@ -295,7 +299,8 @@ CLPE_API clpe_status clpe_encoder_get_config(const clpe_encoder *enc, clpe_confi
 /* How the encoder's kernels are launched on its device: the measured
  * defaults for the device type, with the environment's tuning knobs applied
  * (CLPE_PAIRS_PER_ITEM, CLPE_ROWS_PER_ITEM, CLPE_WORK_GROUP_SIZE,
- * CLPE_MAX_LAUNCH_ROWS, CLPE_MAX_LAUNCH_BATCH; see the conventions at the
+ * CLPE_TILE_WALK, CLPE_MAX_LAUNCH_ROWS, CLPE_MAX_LAUNCH_BATCH; see the
+ * conventions at the
  * top). Filled by the library; reserved comes back zero. */
 typedef struct clpe_launch_info {
     uint32_t pairs_per_item;  /* pairs one work-item computes: 1, 64, or 128 for f16/bf16
@@ -305,7 +310,10 @@ typedef struct clpe_launch_info {
     size_t work_group_size;   /* largest work-group along the pairs */
     size_t max_launch_rows;   /* rows one launch covers at most */
     size_t max_launch_batch;  /* sequences one launch covers at most */
-    uint64_t reserved[4];
+    uint32_t tile_walk;       /* 1 when float32 calls whose sequences share their positions
+                                 walk tiles (the vector shape, CLPE_TILE_WALK), else 0 */
+    uint32_t reserved32;
+    uint64_t reserved[3];
 } clpe_launch_info;
 
 /* CLPE_ERROR_HOST_ONLY for a host-only encoder. */

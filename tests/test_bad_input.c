@@ -779,6 +779,7 @@ Test(bad_input, tuning_knobs_out_of_range_are_ignored, .timeout = 120)
         setenv("CLPE_ROWS_PER_ITEM", bad_rows[k], 1);
         setenv("CLPE_MAX_LAUNCH_ROWS", bad_rows[k], 1);
         setenv("CLPE_WORK_GROUP_SIZE", bad_rows[k], 1);
+        setenv("CLPE_TILE_WALK", bad_rows[k], 1);
         test_cl t;
         test_cl_open(&t);
         clpe_config cfg = clpe_config_default(520);
@@ -788,6 +789,9 @@ Test(bad_input, tuning_knobs_out_of_range_are_ignored, .timeout = 120)
         cr_expect_eq(info.rows_per_item, 16u, "CLPE_ROWS_PER_ITEM=%s: %u", bad_rows[k],
                      info.rows_per_item);
         cr_expect_geq(info.work_group_size, 1u);
+        /* "0" is in range for CLPE_TILE_WALK (0 or 1), and taken */
+        bool tiles = strcmp(bad_rows[k], "0") != 0 && info.pairs_per_item > 1;
+        cr_expect_eq(info.tile_walk, tiles, "CLPE_TILE_WALK=%s: %u", bad_rows[k], info.tile_walk);
         /* and the encoder works: a table equals the host emulation */
         size_t n = 37, bytes = n * 520 * sizeof(float);
         cl_mem buf = test_buffer_poisoned(&t, bytes, POISON);
@@ -807,6 +811,7 @@ Test(bad_input, tuning_knobs_out_of_range_are_ignored, .timeout = 120)
     setenv("CLPE_MAX_LAUNCH_ROWS", "1000", 1);
     setenv("CLPE_WORK_GROUP_SIZE", "8", 1);
     setenv("CLPE_MAX_LAUNCH_BATCH", "3", 1);
+    setenv("CLPE_TILE_WALK", "0", 1);
     test_cl t;
     test_cl_open(&t);
     clpe_config cfg = clpe_config_default(8);
@@ -817,7 +822,9 @@ Test(bad_input, tuning_knobs_out_of_range_are_ignored, .timeout = 120)
     cr_expect_eq(info.max_launch_rows, 994u); /* whole work-items of 7 rows */
     cr_expect_leq(info.work_group_size, 8u);
     cr_expect_eq(info.max_launch_batch, 3u);
-    for (int k = 0; k < 4; ++k)
+    cr_expect_eq(info.tile_walk, 0u);
+    cr_expect_eq(info.reserved32, 0u);
+    for (int k = 0; k < 3; ++k)
         cr_expect_eq(info.reserved[k], 0u);
     cr_expect_eq(clpe_encoder_get_launch_info(enc, NULL), CLPE_ERROR_NULL_POINTER);
     cr_expect_eq(clpe_encoder_get_launch_info(NULL, &info), CLPE_ERROR_NULL_ENCODER);

@@ -406,16 +406,18 @@ static void check_add_out_from_start(test_cl *t, clpe_encoder *enc, size_t batch
     clReleaseMemObject(xbuf);
 }
 
-/* Sequences that share their positions (a start) and the float32 vector
- * path's tile walk (kernels/clpe_rows.cl, pe_tile_walk; the launch shape
- * PoCL gets): blocks of 4 rows (d 1024) and of 16 (d 96), a work-item
- * with a full tile next to one with a tail of 8 pairs (d 1040), the odd-d
- * zero column, the padding row, a batch ending at INT64_MAX, pitches that
- * keep vectors aligned and pitches that do not (the span walk takes those),
- * add in place and out of place, and gather with bad ids. Other devices
- * take their own walks; the bits must be the same. */
-Test(exact, shared_positions_tile_walk, .timeout = 300)
+/* Sequences that share their positions (a start), on every walk the
+ * encoder's launch shape has: in the vector shape PoCL gets, float32 takes
+ * the tile walk (kernels/clpe_rows.cl, pe_tile_walk) unless CLPE_TILE_WALK
+ * is 0, with blocks of 4 rows (d 1024) and of 16 (d 96), a work-item with a
+ * full tile next to one with a tail of 8 pairs (d 1040), the odd-d zero
+ * column, the padding row, a batch ending at INT64_MAX, pitches that keep
+ * vectors aligned and pitches that do not (the span walk takes those), add
+ * in place and out of place, and gather with bad ids. Other devices take
+ * their own walks; the bits must be the same. */
+static void check_shared_positions(const char *tile_walk)
 {
+    setenv("CLPE_TILE_WALK", tile_walk, 1);
     test_cl t;
     test_cl_open(&t);
     struct {
@@ -432,6 +434,9 @@ Test(exact, shared_positions_tile_walk, .timeout = 300)
     };
     clpe_config first = test_config(cases[0].d, 10000.0, CLPE_FREQ_PAPER, cases[0].layout);
     clpe_encoder *root = test_encoder(&t, &first);
+    clpe_launch_info info;
+    cr_assert_eq(clpe_encoder_get_launch_info(root, &info), CLPE_SUCCESS);
+    cr_assert_eq(info.tile_walk, tile_walk[0] == '1' && info.pairs_per_item > 1);
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
         clpe_config cfg = test_config(cases[c].d, 10000.0, CLPE_FREQ_PAPER, cases[c].layout);
         cfg.flags = cases[c].flags;
@@ -456,4 +461,14 @@ Test(exact, shared_positions_tile_walk, .timeout = 300)
     }
     clpe_encoder_release(root);
     test_cl_close(&t);
+}
+
+Test(exact, shared_positions_tile_walk, .timeout = 300)
+{
+    check_shared_positions("1");
+}
+
+Test(exact, shared_positions_span_walk, .timeout = 300)
+{
+    check_shared_positions("0");
 }

@@ -90,7 +90,8 @@ class CBuildLog(ctypes.Structure):
 class CLaunchInfo(ctypes.Structure):
     _fields_ = [("pairs_per_item", ctypes.c_uint32), ("rows_per_item", ctypes.c_uint32),
                 ("work_group_size", ctypes.c_size_t), ("max_launch_rows", ctypes.c_size_t),
-                ("max_launch_batch", ctypes.c_size_t), ("reserved", ctypes.c_uint64 * 4)]
+                ("max_launch_batch", ctypes.c_size_t), ("tile_walk", ctypes.c_uint32),
+                ("reserved32", ctypes.c_uint32), ("reserved", ctypes.c_uint64 * 3)]
 
 
 class CTensor(ctypes.Structure):

@@ -277,7 +277,7 @@ class Encoder(_status.Handle):
                                                                 ctypes.byref(info)),
                       "launch_info")
         return {name: getattr(info, name) for name, _ in CLaunchInfo._fields_
-                if name != "reserved"}
+                if not name.startswith("reserved")}
 
     def table(self, queue, out, start=None, n=None, wait_for=None):
         """out[r] = PE(start + r) for r < n (default: every row of out;

@@ -155,9 +155,14 @@ def test_create_like_shares_the_device(cl, context, queue):
 
 def test_launch_info_follows_the_environment(context, monkeypatch):
     monkeypatch.setenv("CLPE_ROWS_PER_ITEM", "4")
+    monkeypatch.setenv("CLPE_TILE_WALK", "0")
     info = clpe.Encoder(context, d=D).launch_info()
     assert info["rows_per_item"] == 4
     assert info["pairs_per_item"] in (1, 64) and info["work_group_size"] >= 1
+    assert info["tile_walk"] == 0 and not any(k.startswith("reserved") for k in info)
+    monkeypatch.setenv("CLPE_TILE_WALK", "1")
+    info = clpe.Encoder(context, d=D).launch_info()
+    assert info["tile_walk"] == (1 if info["pairs_per_item"] > 1 else 0)
 
 
 def test_bf16_bits_read_back_as_float(cl, context, queue):

@@ -1,0 +1,385 @@
+/*
+ * ab.c - clpe-bench-ab: one clpe operation from several encoders, timed in
+ * alternation in one process, each against a plain stream over the same
+ * buffer in the same round.
+ *
+ * Why: on a shared machine the memory's speed moves from one process to the
+ * next (on the 2-core development machine by up to 2x), so a ratio taken in
+ * one run of clpe-bench and compared with one from another run says little
+ * about a change to the kernels. Here every variant (its own encoder, so its
+ * own program: another kernel folder, another launch knob) runs in the same
+ * process, round after round in turn, and each round also times a float4
+ * stream (x = x * 1 + 0) over the same bytes. A variant's figure is the
+ * median over the rounds of its rate divided by that round's stream rate.
+ *
+ * A variant is a comma-separated list of NAME=VALUE environment settings,
+ * set while its encoder is created and cleared after (CLPE_KERNEL_DIR,
+ * CLPE_TILE_WALK, CLPE_ROWS_PER_ITEM, CLPE_PAIRS_PER_ITEM, ...), or "-" for
+ * none. Positions are a start (0): the sequences of a batch share them.
+ */
+#include "clpe.h"
+#include "common/dtype.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_VARIANTS 8
+#define VOCAB 8192
+
+static const struct {
+    const char *name;
+    clpe_dtype dtype;
+} dtype_names[] = {{"f32", CLPE_DTYPE_F32},
+                   {"f16", CLPE_DTYPE_F16},
+                   {"bf16", CLPE_DTYPE_BF16},
+                   {"f64", CLPE_DTYPE_F64}};
+
+static const char *dtype_name(clpe_dtype dtype)
+{
+    for (size_t k = 0; k < sizeof dtype_names / sizeof dtype_names[0]; ++k)
+        if (dtype_names[k].dtype == dtype)
+            return dtype_names[k].name;
+    return "?";
+}
+
+static int dtype_from_name(const char *name, clpe_dtype *dtype)
+{
+    for (size_t k = 0; k < sizeof dtype_names / sizeof dtype_names[0]; ++k)
+        if (!strcmp(dtype_names[k].name, name)) {
+            *dtype = dtype_names[k].dtype;
+            return 0;
+        }
+    return -1;
+}
+
+static const char *const usage_text =
+    "usage: clpe-bench-ab [options] VARIANT...\n"
+    "Times one clpe operation from several encoders in one process, in turn,\n"
+    "round after round, each round also timing a float4 stream over the same\n"
+    "buffer; prints each variant's median rate and the median over rounds of\n"
+    "its rate / that round's stream rate (in bytes moved).\n"
+    "A VARIANT is NAME=VALUE[,NAME=VALUE...], environment settings in effect\n"
+    "while its encoder is created (CLPE_KERNEL_DIR, CLPE_TILE_WALK,\n"
+    "CLPE_ROWS_PER_ITEM, CLPE_PAIRS_PER_ITEM, ...), or - for the defaults.\n"
+    "\n"
+    "  --device SEL   device (default: $CLPE_DEVICE, else the first GPU, else\n"
+    "                 the first device)\n"
+    "  --dtype T      f32, f16, bf16 or f64 (default f32)\n"
+    "  --op OP        add, add-out, gather or table (default add)\n"
+    "  --batch N      sequences, sharing their positions (default 8)\n"
+    "  --seq N        rows per sequence (default 4096)\n"
+    "  --d N          model width (default 1024)\n"
+    "  --rounds N     rounds (default 15)\n"
+    "  --calls N      calls per variant and round (default 3)\n"
+    "  --help         this text\n"
+    "Exit status: 0 after printing, 1 when OpenCL or clpe fails, 2 on bad usage.\n";
+
+typedef struct ab_options {
+    const char *device, *op;
+    clpe_dtype dtype;
+    size_t batch, seq, d, rounds, calls;
+    const char *variants[MAX_VARIANTS];
+    size_t n_variants;
+} ab_options;
+
+static int usage_error(const char *what, const char *value)
+{
+    fprintf(stderr, "clpe-bench-ab: %s%s%s\n%s", what, value ? ": " : "", value ? value : "",
+            "run clpe-bench-ab --help for the options\n");
+    return 2;
+}
+
+static int parse_count(const char *text, size_t *out)
+{
+    if (!text || *text < '1' || *text > '9')
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (errno || *end || v > (1ull << 31))
+        return -1;
+    *out = (size_t)v;
+    return 0;
+}
+
+/* "-", or NAME=VALUE items separated by commas, each NAME non-empty. */
+static int variant_is_valid(const char *variant)
+{
+    if (!strcmp(variant, "-"))
+        return 1;
+    for (const char *item = variant;; ++item) {
+        const char *end = strchr(item, ','), *eq = strchr(item, '=');
+        if (!eq || eq == item || (end && eq > end))
+            return 0;
+        if (!end)
+            return 1;
+        item = end;
+    }
+}
+
+static int parse_args(int argc, char **argv, ab_options *o)
+{
+    *o = (ab_options){.op = "add", .dtype = CLPE_DTYPE_F32, .batch = 8, .seq = 4096, .d = 1024,
+                      .rounds = 15, .calls = 3};
+    for (int i = 1; i < argc; ++i) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        size_t *count = !strcmp(a, "--batch")    ? &o->batch
+                        : !strcmp(a, "--seq")    ? &o->seq
+                        : !strcmp(a, "--d")      ? &o->d
+                        : !strcmp(a, "--rounds") ? &o->rounds
+                        : !strcmp(a, "--calls")  ? &o->calls
+                                                 : NULL;
+        if (!strcmp(a, "--help")) {
+            fputs(usage_text, stdout);
+            exit(0);
+        } else if (count) {
+            if (parse_count(v, count) != 0)
+                return usage_error(a, v ? v : "needs a positive number");
+            ++i;
+        } else if (!strcmp(a, "--device") || !strcmp(a, "--op") || !strcmp(a, "--dtype")) {
+            if (!v)
+                return usage_error(a, "needs a value");
+            if (!strcmp(a, "--device"))
+                o->device = v;
+            else if (!strcmp(a, "--op")) {
+                if (strcmp(v, "add") && strcmp(v, "add-out") && strcmp(v, "gather") &&
+                    strcmp(v, "table"))
+                    return usage_error("--op must be add, add-out, gather or table", v);
+                o->op = v;
+            } else if (dtype_from_name(v, &o->dtype) != 0)
+                return usage_error("--dtype must be f32, f16, bf16 or f64", v);
+            ++i;
+        } else if (a[0] == '-' && a[1] == '-') {
+            return usage_error("unknown option", a);
+        } else {
+            if (o->n_variants == MAX_VARIANTS)
+                return usage_error("at most 8 variants", NULL);
+            if (!variant_is_valid(a))
+                return usage_error("a VARIANT is NAME=VALUE[,NAME=VALUE...] or -", a);
+            o->variants[o->n_variants++] = a;
+        }
+    }
+    if (o->n_variants == 0)
+        return usage_error("give at least one VARIANT (- for the defaults)", NULL);
+    if (o->d % 4 != 0)
+        return usage_error("--d must be a multiple of 4 (the stream moves float4)", NULL);
+    return 0;
+}
+
+/* Set (on) or clear (off) the NAME=VALUE settings of one valid variant. */
+static int apply_variant(const char *variant, int on)
+{
+    if (!strcmp(variant, "-"))
+        return 0;
+    char *copy = strdup(variant);
+    if (!copy)
+        return -1;
+    int status = 0;
+    for (char *item = strtok(copy, ","); item && status == 0; item = strtok(NULL, ",")) {
+        char *eq = strchr(item, '=');
+        *eq = '\0';
+        status = on ? setenv(item, eq + 1, 1) : unsetenv(item);
+    }
+    free(copy);
+    return status;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static const char *stream_source =
+    "__kernel void stream4(__global float4 *x, float a, float b)\n"
+    "{ size_t i = get_global_id(0); x[i] = fma(x[i], (float4)(a), (float4)(b)); }\n";
+
+typedef struct ab_device {
+    cl_context ctx;
+    cl_command_queue queue;
+    cl_program program;
+    cl_kernel stream;
+    cl_mem x, y, emb, ids;
+} ab_device;
+
+static void device_release(ab_device *dev)
+{
+    cl_mem bufs[] = {dev->x, dev->y, dev->emb, dev->ids};
+    for (size_t k = 0; k < 4; ++k)
+        if (bufs[k])
+            clReleaseMemObject(bufs[k]);
+    if (dev->stream)
+        clReleaseKernel(dev->stream);
+    if (dev->program)
+        clReleaseProgram(dev->program);
+    if (dev->queue)
+        clReleaseCommandQueue(dev->queue);
+    if (dev->ctx)
+        clReleaseContext(dev->ctx);
+}
+
+/* The context, queue, stream kernel and buffers: x and y [batch, seq, d],
+ * a zero [VOCAB, d] embedding and random ids. */
+static cl_int device_create(ab_device *dev, cl_device_id device, const ab_options *o,
+                            size_t bytes)
+{
+    cl_int err;
+    dev->ctx = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
+    if (err == CL_SUCCESS)
+        dev->queue = clCreateCommandQueue(dev->ctx, device, 0, &err);
+    if (err == CL_SUCCESS)
+        dev->program = clCreateProgramWithSource(dev->ctx, 1, &stream_source, NULL, &err);
+    if (err == CL_SUCCESS)
+        err = clBuildProgram(dev->program, 1, &device, "", NULL, NULL);
+    if (err == CL_SUCCESS)
+        dev->stream = clCreateKernel(dev->program, "stream4", &err);
+    size_t emb_bytes = (size_t)VOCAB * o->d * dtype_size(o->dtype);
+    size_t id_bytes = o->batch * o->seq * sizeof(cl_int);
+    cl_mem *bufs[] = {&dev->x, &dev->y, &dev->emb, &dev->ids};
+    size_t sizes[] = {bytes, bytes, emb_bytes, id_bytes};
+    for (size_t k = 0; k < 4 && err == CL_SUCCESS; ++k) {
+        *bufs[k] = clCreateBuffer(dev->ctx, CL_MEM_READ_WRITE, sizes[k], NULL, &err);
+        cl_uchar zero = 0;
+        if (err == CL_SUCCESS)
+            err = clEnqueueFillBuffer(dev->queue, *bufs[k], &zero, 1, 0, sizes[k], 0, NULL,
+                                      NULL);
+    }
+    if (err == CL_SUCCESS) {
+        cl_int *ids = malloc(id_bytes);
+        if (!ids)
+            return CL_OUT_OF_HOST_MEMORY;
+        for (size_t k = 0; k < o->batch * o->seq; ++k)
+            ids[k] = (cl_int)((k * 2654435761u) % VOCAB);
+        err = clEnqueueWriteBuffer(dev->queue, dev->ids, CL_TRUE, 0, id_bytes, ids, 0, NULL,
+                                   NULL);
+        free(ids);
+    }
+    float a = 1.0f, b = 0.0f;
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(dev->stream, 0, sizeof(cl_mem), &dev->x);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(dev->stream, 1, sizeof a, &a);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(dev->stream, 2, sizeof b, &b);
+    return err == CL_SUCCESS ? clFinish(dev->queue) : err;
+}
+
+/* One call of the operation on enc. */
+static clpe_status enqueue_op(clpe_encoder *enc, const ab_device *dev, const ab_options *o)
+{
+    clpe_tensor x = {.buffer = dev->x}, y = {.buffer = dev->y}, emb = {.buffer = dev->emb};
+    clpe_positions start = {.source = CLPE_POSITIONS_START};
+    clpe_token_ids ids = {.buffer = dev->ids};
+    if (!strcmp(o->op, "add"))
+        return clpe_enqueue_add(enc, dev->queue, o->batch, o->seq, &x, &start, 0, NULL, NULL);
+    if (!strcmp(o->op, "add-out"))
+        return clpe_enqueue_add_out(enc, dev->queue, o->batch, o->seq, &x, &y, &start, 0, NULL,
+                                    NULL);
+    if (!strcmp(o->op, "gather"))
+        return clpe_enqueue_gather(enc, dev->queue, o->batch, o->seq, &ids, &emb, o->dtype,
+                                   VOCAB, &y, &start, NULL, 0, NULL, NULL);
+    return clpe_enqueue_table(enc, dev->queue, 0, o->batch * o->seq, &x, 0, NULL, NULL);
+}
+
+static int run(const ab_options *o)
+{
+    cl_platform_id platform;
+    cl_device_id device;
+    clpe_status st = clpe_select_device(o->device, &platform, &device);
+    if (st != CLPE_SUCCESS) {
+        fprintf(stderr, "clpe-bench-ab: no device: %s\n", clpe_status_string(st));
+        return 1;
+    }
+    size_t elems = o->batch * o->seq * o->d, bytes = elems * dtype_size(o->dtype);
+    ab_device dev = {0};
+    cl_int err = device_create(&dev, device, o, bytes);
+    clpe_encoder *enc[MAX_VARIANTS] = {0};
+    clpe_config cfg = clpe_config_default((uint32_t)o->d);
+    cfg.dtype = o->dtype;
+    for (size_t v = 0; v < o->n_variants && err == CL_SUCCESS; ++v) {
+        if (apply_variant(o->variants[v], 1) != 0) {
+            fprintf(stderr, "clpe-bench-ab: cannot set the environment of '%s'\n",
+                    o->variants[v]);
+            err = CL_OUT_OF_HOST_MEMORY;
+            break;
+        }
+        enc[v] = clpe_encoder_create(dev.ctx, device, &cfg, NULL, &st);
+        apply_variant(o->variants[v], 0);
+        if (!enc[v]) {
+            fprintf(stderr, "clpe-bench-ab: variant '%s': %s\n", o->variants[v],
+                    clpe_status_string(st));
+            err = st;
+        }
+    }
+    size_t n = o->n_variants, rounds = o->rounds;
+    double *rate = calloc((n + 1) * rounds, sizeof *rate), *ratio = calloc(rounds, sizeof *ratio);
+    if (err == CL_SUCCESS && (!rate || !ratio))
+        err = CL_OUT_OF_HOST_MEMORY;
+    /* round 0 warms every kernel up and is not kept */
+    for (size_t r = 0; r <= rounds && err == CL_SUCCESS; ++r) {
+        for (size_t v = 0; v <= n && err == CL_SUCCESS; ++v) {
+            size_t global = bytes / 16;
+            double t0 = now_s();
+            for (size_t c = 0; c < o->calls && err == CL_SUCCESS; ++c)
+                err = v == n ? clEnqueueNDRangeKernel(dev.queue, dev.stream, 1, NULL, &global,
+                                                      NULL, 0, NULL, NULL)
+                             : enqueue_op(enc[v], &dev, o);
+            if (err == CL_SUCCESS)
+                err = clFinish(dev.queue);
+            if (r > 0)
+                rate[v * rounds + r - 1] = (double)(v == n ? bytes : elems) * (double)o->calls /
+                                           (now_s() - t0) * 1e-9;
+        }
+    }
+    if (err != CL_SUCCESS) {
+        fprintf(stderr, "clpe-bench-ab: %s\n", clpe_status_string(err));
+    } else {
+        char dev_name[256] = "?";
+        clGetDeviceInfo(device, CL_DEVICE_NAME, sizeof dev_name, dev_name, NULL);
+        printf("%s %s, batch %zu x seq %zu x d %zu, %zu rounds of %zu calls, %s\n",
+               dtype_name(o->dtype), o->op, o->batch, o->seq, o->d, rounds, o->calls,
+               dev_name);
+        /* clpe's op moves (read and write) what the stream moves when it reads and
+         * writes x once: rates compare in bytes of x per second */
+        double esize = (double)dtype_size(o->dtype);
+        for (size_t v = 0; v < n; ++v) {
+            for (size_t r = 0; r < rounds; ++r)
+                ratio[r] = rate[v * rounds + r] * esize / rate[n * rounds + r];
+            double *mine = &rate[v * rounds];
+            double med_ratio = median(ratio, rounds), med = median(mine, rounds);
+            printf("  %-40s %8.2f Gelem/s (min %.2f, max %.2f)   / stream %.3f\n",
+                   o->variants[v], med, mine[0], mine[rounds - 1], med_ratio);
+        }
+        printf("  %-40s %8.2f GB/s of x (median)\n", "stream (float4, x = x * 1 + 0)",
+               median(&rate[n * rounds], rounds));
+    }
+    for (size_t v = 0; v < n; ++v)
+        clpe_encoder_release(enc[v]);
+    free(rate);
+    free(ratio);
+    device_release(&dev);
+    return err == CL_SUCCESS ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    ab_options o;
+    int bad = parse_args(argc, argv, &o);
+    return bad ? bad : run(&o);
+}
