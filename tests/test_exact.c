@@ -472,3 +472,12 @@ Test(exact, shared_positions_span_walk, .timeout = 300)
 {
     check_shared_positions("0");
 }
+
+/* Split into launches of at most 2 sequences and 20 rows: a batch of 3
+ * ends with a launch of one sequence, still walked in tiles. */
+Test(exact, shared_positions_tile_walk_split, .timeout = 300)
+{
+    setenv("CLPE_MAX_LAUNCH_BATCH", "2", 1);
+    setenv("CLPE_MAX_LAUNCH_ROWS", "20", 1);
+    check_shared_positions("1");
+}
