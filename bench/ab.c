@@ -17,39 +17,31 @@
  * CLPE_TILE_WALK, CLPE_ROWS_PER_ITEM, CLPE_PAIRS_PER_ITEM, ...), or "-" for
  * none. Positions are a start (0): the sequences of a batch share them.
  */
-#include "clpe.h"
-#include "common/dtype.h"
+#include "device.h"
+#include "options.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define MAX_VARIANTS 8
 #define VOCAB 8192
 
-static const struct {
-    const char *name;
-    clpe_dtype dtype;
-} dtype_names[] = {{"f32", CLPE_DTYPE_F32},
-                   {"f16", CLPE_DTYPE_F16},
-                   {"bf16", CLPE_DTYPE_BF16},
-                   {"f64", CLPE_DTYPE_F64}};
-
-static const char *dtype_name(clpe_dtype dtype)
+/* clpe-bench's row for dtype (BENCH_DTYPES), by value or by name. */
+static const dtype_info *dtype_row(clpe_dtype dtype)
 {
-    for (size_t k = 0; k < sizeof dtype_names / sizeof dtype_names[0]; ++k)
-        if (dtype_names[k].dtype == dtype)
-            return dtype_names[k].name;
-    return "?";
+    for (size_t k = 0; k < BENCH_N_DTYPES; ++k)
+        if (BENCH_DTYPES[k].dtype == dtype)
+            return &BENCH_DTYPES[k];
+    return &BENCH_DTYPES[0];
 }
 
 static int dtype_from_name(const char *name, clpe_dtype *dtype)
 {
-    for (size_t k = 0; k < sizeof dtype_names / sizeof dtype_names[0]; ++k)
-        if (!strcmp(dtype_names[k].name, name)) {
-            *dtype = dtype_names[k].dtype;
+    for (size_t k = 0; k < BENCH_N_DTYPES; ++k)
+        if (!strcmp(BENCH_DTYPES[k].name, name)) {
+            *dtype = BENCH_DTYPES[k].dtype;
             return 0;
         }
     return -1;
@@ -187,114 +179,22 @@ static int apply_variant(const char *variant, int on)
     return status;
 }
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static const char *stream_source =
-    "__kernel void stream4(__global float4 *x, float a, float b)\n"
-    "{ size_t i = get_global_id(0); x[i] = fma(x[i], (float4)(a), (float4)(b)); }\n";
-
-typedef struct ab_device {
-    cl_context ctx;
-    cl_command_queue queue;
-    cl_program program;
-    cl_kernel stream;
-    cl_mem x, y, emb, ids;
-} ab_device;
-
-static void device_release(ab_device *dev)
-{
-    cl_mem bufs[] = {dev->x, dev->y, dev->emb, dev->ids};
-    for (size_t k = 0; k < 4; ++k)
-        if (bufs[k])
-            clReleaseMemObject(bufs[k]);
-    if (dev->stream)
-        clReleaseKernel(dev->stream);
-    if (dev->program)
-        clReleaseProgram(dev->program);
-    if (dev->queue)
-        clReleaseCommandQueue(dev->queue);
-    if (dev->ctx)
-        clReleaseContext(dev->ctx);
-}
-
-/* The context, queue, stream kernel and buffers: x and y [batch, seq, d],
- * a zero [VOCAB, d] embedding and random ids. */
-static cl_int device_create(ab_device *dev, cl_device_id device, const ab_options *o,
-                            size_t bytes)
-{
-    cl_int err;
-    dev->ctx = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-    if (err == CL_SUCCESS)
-        dev->queue = clCreateCommandQueue(dev->ctx, device, 0, &err);
-    if (err == CL_SUCCESS)
-        dev->program = clCreateProgramWithSource(dev->ctx, 1, &stream_source, NULL, &err);
-    if (err == CL_SUCCESS)
-        err = clBuildProgram(dev->program, 1, &device, "", NULL, NULL);
-    if (err == CL_SUCCESS)
-        dev->stream = clCreateKernel(dev->program, "stream4", &err);
-    size_t emb_bytes = (size_t)VOCAB * o->d * dtype_size(o->dtype);
-    size_t id_bytes = o->batch * o->seq * sizeof(cl_int);
-    cl_mem *bufs[] = {&dev->x, &dev->y, &dev->emb, &dev->ids};
-    size_t sizes[] = {bytes, bytes, emb_bytes, id_bytes};
-    for (size_t k = 0; k < 4 && err == CL_SUCCESS; ++k) {
-        *bufs[k] = clCreateBuffer(dev->ctx, CL_MEM_READ_WRITE, sizes[k], NULL, &err);
-        cl_uchar zero = 0;
-        if (err == CL_SUCCESS)
-            err = clEnqueueFillBuffer(dev->queue, *bufs[k], &zero, 1, 0, sizes[k], 0, NULL,
-                                      NULL);
-    }
-    if (err == CL_SUCCESS) {
-        cl_int *ids = malloc(id_bytes);
-        if (!ids)
-            return CL_OUT_OF_HOST_MEMORY;
-        for (size_t k = 0; k < o->batch * o->seq; ++k)
-            ids[k] = (cl_int)((k * 2654435761u) % VOCAB);
-        err = clEnqueueWriteBuffer(dev->queue, dev->ids, CL_TRUE, 0, id_bytes, ids, 0, NULL,
-                                   NULL);
-        free(ids);
-    }
-    float a = 1.0f, b = 0.0f;
-    if (err == CL_SUCCESS)
-        err = clSetKernelArg(dev->stream, 0, sizeof(cl_mem), &dev->x);
-    if (err == CL_SUCCESS)
-        err = clSetKernelArg(dev->stream, 1, sizeof a, &a);
-    if (err == CL_SUCCESS)
-        err = clSetKernelArg(dev->stream, 2, sizeof b, &b);
-    return err == CL_SUCCESS ? clFinish(dev->queue) : err;
-}
-
 /* One call of the operation on enc. */
-static clpe_status enqueue_op(clpe_encoder *enc, const ab_device *dev, const ab_options *o)
+static clpe_status enqueue_op(clpe_encoder *enc, const bench_env *env, const ab_options *o)
 {
-    clpe_tensor x = {.buffer = dev->x}, y = {.buffer = dev->y}, emb = {.buffer = dev->emb};
+    clpe_tensor x = {.buffer = env->x}, y = {.buffer = env->y}, emb = {.buffer = env->emb};
     clpe_positions start = {.source = CLPE_POSITIONS_START};
-    clpe_token_ids ids = {.buffer = dev->ids};
+    clpe_token_ids ids = {.buffer = env->ids};
+    cl_command_queue queue = env->host_queue;
     if (!strcmp(o->op, "add"))
-        return clpe_enqueue_add(enc, dev->queue, o->batch, o->seq, &x, &start, 0, NULL, NULL);
+        return clpe_enqueue_add(enc, queue, o->batch, o->seq, &x, &start, 0, NULL, NULL);
     if (!strcmp(o->op, "add-out"))
-        return clpe_enqueue_add_out(enc, dev->queue, o->batch, o->seq, &x, &y, &start, 0, NULL,
+        return clpe_enqueue_add_out(enc, queue, o->batch, o->seq, &x, &y, &start, 0, NULL,
                                     NULL);
     if (!strcmp(o->op, "gather"))
-        return clpe_enqueue_gather(enc, dev->queue, o->batch, o->seq, &ids, &emb, o->dtype,
-                                   VOCAB, &y, &start, NULL, 0, NULL, NULL);
-    return clpe_enqueue_table(enc, dev->queue, 0, o->batch * o->seq, &x, 0, NULL, NULL);
+        return clpe_enqueue_gather(enc, queue, o->batch, o->seq, &ids, &emb, o->dtype,
+                                   env->vocab, &y, &start, NULL, 0, NULL, NULL);
+    return clpe_enqueue_table(enc, queue, 0, o->batch * o->seq, &x, 0, NULL, NULL);
 }
 
 static int run(const ab_options *o)
@@ -306,9 +206,29 @@ static int run(const ab_options *o)
         fprintf(stderr, "clpe-bench-ab: no device: %s\n", clpe_status_string(st));
         return 1;
     }
-    size_t elems = o->batch * o->seq * o->d, bytes = elems * dtype_size(o->dtype);
-    ab_device dev = {0};
-    cl_int err = device_create(&dev, device, o, bytes);
+    const dtype_info *dt = dtype_row(o->dtype);
+    size_t elems = o->batch * o->seq * o->d, bytes = elems * dt->size;
+    /* clpe-bench's buffers and reference kernels (bench/device.c) */
+    options bo = {.batch = o->batch, .seq = o->seq, .d = o->d, .vocab = VOCAB,
+                  .dtype_mask = 1u << (unsigned)(dt - BENCH_DTYPES), .head_dim = 1};
+    device_desc dd;
+    device_describe(platform, device, &dd);
+    bench_env env;
+    if (env_create(&env, device, &dd, &bo) != 0) {
+        env_release(&env);
+        return 1;
+    }
+    cl_int err = env_zero(&env, env.x, bytes);
+    cl_kernel stream = NULL;
+    if (err == CL_SUCCESS)
+        stream = clCreateKernel(env.streams, "stream4_f32", &err);
+    float one = 1.0f, zero = 0.0f;
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(stream, 0, sizeof(cl_mem), &env.x);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(stream, 1, sizeof one, &one);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(stream, 2, sizeof zero, &zero);
     clpe_encoder *enc[MAX_VARIANTS] = {0};
     clpe_config cfg = clpe_config_default((uint32_t)o->d);
     cfg.dtype = o->dtype;
@@ -319,7 +239,7 @@ static int run(const ab_options *o)
             err = CL_OUT_OF_HOST_MEMORY;
             break;
         }
-        enc[v] = clpe_encoder_create(dev.ctx, device, &cfg, NULL, &st);
+        enc[v] = clpe_encoder_create(env.ctx, device, &cfg, NULL, &st);
         apply_variant(o->variants[v], 0);
         if (!enc[v]) {
             fprintf(stderr, "clpe-bench-ab: variant '%s': %s\n", o->variants[v],
@@ -335,16 +255,16 @@ static int run(const ab_options *o)
     for (size_t r = 0; r <= rounds && err == CL_SUCCESS; ++r) {
         for (size_t v = 0; v <= n && err == CL_SUCCESS; ++v) {
             size_t global = bytes / 16;
-            double t0 = now_s();
+            double t0 = bench_now();
             for (size_t c = 0; c < o->calls && err == CL_SUCCESS; ++c)
-                err = v == n ? clEnqueueNDRangeKernel(dev.queue, dev.stream, 1, NULL, &global,
+                err = v == n ? clEnqueueNDRangeKernel(env.host_queue, stream, 1, NULL, &global,
                                                       NULL, 0, NULL, NULL)
-                             : enqueue_op(enc[v], &dev, o);
+                             : enqueue_op(enc[v], &env, o);
             if (err == CL_SUCCESS)
-                err = clFinish(dev.queue);
+                err = clFinish(env.host_queue);
             if (r > 0)
                 rate[v * rounds + r - 1] = (double)(v == n ? bytes : elems) * (double)o->calls /
-                                           (now_s() - t0) * 1e-9;
+                                           (bench_now() - t0) * 1e-9;
         }
     }
     if (err != CL_SUCCESS) {
@@ -353,27 +273,30 @@ static int run(const ab_options *o)
         char dev_name[256] = "?";
         clGetDeviceInfo(device, CL_DEVICE_NAME, sizeof dev_name, dev_name, NULL);
         printf("%s %s, batch %zu x seq %zu x d %zu, %zu rounds of %zu calls, %s\n",
-               dtype_name(o->dtype), o->op, o->batch, o->seq, o->d, rounds, o->calls,
+               dt->name, o->op, o->batch, o->seq, o->d, rounds, o->calls,
                dev_name);
         /* clpe's op moves (read and write) what the stream moves when it reads and
          * writes x once: rates compare in bytes of x per second */
-        double esize = (double)dtype_size(o->dtype);
+        double esize = (double)dt->size;
         for (size_t v = 0; v < n; ++v) {
             for (size_t r = 0; r < rounds; ++r)
                 ratio[r] = rate[v * rounds + r] * esize / rate[n * rounds + r];
             double *mine = &rate[v * rounds];
-            double med_ratio = median(ratio, rounds), med = median(mine, rounds);
+            double med_ratio = bench_median(ratio, (int)rounds);
+            double med = bench_median(mine, (int)rounds);
             printf("  %-40s %8.2f Gelem/s (min %.2f, max %.2f)   / stream %.3f\n",
                    o->variants[v], med, mine[0], mine[rounds - 1], med_ratio);
         }
         printf("  %-40s %8.2f GB/s of x (median)\n", "stream (float4, x = x * 1 + 0)",
-               median(&rate[n * rounds], rounds));
+               bench_median(&rate[n * rounds], (int)rounds));
     }
     for (size_t v = 0; v < n; ++v)
         clpe_encoder_release(enc[v]);
     free(rate);
     free(ratio);
-    device_release(&dev);
+    if (stream)
+        clReleaseKernel(stream);
+    env_release(&env);
     return err == CL_SUCCESS ? 0 : 1;
 }
 
