@@ -8,9 +8,18 @@
  * one run of clpe-bench and compared with one from another run says little
  * about a change to the kernels. Here every variant (its own encoder, so its
  * own program: another kernel folder, another launch knob) runs in the same
- * process, round after round in turn, and each round also times a float4
- * stream (x = x * 1 + 0) over the same bytes. A variant's figure is the
- * median over the rounds of its rate divided by that round's stream rate.
+ * process, round after round in turn, and each round also times a plain
+ * stream (x = x * 1 + 0) over the same bytes, the faster of clpe-bench's
+ * one-float and float4 kernels, as clpe-bench's stream-x4 line. A variant's
+ * figure is the median over the rounds of its rate divided by that round's
+ * stream rate.
+ *
+ * Each variant's calls in a round last about 50 ms (counted after a warm-up
+ * round), unless --calls says how many. With a fixed 3 calls, as this tool
+ * first did, a call of 1-3 ms on PoCL carried the queue's start-up in its
+ * wall time, which slowed the stream more than the slower clpe kernels, and
+ * the f32 add at batch 8 read 0.80-0.87 of the stream where 30 calls read
+ * 0.73 (bench/RESULTS.md, seventh round).
  *
  * A variant is a comma-separated list of NAME=VALUE environment settings,
  * set while its encoder is created and cleared after (CLPE_KERNEL_DIR,
@@ -21,12 +30,14 @@
 #include "options.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_VARIANTS 8
 #define VOCAB 8192
+#define AUTO_SECONDS 0.05 /* a variant's calls in one round, when --calls is not given */
 
 /* clpe-bench's row for dtype (BENCH_DTYPES), by value or by name. */
 static const dtype_info *dtype_row(clpe_dtype dtype)
@@ -50,9 +61,10 @@ static int dtype_from_name(const char *name, clpe_dtype *dtype)
 static const char *const usage_text =
     "usage: clpe-bench-ab [options] VARIANT...\n"
     "Times one clpe operation from several encoders in one process, in turn,\n"
-    "round after round, each round also timing a float4 stream over the same\n"
-    "buffer; prints each variant's median rate and the median over rounds of\n"
-    "its rate / that round's stream rate (in bytes moved).\n"
+    "round after round, each round also timing a plain stream over the same\n"
+    "buffer (the faster of one float and a float4 per work-item); prints each\n"
+    "variant's median rate and the median over rounds of its rate / that\n"
+    "round's stream rate (in bytes moved).\n"
     "A VARIANT is NAME=VALUE[,NAME=VALUE...], environment settings in effect\n"
     "while its encoder is created (CLPE_KERNEL_DIR, CLPE_TILE_WALK,\n"
     "CLPE_ROWS_PER_ITEM, CLPE_PAIRS_PER_ITEM, ...), or - for the defaults.\n"
@@ -65,7 +77,8 @@ static const char *const usage_text =
     "  --seq N        rows per sequence (default 4096)\n"
     "  --d N          model width (default 1024)\n"
     "  --rounds N     rounds (default 15)\n"
-    "  --calls N      calls per variant and round (default 3)\n"
+    "  --calls N      calls per variant and round (default: as many as last\n"
+    "                 about 50 ms, from a warm-up round)\n"
     "  --help         this text\n"
     "Exit status: 0 after printing, 1 when OpenCL or clpe fails, 2 on bad usage.\n";
 
@@ -115,7 +128,7 @@ static int variant_is_valid(const char *variant)
 static int parse_args(int argc, char **argv, ab_options *o)
 {
     *o = (ab_options){.op = "add", .dtype = CLPE_DTYPE_F32, .batch = 8, .seq = 4096, .d = 1024,
-                      .rounds = 15, .calls = 3};
+                      .rounds = 15, .calls = 0};
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         size_t *count = !strcmp(a, "--batch")    ? &o->batch
@@ -197,6 +210,19 @@ static clpe_status enqueue_op(clpe_encoder *enc, const bench_env *env, const ab_
     return clpe_enqueue_table(enc, queue, 0, o->batch * o->seq, &x, 0, NULL, NULL);
 }
 
+/* count calls of enc's operation, or of the stream kernel (enc NULL) over
+ * global work-items, then the queue's finish. */
+static cl_int run_calls(clpe_encoder *enc, cl_kernel stream, size_t global, size_t count,
+                        const bench_env *env, const ab_options *o)
+{
+    cl_int err = CL_SUCCESS;
+    for (size_t c = 0; c < count && err == CL_SUCCESS; ++c)
+        err = enc ? enqueue_op(enc, env, o)
+                  : clEnqueueNDRangeKernel(env->host_queue, stream, 1, NULL, &global, NULL, 0,
+                                           NULL, NULL);
+    return err == CL_SUCCESS ? clFinish(env->host_queue) : err;
+}
+
 static int run(const ab_options *o)
 {
     cl_platform_id platform;
@@ -219,16 +245,19 @@ static int run(const ab_options *o)
         return 1;
     }
     cl_int err = env_zero(&env, env.x, bytes);
-    cl_kernel stream = NULL;
-    if (err == CL_SUCCESS)
-        stream = clCreateKernel(env.streams, "stream4_f32", &err);
+    /* the plain streams: one float and a float4 per work-item */
+    static const char *const stream_names[2] = {"stream_f32", "stream4_f32"};
+    cl_kernel stream[2] = {NULL, NULL};
     float one = 1.0f, zero = 0.0f;
-    if (err == CL_SUCCESS)
-        err = clSetKernelArg(stream, 0, sizeof(cl_mem), &env.x);
-    if (err == CL_SUCCESS)
-        err = clSetKernelArg(stream, 1, sizeof one, &one);
-    if (err == CL_SUCCESS)
-        err = clSetKernelArg(stream, 2, sizeof zero, &zero);
+    for (int k = 0; k < 2 && err == CL_SUCCESS; ++k) {
+        stream[k] = clCreateKernel(env.streams, stream_names[k], &err);
+        if (err == CL_SUCCESS)
+            err = clSetKernelArg(stream[k], 0, sizeof(cl_mem), &env.x);
+        if (err == CL_SUCCESS)
+            err = clSetKernelArg(stream[k], 1, sizeof one, &one);
+        if (err == CL_SUCCESS)
+            err = clSetKernelArg(stream[k], 2, sizeof zero, &zero);
+    }
     clpe_encoder *enc[MAX_VARIANTS] = {0};
     clpe_config cfg = clpe_config_default((uint32_t)o->d);
     cfg.dtype = o->dtype;
@@ -247,24 +276,31 @@ static int run(const ab_options *o)
             err = st;
         }
     }
-    size_t n = o->n_variants, rounds = o->rounds;
-    double *rate = calloc((n + 1) * rounds, sizeof *rate), *ratio = calloc(rounds, sizeof *ratio);
+    /* entries: the variants, then the two streams */
+    size_t n = o->n_variants, rounds = o->rounds, entries = n + 2;
+    double *rate = calloc(entries * rounds, sizeof *rate), *ratio = calloc(rounds, sizeof *ratio);
+    size_t calls[MAX_VARIANTS + 2];
     if (err == CL_SUCCESS && (!rate || !ratio))
         err = CL_OUT_OF_HOST_MEMORY;
-    /* round 0 warms every kernel up and is not kept */
+    /* round 0 warms every kernel up, sets the calls per entry, and is not kept */
     for (size_t r = 0; r <= rounds && err == CL_SUCCESS; ++r) {
-        for (size_t v = 0; v <= n && err == CL_SUCCESS; ++v) {
-            size_t global = bytes / 16;
+        for (size_t v = 0; v < entries && err == CL_SUCCESS; ++v) {
+            size_t global = v == n ? elems * dt->size / 4 : elems * dt->size / 16;
+            size_t count = r == 0 ? 1 : calls[v];
+            cl_kernel k = v >= n ? stream[v - n] : NULL;
+            if (r == 0) /* the first call may build the kernel: not the one timed */
+                err = run_calls(v < n ? enc[v] : NULL, k, global, 1, &env, o);
             double t0 = bench_now();
-            for (size_t c = 0; c < o->calls && err == CL_SUCCESS; ++c)
-                err = v == n ? clEnqueueNDRangeKernel(env.host_queue, stream, 1, NULL, &global,
-                                                      NULL, 0, NULL, NULL)
-                             : enqueue_op(enc[v], &env, o);
             if (err == CL_SUCCESS)
-                err = clFinish(env.host_queue);
-            if (r > 0)
-                rate[v * rounds + r - 1] = (double)(v == n ? bytes : elems) * (double)o->calls /
-                                           (bench_now() - t0) * 1e-9;
+                err = run_calls(v < n ? enc[v] : NULL, k, global, count, &env, o);
+            double seconds = bench_now() - t0;
+            if (r == 0) {
+                double want = seconds > 0 ? ceil(AUTO_SECONDS / seconds) : 1.0;
+                calls[v] = o->calls ? o->calls : want > 1000 ? 1000 : (size_t)want;
+            } else {
+                rate[v * rounds + r - 1] =
+                    (double)(v >= n ? bytes : elems) * (double)count / seconds * 1e-9;
+            }
         }
     }
     if (err != CL_SUCCESS) {
@@ -272,30 +308,44 @@ static int run(const ab_options *o)
     } else {
         char dev_name[256] = "?";
         clGetDeviceInfo(device, CL_DEVICE_NAME, sizeof dev_name, dev_name, NULL);
-        printf("%s %s, batch %zu x seq %zu x d %zu, %zu rounds of %zu calls, %s\n",
-               dt->name, o->op, o->batch, o->seq, o->d, rounds, o->calls,
-               dev_name);
+        printf("%s %s, batch %zu x seq %zu x d %zu, %zu rounds, %s\n", dt->name, o->op,
+               o->batch, o->seq, o->d, rounds, dev_name);
+        /* each round's stream: the faster of the two kernels */
+        double *best = calloc(rounds, sizeof *best);
+        if (!best) {
+            fprintf(stderr, "clpe-bench-ab: out of host memory\n");
+            err = CL_OUT_OF_HOST_MEMORY;
+        }
+        for (size_t r = 0; best && r < rounds; ++r)
+            best[r] = fmax(rate[n * rounds + r], rate[(n + 1) * rounds + r]);
         /* clpe's op moves (read and write) what the stream moves when it reads and
          * writes x once: rates compare in bytes of x per second */
         double esize = (double)dt->size;
-        for (size_t v = 0; v < n; ++v) {
+        for (size_t v = 0; best && v < n; ++v) {
             for (size_t r = 0; r < rounds; ++r)
-                ratio[r] = rate[v * rounds + r] * esize / rate[n * rounds + r];
+                ratio[r] = rate[v * rounds + r] * esize / best[r];
             double *mine = &rate[v * rounds];
             double med_ratio = bench_median(ratio, (int)rounds);
-            double med = bench_median(mine, (int)rounds);
-            printf("  %-40s %8.2f Gelem/s (min %.2f, max %.2f)   / stream %.3f\n",
-                   o->variants[v], med, mine[0], mine[rounds - 1], med_ratio);
+            double med = bench_median(mine, (int)rounds); /* sorts: min first */
+            printf("  %-40s %8.2f Gelem/s (min %.2f, max %.2f, %zu calls)   / stream %.3f\n",
+                   o->variants[v], med, mine[0], mine[rounds - 1], calls[v], med_ratio);
         }
-        printf("  %-40s %8.2f GB/s of x (median)\n", "stream (float4, x = x * 1 + 0)",
-               bench_median(&rate[n * rounds], (int)rounds));
+        for (size_t k = 0; best && k < 2; ++k)
+            printf("  %-40s %8.2f GB/s of x (median, %zu calls)\n",
+                   k ? "stream (float4 per work-item)" : "stream (one float per work-item)",
+                   bench_median(&rate[(n + k) * rounds], (int)rounds), calls[n + k]);
+        if (best)
+            printf("  %-40s %8.2f GB/s of x (median)\n", "stream, the faster each round",
+                   bench_median(best, (int)rounds));
+        free(best);
     }
     for (size_t v = 0; v < n; ++v)
         clpe_encoder_release(enc[v]);
     free(rate);
     free(ratio);
-    if (stream)
-        clReleaseKernel(stream);
+    for (int k = 0; k < 2; ++k)
+        if (stream[k])
+            clReleaseKernel(stream[k]);
     env_release(&env);
     return err == CL_SUCCESS ? 0 : 1;
 }
