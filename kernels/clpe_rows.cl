@@ -377,6 +377,28 @@ PE_INLINE void PE_FN(pe_rows_span)(int op, global PE_T *out, global const PE_T *
  * and 0.71 with tiles; at sizes that stream from memory all three ran at
  * 0.78 to 0.90 of it, none ahead at every size (bench/RESULTS.md, sixth
  * round). Same values, same operations in the same order: the same bits. */
+/* One row of the tile walk: groups from pair i0, values from the tile's
+ * row (sv, cv). Interleaved rows take them zipped once at the fill, in
+ * storage order, so the row is added as a table row is, with half the
+ * instructions per group of zipping at every store (f32 add at batch 8:
+ * 0.72 -> 0.76 of the stream in the two fast-memory processes measured,
+ * -4 % to +3 % in slower ones; bench/RESULTS.md, seventh round). */
+PE_INLINE void PE_FN(pe_tile_row)(global PE_T *orow, global const PE_T *xrow, int op, PE_R scale,
+                                  uint i0, uint groups, const PE_GV *sv, const PE_GV *cv,
+                                  const pe_geometry *g)
+{
+    if (g->stride == 2) {
+        PE_NO_UNROLL
+        for (uint k = 0; k < groups; ++k)
+            PE_GFN(pe_store_ordered)(orow, xrow, 2 * (i0 + PE_GL * k), sv[k], cv[k],
+                                     op != PE_OP_TABLE, scale, true);
+        return;
+    }
+    PE_NO_UNROLL
+    for (uint k = 0; k < groups; ++k)
+        PE_FN(pe_store_group)(orow, xrow, op, scale, i0 + PE_GL * k, sv[k], cv[k], true, g);
+}
+
 PE_INLINE void PE_FN(pe_tile_walk)(int op, global PE_T *out, global const PE_T *in,
                                    global const int *ids, global uint *bad_ids,
                                    global const long *positions, global const ulong *tw_hi,
@@ -405,6 +427,12 @@ PE_INLINE void PE_FN(pe_tile_walk)(int op, global PE_T *out, global const PE_T *
                     sv[slot] = (PE_GV)(0);
                     cv[slot] = (PE_GV)(0);
                 }
+                if (g->stride == 2) { /* interleaved: the tile in storage order */
+                    PE_GV lo = PE_GZIP(sv[slot].lo, cv[slot].lo);
+                    PE_GV hi = PE_GZIP(sv[slot].hi, cv[slot].hi);
+                    sv[slot] = lo;
+                    cv[slot] = hi;
+                }
                 /* past INT64_MAX: as pe_phases_tick */
                 PE_GODO_FN(tick)(&o);
                 if (p == 0x7FFFFFFFFFFFFFFFUL)
@@ -426,10 +454,14 @@ PE_INLINE void PE_FN(pe_tile_walk)(int op, global PE_T *out, global const PE_T *
                 if (ahead < g->batch * rows)
                     PE_FN(pe_prefetch_row)(op, out, in, ids, ahead / rows, s0 + ahead % rows, i0,
                                            i_end - i0, g);
-                PE_NO_UNROLL
-                for (uint k = 0; k < groups; ++k)
-                    PE_FN(pe_store_group)(orow, xrow, op, scale, i0 + PE_GL * k,
-                                          sv[r * groups + k], cv[r * groups + k], true, g);
+                /* called apart for a row with input and one without (the
+                 * table, a bad id): each copy has no test per group */
+                if (xrow)
+                    PE_FN(pe_tile_row)(orow, xrow, op, scale, i0, groups, sv + r * groups,
+                                       cv + r * groups, g);
+                else
+                    PE_FN(pe_tile_row)(orow, 0, op, scale, i0, groups, sv + r * groups,
+                                       cv + r * groups, g);
             }
     }
     if ((g->flags & PE_FLAG_ODD_D_ZERO_COLUMN) && (g->d & 1u) && i_end == g->n_pairs)
