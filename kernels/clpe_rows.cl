@@ -363,6 +363,11 @@ PE_INLINE void PE_FN(pe_rows_span)(int op, global PE_T *out, global const PE_T *
 /* (sine, cosine) vector pairs the tile holds: 16 KiB, so it stays in the
  * first-level cache beside the rows streamed against it. */
 #define PE_TILE_SLOTS 128
+/* Rows of the walk asked for while a block's values are computed. Before,
+ * the memory sat idle then: f32 add at batch 8 x seq 4096, 0.66-0.81 of the
+ * stream -> 0.75-0.91 (4 or 8 rows alike; 16 cost 12 % on cache-resident
+ * sizes). bench/RESULTS.md, seventh round. */
+#define PE_TILE_FILL_ROWS 4
 
 /* The tile walk, for launches whose sequences all share their positions (a
  * start) on the vector path (PE_FLAG_TILE_WALK): pairs i0 .. i_end-1 (full
@@ -415,6 +420,13 @@ PE_INLINE void PE_FN(pe_tile_walk)(int op, global PE_T *out, global const PE_T *
         ulong p0 = p_begin + (s0 - s_begin);
         PE_NO_UNROLL
         for (uint k = 0; k < groups; ++k) {
+            /* while the block's values are computed, the memory fetches the
+             * rows the walk will stream first (steps 2 .. 5; the previous
+             * block's last steps asked for 0 and 1), group k's lines at a
+             * time so the requests spread over the arithmetic */
+            for (uint step = 2; step < 2 + PE_TILE_FILL_ROWS && step < g->batch * rows; ++step)
+                PE_FN(pe_prefetch_row)(op, out, in, ids, step / rows, s0 + step % rows,
+                                       i0 + PE_GL * k, PE_GL, g);
             PE_GODO o;
             PE_GODO_FN(load)(&o, tw_hi, tw_lo, i0 + PE_GL * k);
             PE_GODO_FN(set)(&o, p0);
@@ -447,12 +459,16 @@ PE_INLINE void PE_FN(pe_tile_walk)(int op, global PE_T *out, global const PE_T *
                 global PE_T *orow = out + (b * g->out_batch_pitch + s * g->out_row_pitch);
                 global const PE_T *xrow =
                     PE_FN(pe_input_row)(op, in, ids, bad_ids, b, s, reporter, g);
-                /* the row two steps on in this walk: a gather's embedding
-                 * rows are scattered, and each sequence's block of rows
-                 * starts a fresh stream (pe_prefetch_row: x86 only) */
-                uint ahead = b * rows + r + 2;
-                if (ahead < g->batch * rows)
+                /* the row two steps on in this walk, into the next block
+                 * (its first sequence) at the end of this one: a gather's
+                 * embedding rows are scattered, and each sequence's block of
+                 * rows starts a fresh stream (pe_prefetch_row: x86 only) */
+                uint ahead = b * rows + r + 2, steps = g->batch * rows;
+                if (ahead < steps)
                     PE_FN(pe_prefetch_row)(op, out, in, ids, ahead / rows, s0 + ahead % rows, i0,
+                                           i_end - i0, g);
+                else if (s0 + rows + (ahead - steps) < s_stop)
+                    PE_FN(pe_prefetch_row)(op, out, in, ids, 0, s0 + rows + (ahead - steps), i0,
                                            i_end - i0, g);
                 /* called apart for a row with input and one without (the
                  * table, a bad id): each copy has no test per group */
@@ -468,6 +484,7 @@ PE_INLINE void PE_FN(pe_tile_walk)(int op, global PE_T *out, global const PE_T *
         PE_FN(pe_zero_column)(op, out, in, ids, s_begin, s_stop, 0, g->batch, scale, g);
 }
 #undef PE_TILE_SLOTS
+#undef PE_TILE_FILL_ROWS
 #endif
 
 PE_INLINE void PE_FN(pe_rows_walk)(int op, global PE_T *out, global const PE_T *in,
