@@ -189,10 +189,15 @@ def amd_counts(insns, labels, branches):
 
 def row(target, w, kernel, regs, spill, occupancy, total, loop, classes):
     # values a work-item writes per row: 2 per pair for the encoding kernels
-    # (W pairs, or 128 for f16 and bf16 in the vector shape: PE_PAIRS_16),
+    # (W pairs, or in the vector shape 128 for f16: PE_PAIRS_16, and 512 for
+    # bf16: PE_PAIRS_BF16),
     # one position for pad_positions; left out for kernels whose rows hold
     # another amount of work (the rotary ones)
-    pairs = 128 if int(w) > 1 and re.search(r"_b?f16$", kernel) else int(w)
+    pairs = int(w)
+    if int(w) > 1 and kernel.endswith("_f16"):
+        pairs = 128
+    elif int(w) > 1 and kernel.endswith("_bf16"):
+        pairs = 512
     if kernel.endswith("pad_positions"):
         outs = 1
     elif re.match(r"clpe_(table|add|gather)_", kernel):

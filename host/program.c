@@ -21,10 +21,11 @@ static const char *const kernel_names[CLPE_KERNEL_COUNT] = {
 };
 
 /* No fast-math flags: the arithmetic must be exactly what is written.
- * OpenCL C 1.2 so every conformant device accepts the source; PE_PAIRS and
- * PE_PAIRS_16 are the pairs one work-item computes for 32/64-bit and for
- * 16-bit storage (see the launch shape below). */
-#define BUILD_OPTIONS "-cl-std=CL1.2 -DPE_PAIRS=%u -DPE_PAIRS_16=%u"
+ * OpenCL C 1.2 so every conformant device accepts the source; PE_PAIRS,
+ * PE_PAIRS_16 and PE_PAIRS_BF16 are the pairs one work-item computes for
+ * 32/64-bit, for 16-bit (f16, and bf16 rotary) and for bf16 row kernels
+ * (see the launch shape below). */
+#define BUILD_OPTIONS "-cl-std=CL1.2 -DPE_PAIRS=%u -DPE_PAIRS_16=%u -DPE_PAIRS_BF16=%u"
 
 static void copy_build_log(cl_program program, cl_device_id device, clpe_build_log *log)
 {
@@ -175,11 +176,12 @@ clpe_status clpe__program_build(cl_context context, cl_device_id device, clpe_bu
     status = clpe__choose_pairs_per_item(device, &pairs);
     if (status != CLPE_SUCCESS)
         goto fail;
-    char options[64 + KERNEL_DIR_MAX];
+    char options[96 + KERNEL_DIR_MAX];
     char *from_disk = NULL;
     const char *source = clpe_kernel_source;
     cl_uint pairs_16 = pairs == 1 ? 1 : CLPE_PAIRS_PER_ITEM_16BIT;
-    snprintf(options, sizeof options, BUILD_OPTIONS, pairs, pairs_16);
+    cl_uint pairs_bf16 = pairs == 1 ? 1 : CLPE_PAIRS_PER_ITEM_BF16;
+    snprintf(options, sizeof options, BUILD_OPTIONS, pairs, pairs_16, pairs_bf16);
     status = kernel_source_from_dir(options, sizeof options, &from_disk, log);
     if (status != CLPE_SUCCESS)
         goto fail;
@@ -213,6 +215,7 @@ clpe_status clpe__program_build(cl_context context, cl_device_id device, clpe_bu
     status = clpe__choose_shape(device, sample, &shared->shape);
     shared->shape.pairs_per_item = pairs;
     shared->shape.pairs_per_item_16 = pairs_16;
+    shared->shape.pairs_per_item_bf16 = pairs_bf16;
     if (status != CLPE_SUCCESS)
         goto fail;
     /* The sample becomes the first pooled kernel. */

@@ -235,7 +235,7 @@ clpe_status clpe_enqueue_rope(clpe_rope *rope, cl_command_queue queue, size_t ba
 
     clpe_launch_grid grid = {.program = rope->shared, .pairs = rope->n_pairs, .seq = seq,
                              .pairs_per_item =
-                                 clpe__pairs_per_item(&rope->shared->shape, rope->cfg.dtype),
+                                 clpe__rope_pairs_per_item(&rope->shared->shape, rope->cfg.dtype),
                              .batch = batch,
                              .shared_positions = c.positions.source == CLPE_POSITIONS_START};
     clpe_extent e[2] = {{c.q.row_pitch, c.q.batch_pitch, c.q.extent},
@@ -325,7 +325,7 @@ clpe_status clpe_enqueue_rope_cache(clpe_rope *rope, cl_command_queue queue, int
 
     clpe_launch_grid grid = {.program = rope->shared, .pairs = rope->n_pairs, .seq = n,
                              .pairs_per_item =
-                                 clpe__pairs_per_item(&rope->shared->shape, rope->cfg.dtype),
+                                 clpe__rope_pairs_per_item(&rope->shared->shape, rope->cfg.dtype),
                              .batch = 1, .shared_positions = true};
     clpe_extent e[2] = {{c.cos.row_pitch, 0, rope->rotary_dim},
                         {c.sin.row_pitch, 0, rope->rotary_dim}};

@@ -31,8 +31,8 @@
  *    one is enqueued, so if a later enqueue fails the earlier commands are
  *    terminated and the call still writes nothing.
  *  - Environment (read when an encoder is created): CLPE_PAIRS_PER_ITEM (1:
- *    one pair per work-item, or 64: the vector shape, where f16 and bf16
- *    take 128), CLPE_ROWS_PER_ITEM (1..4096), CLPE_WORK_GROUP_SIZE (1..1024)
+ *    one pair per work-item, or 64: the vector shape, where f16 and bf16's
+ *    rotary kernels take 128 and bf16's others 512), CLPE_ROWS_PER_ITEM (1..4096), CLPE_WORK_GROUP_SIZE (1..1024)
  *    and CLPE_TILE_WALK (1, the default: in the vector shape, float32 calls
  *    whose sequences share their positions compute each block of rows once
  *    into a tile and stream every sequence against it; 0: they walk as the
@@ -303,9 +303,10 @@ CLPE_API clpe_status clpe_encoder_get_config(const clpe_encoder *enc, clpe_confi
  * conventions at the
  * top). Filled by the library; reserved comes back zero. */
 typedef struct clpe_launch_info {
-    uint32_t pairs_per_item;  /* pairs one work-item computes: 1, 64, or 128 for f16/bf16
-                                 (with 64, float32 calls whose sequences share their
-                                 positions walk 512 pairs per work-item, in tiles) */
+    uint32_t pairs_per_item;  /* pairs one work-item of the encoder's row kernels (table,
+                                 add, gather) computes: 1, or 64 (128 for f16, 512 for
+                                 bf16); with 64, float32 calls whose sequences share
+                                 their positions walk 512 pairs per work-item, in tiles */
     uint32_t rows_per_item;   /* rows one work-item walks with the odometer */
     size_t work_group_size;   /* largest work-group along the pairs */
     size_t max_launch_rows;   /* rows one launch covers at most */

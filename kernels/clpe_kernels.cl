@@ -23,13 +23,14 @@
 #include "clpe_odometer.cl"
 
 /* Pairs per work-item, set by the library per device: PE_PAIRS for 32- and
- * 64-bit storage, PE_PAIRS_16 for f16 and bf16 (-DPE_PAIRS=1
- * -DPE_PAIRS_16=1 on GPUs, which run work-items in lanes already; 64 and 128
- * on PoCL's CPUs). Those take the vector path: PoCL's work-item-loop
+ * 64-bit storage, PE_PAIRS_16 for f16 and bf16's rotary kernels,
+ * PE_PAIRS_BF16 for bf16's row kernels (-DPE_PAIRS=1 -DPE_PAIRS_16=1
+ * -DPE_PAIRS_BF16=1 on GPUs, which run work-items in lanes already; 64, 128
+ * and 512 on PoCL's CPUs). Those take the vector path: PoCL's work-item-loop
  * vectoriser gives up on this code, and explicit vectors measured about 5x
  * faster. A work-item walks its pairs in groups of PE_GL: 16 as a float16
  * (4 groups, 512 bytes of each float32 row), 8 groups for the 16-bit
- * types, 8 as a double8 for float64 (8 groups). Measured on the 2-core CPU
+ * types (32 for bf16 rows), 8 as a double8 for float64 (8 groups). Measured on the 2-core CPU
  * (bench/RESULTS.md): 4 groups instead of 1 took the f16 add at batch 8
  * from 7.5 to 9.2 Gelem/s, and 8 instead of 4 added 10-20 % at batch 8 and
  * 8 % at batch 1; 4 groups instead of 1 took the f32 add at batch 1 up
@@ -41,6 +42,13 @@
 #endif
 #ifndef PE_PAIRS_16
 #define PE_PAIRS_16 (PE_PAIRS == 1 ? 1 : 128)
+#endif
+/* bf16's row kernels (its rotary ones take PE_PAIRS_16): 32 groups, a 2 KiB
+ * slice of each row, measured 6-13 % faster than 8 groups at batch 8 and 7 %
+ * at batch 1, where f16 lost 8 % at batch 8 (bench/RESULTS.md, seventh
+ * round) */
+#ifndef PE_PAIRS_BF16
+#define PE_PAIRS_BF16 (PE_PAIRS == 1 ? 1 : 512)
 #endif
 
 /* Groups of PE_GL pairs a work-item of the current storage type computes as
@@ -176,7 +184,11 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #define PE_NAME bf16
 #define PE_ZIP_ONCE 0 /* its packed pairs take sines and cosines apart */
 #define PE_T ushort
+#undef PE_W
+#define PE_W PE_PAIRS_BF16
 #include "clpe_rows.cl"
+#undef PE_W
+#define PE_W PE_PAIRS_16
 #include "clpe_rope.cl"
 #undef PE_NAME
 #undef PE_T
