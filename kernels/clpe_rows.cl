@@ -142,9 +142,11 @@ PE_INLINE global const PE_T *PE_FN(pe_input_row)(int op, global const PE_T *in,
 #if PE_GROUPS
 /* Row `ahead` of sequence b, when the launch has it: the lines of this
  * work-item's n pairs from i0 in the input row it will read (x, or the
- * embedding row of its id) and, unless that is the same memory (add in
- * place), in the output row it will write (pe_prefetch_pairs,
- * clpe_storage.cl). */
+ * embedding row of its id) and, unless that is the same memory, in the
+ * output row it will write (pe_prefetch_pairs, clpe_storage.cl). An add in
+ * place asks for its lines for writing: the row is read, then written back
+ * (batch 8 x seq 4096: f32 add 4-8 % faster, f16 6 %, bf16 3.5 %;
+ * bench/RESULTS.md, seventh round). */
 PE_INLINE void PE_FN(pe_prefetch_row)(int op, global const PE_T *out, global const PE_T *in,
                                       global const int *ids, uint b, uint ahead, uint i0,
                                       uint n, const pe_geometry *g)
@@ -156,7 +158,8 @@ PE_INLINE void PE_FN(pe_prefetch_row)(int op, global const PE_T *out, global con
     global const PE_T *orow = out + (b * g->out_batch_pitch + ahead * g->out_row_pitch);
     bool zipped = g->stride == 2;
     if (xrow)
-        pe_prefetch_pairs(xrow, sizeof(PE_T), zipped, g->sin_off, g->cos_off, i0, n, false);
+        pe_prefetch_pairs(xrow, sizeof(PE_T), zipped, g->sin_off, g->cos_off, i0, n,
+                          orow == xrow);
     if (orow != xrow)
         pe_prefetch_pairs(orow, sizeof(PE_T), zipped, g->sin_off, g->cos_off, i0, n, true);
 #endif
