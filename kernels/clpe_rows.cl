@@ -140,28 +140,51 @@ PE_INLINE global const PE_T *PE_FN(pe_input_row)(int op, global const PE_T *in,
 }
 
 #if PE_GROUPS
+/* The rows a row of the walk reads (x, or the embedding row of its id; NULL
+ * for the table or a bad id) and writes, to ask for their lines before
+ * that row's turn; none (NULL, NULL) past the launch's rows. */
+typedef struct PE_FN(pe_ahead) {
+    global const PE_T *in, *out;
+} PE_FN(pe_ahead);
+
+PE_INLINE PE_FN(pe_ahead) PE_FN(pe_ahead_rows)(int op, global const PE_T *out,
+                                               global const PE_T *in, global const int *ids,
+                                               uint b, uint s, const pe_geometry *g)
+{
+    PE_FN(pe_ahead) a = {0, 0};
+    if (s < g->rows) {
+        a.in = PE_FN(pe_input_row)(op, in, ids, 0, b, s, false, g);
+        a.out = out + (b * g->out_batch_pitch + s * g->out_row_pitch);
+    }
+    return a;
+}
+
+/* The lines of n pairs from i0 in those rows (pe_prefetch_pairs,
+ * clpe_storage.cl): the input's, and the output's unless that is the same
+ * memory. An add in place asks for its lines for writing: the row is read,
+ * then written back (batch 8 x seq 4096: f32 add 4-8 % faster, f16 6 %,
+ * bf16 3.5 %; bench/RESULTS.md, seventh round). */
+PE_INLINE void PE_FN(pe_prefetch_ahead)(PE_FN(pe_ahead) a, uint i0, uint n,
+                                        const pe_geometry *g)
+{
+#if PE_X86
+    bool zipped = g->stride == 2;
+    if (a.in)
+        pe_prefetch_pairs(a.in, sizeof(PE_T), zipped, g->sin_off, g->cos_off, i0, n,
+                          a.out == a.in);
+    if (a.out && a.out != a.in)
+        pe_prefetch_pairs(a.out, sizeof(PE_T), zipped, g->sin_off, g->cos_off, i0, n, true);
+#endif
+}
+
 /* Row `ahead` of sequence b, when the launch has it: the lines of this
- * work-item's n pairs from i0 in the input row it will read (x, or the
- * embedding row of its id) and, unless that is the same memory, in the
- * output row it will write (pe_prefetch_pairs, clpe_storage.cl). An add in
- * place asks for its lines for writing: the row is read, then written back
- * (batch 8 x seq 4096: f32 add 4-8 % faster, f16 6 %, bf16 3.5 %;
- * bench/RESULTS.md, seventh round). */
+ * work-item's n pairs from i0, all at once. */
 PE_INLINE void PE_FN(pe_prefetch_row)(int op, global const PE_T *out, global const PE_T *in,
                                       global const int *ids, uint b, uint ahead, uint i0,
                                       uint n, const pe_geometry *g)
 {
 #if PE_X86
-    if (ahead >= g->rows)
-        return;
-    global const PE_T *xrow = PE_FN(pe_input_row)(op, in, ids, 0, b, ahead, false, g);
-    global const PE_T *orow = out + (b * g->out_batch_pitch + ahead * g->out_row_pitch);
-    bool zipped = g->stride == 2;
-    if (xrow)
-        pe_prefetch_pairs(xrow, sizeof(PE_T), zipped, g->sin_off, g->cos_off, i0, n,
-                          orow == xrow);
-    if (orow != xrow)
-        pe_prefetch_pairs(orow, sizeof(PE_T), zipped, g->sin_off, g->cos_off, i0, n, true);
+    PE_FN(pe_prefetch_ahead)(PE_FN(pe_ahead_rows)(op, out, in, ids, b, ahead, g), i0, n, g);
 #endif
 }
 #endif
@@ -393,18 +416,22 @@ PE_INLINE void PE_FN(pe_rows_span)(int op, global PE_T *out, global const PE_T *
  * -4 % to +3 % in slower ones; bench/RESULTS.md, seventh round). */
 PE_INLINE void PE_FN(pe_tile_row)(global PE_T *orow, global const PE_T *xrow, int op, PE_R scale,
                                   uint i0, uint groups, const PE_GV *sv, const PE_GV *cv,
-                                  const pe_geometry *g)
+                                  PE_FN(pe_ahead) ahead, const pe_geometry *g)
 {
     if (g->stride == 2) {
         PE_NO_UNROLL
-        for (uint k = 0; k < groups; ++k)
+        for (uint k = 0; k < groups; ++k) {
+            PE_FN(pe_prefetch_ahead)(ahead, i0 + PE_GL * k, PE_GL, g);
             PE_GFN(pe_store_ordered)(orow, xrow, 2 * (i0 + PE_GL * k), sv[k], cv[k],
                                      op != PE_OP_TABLE, scale, true);
+        }
         return;
     }
     PE_NO_UNROLL
-    for (uint k = 0; k < groups; ++k)
+    for (uint k = 0; k < groups; ++k) {
+        PE_FN(pe_prefetch_ahead)(ahead, i0 + PE_GL * k, PE_GL, g);
         PE_FN(pe_store_group)(orow, xrow, op, scale, i0 + PE_GL * k, sv[k], cv[k], true, g);
+    }
 }
 
 PE_INLINE void PE_FN(pe_tile_walk)(int op, global PE_T *out, global const PE_T *in,
@@ -463,24 +490,28 @@ PE_INLINE void PE_FN(pe_tile_walk)(int op, global PE_T *out, global const PE_T *
                 global const PE_T *xrow =
                     PE_FN(pe_input_row)(op, in, ids, bad_ids, b, s, reporter, g);
                 /* the row two steps on in this walk, into the next block
-                 * (its first sequence) at the end of this one: a gather's
-                 * embedding rows are scattered, and each sequence's block of
-                 * rows starts a fresh stream (pe_prefetch_row: x86 only) */
+                 * (its first sequence) at the end of this one, asked for a
+                 * group at a time as this row is streamed: a gather's
+                 * embedding rows are scattered, and each sequence's block
+                 * of rows starts a fresh stream. Spread over the groups
+                 * rather than all at once before the row, the f32 add at
+                 * batch 8 x seq 4096 went 0.74-0.80 -> 0.83-0.84 of the
+                 * stream (bench/RESULTS.md, seventh round). */
                 uint ahead = b * rows + r + 2, steps = g->batch * rows;
-                if (ahead < steps)
-                    PE_FN(pe_prefetch_row)(op, out, in, ids, ahead / rows, s0 + ahead % rows, i0,
-                                           i_end - i0, g);
-                else if (s0 + rows + (ahead - steps) < s_stop)
-                    PE_FN(pe_prefetch_row)(op, out, in, ids, 0, s0 + rows + (ahead - steps), i0,
-                                           i_end - i0, g);
+                bool in_block = ahead < steps;
+                uint s_ahead = in_block ? s0 + ahead % rows : s0 + rows + (ahead - steps);
+                PE_FN(pe_ahead) next = {0, 0};
+                if (s_ahead < s_stop)
+                    next = PE_FN(pe_ahead_rows)(op, out, in, ids, in_block ? ahead / rows : 0,
+                                                s_ahead, g);
                 /* called apart for a row with input and one without (the
                  * table, a bad id): each copy has no test per group */
                 if (xrow)
                     PE_FN(pe_tile_row)(orow, xrow, op, scale, i0, groups, sv + r * groups,
-                                       cv + r * groups, g);
+                                       cv + r * groups, next, g);
                 else
                     PE_FN(pe_tile_row)(orow, 0, op, scale, i0, groups, sv + r * groups,
-                                       cv + r * groups, g);
+                                       cv + r * groups, next, g);
             }
     }
     if ((g->flags & PE_FLAG_ODD_D_ZERO_COLUMN) && (g->d & 1u) && i_end == g->n_pairs)
