@@ -30,8 +30,8 @@
  * vectoriser gives up on this code, and explicit vectors measured about 5x
  * faster. A work-item walks its pairs in groups of PE_GL: 16 as a float16
  * (4 groups, 512 bytes of each float32 row), 8 groups for the 16-bit
- * types (32 for bf16 rows), 8 as a double8 for float64 (8 groups). Measured on the 2-core CPU
- * (bench/RESULTS.md): 4 groups instead of 1 took the f16 add at batch 8
+ * types (32 for bf16 rows), 8 as a double8 for float64 (8 groups).
+ * Measured on the 2-core CPU (bench/RESULTS.md): 4 groups instead of 1 took the f16 add at batch 8
  * from 7.5 to 9.2 Gelem/s, and 8 instead of 4 added 10-20 % at batch 8 and
  * 8 % at batch 1; 4 groups instead of 1 took the f32 add at batch 1 up
  * 40-55 % and f64 up to 30 %. At batch 8 with shared positions f32 takes

@@ -395,19 +395,6 @@ PE_INLINE void PE_FN(pe_rows_span)(int op, global PE_T *out, global const PE_T *
  * sizes). bench/RESULTS.md, seventh round. */
 #define PE_TILE_FILL_ROWS 4
 
-/* The tile walk, for launches whose sequences all share their positions (a
- * start) on the vector path (PE_FLAG_TILE_WALK): pairs i0 .. i_end-1 (full
- * groups, all with a cosine, aligned) of rows [s_begin, s_stop), in blocks
- * of rows whose values fill the tile. Each block's values are computed
- * once into the tile; then each sequence's rows of the block are streamed
- * against it, one contiguous span after another, as a precomputed table
- * would be added. The walk of pe_rows_span visits each row of every
- * sequence in slices of PE_W pairs, with its loop overhead per slice: on the
- * 2-core CPU at batch 8 x seq 512 x d 1024, data that stays in cache, the
- * f32 add ran at 0.31 of a plain stream with 16-pair slices, 0.53 with 64
- * and 0.71 with tiles; at sizes that stream from memory all three ran at
- * 0.78 to 0.90 of it, none ahead at every size (bench/RESULTS.md, sixth
- * round). Same values, same operations in the same order: the same bits. */
 /* One row of the tile walk: groups from pair i0, values from the tile's
  * row (sv, cv). Interleaved rows take them zipped once at the fill, in
  * storage order, so the row is added as a table row is, with half the
@@ -434,6 +421,24 @@ PE_INLINE void PE_FN(pe_tile_row)(global PE_T *orow, global const PE_T *xrow, in
     }
 }
 
+/* The tile walk, for launches whose sequences all share their positions (a
+ * start) on the vector path (PE_FLAG_TILE_WALK): pairs i0 .. i_end-1 (full
+ * groups, all with a cosine, aligned) of rows [s_begin, s_stop), in blocks
+ * of rows whose values fill the tile. Each block's values are computed
+ * once into the tile; then each sequence's rows of the block are streamed
+ * against it, one contiguous span after another, as a precomputed table
+ * would be added. The walk of pe_rows_span visits each row of every
+ * sequence in slices of PE_W pairs, with its loop overhead per slice: on the
+ * 2-core CPU at batch 8 x seq 512 x d 1024, data that stays in cache, the
+ * f32 add ran at 0.31 of a plain stream with 16-pair slices, 0.53 with 64
+ * and 0.71 with tiles; at sizes that stream from memory all three ran at
+ * 0.78 to 0.90 of it, none ahead at every size (bench/RESULTS.md, sixth
+ * round). This CPU's prefetchers do not follow the walk, so it asks for
+ * every line itself: the first rows of a block while the block's values are
+ * computed, then the row two steps on as each row is streamed (seventh
+ * round: 0.66-0.68 -> 0.83 of the stream at seq 4096 in fast-memory
+ * processes). Same values, same operations in the same order: the same
+ * bits. */
 PE_INLINE void PE_FN(pe_tile_walk)(int op, global PE_T *out, global const PE_T *in,
                                    global const int *ids, global uint *bad_ids,
                                    global const long *positions, global const ulong *tw_hi,
