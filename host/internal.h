@@ -262,6 +262,24 @@ static inline cl_uint clpe__rows_per_item(const clpe_launch_shape *shape, bool s
     return rows ? (cl_uint)rows : 1u;
 }
 
+/* The same for the row kernels (table, add, gather) of the encoder's dtype
+ * outside the tile walk. On the vector path, the 16-bit dtypes' work-items
+ * serving a batch walk 8 times those rows (8 at batch 8): since their rows
+ * are asked for ahead (clpe_rows.cl), a work-item's next rows are its own,
+ * and its phases are set once for 8 rows, not for each. The fused add at
+ * batch 8 on the 2-core CPU: bf16 +8 to 15 %, f16 +5 %, gather +3 to 19 %;
+ * f32 and f64 measured alike (bench/RESULTS.md, eighth round). */
+static inline cl_uint clpe__row_kernel_rows_per_item(const clpe_launch_shape *shape,
+                                                     clpe_dtype dtype, bool shared_positions,
+                                                     size_t batch_per_launch)
+{
+    cl_uint rows = clpe__rows_per_item(shape, shared_positions, batch_per_launch);
+    bool sixteen_bit = dtype == CLPE_DTYPE_F16 || dtype == CLPE_DTYPE_BF16;
+    if (sixteen_bit && shape->pairs_per_item > 1 && shared_positions && batch_per_launch > 1)
+        rows *= 8; /* at most 8 x 4096 (CLPE_ROWS_PER_ITEM's limit) */
+    return rows;
+}
+
 /* Pairs one work-item of a row kernel spans in the tile walk
  * (PE_FLAG_TILE_WALK, clpe_rows.cl), or 0 when the call takes the span walk:
  * the tile walk serves float32 on the vector path when one work-item serves
