@@ -307,11 +307,11 @@ typedef struct clpe_launch_info {
                                  add, gather) computes: 1, or 64 (128 for f16, 512 for
                                  bf16); with 64, float32 calls whose sequences share
                                  their positions walk 512 pairs per work-item, in tiles */
-    uint32_t rows_per_item;   /* rows one work-item walks with the odometer; a work-item
-                                 serving every sequence of a call (positions from a
-                                 start) walks rows_per_item / (2 x batch) of them, at
-                                 least 1, and 8 times that for f16 and bf16 with 128 or
-                                 512 pairs */
+    uint32_t rows_per_item;   /* rows one work-item walks with the odometer; outside the
+                                 tile walk, a work-item serving every sequence of a call
+                                 (positions from a start) walks rows_per_item / (2 x
+                                 batch) of them, at least 1, and 8 times that for f16 and
+                                 bf16 with 128 or 512 pairs */
     size_t work_group_size;   /* largest work-group along the pairs */
     size_t max_launch_rows;   /* rows one launch covers at most */
     size_t max_launch_batch;  /* sequences one launch covers at most */
