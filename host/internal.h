@@ -267,7 +267,7 @@ static inline cl_uint clpe__rows_per_item(const clpe_launch_shape *shape, bool s
  * serving a batch walk 8 times those rows (8 at batch 8): since their rows
  * are asked for ahead (clpe_rows.cl), a work-item's next rows are its own,
  * and its phases are set once for 8 rows, not for each. The fused add at
- * batch 8 on the 2-core CPU: bf16 +8 to 15 %, f16 +5 %, gather +3 to 19 %;
+ * batch 8 on the 2-core CPU: bf16 +8 to 15 %, f16 +5 %, gather +7 to 19 %;
  * f32 and f64 measured alike (bench/RESULTS.md, eighth round). */
 static inline cl_uint clpe__row_kernel_rows_per_item(const clpe_launch_shape *shape,
                                                      clpe_dtype dtype, bool shared_positions,
