@@ -244,7 +244,7 @@ static int run(const ab_options *o)
         env_release(&env);
         return 1;
     }
-    cl_int err = env_zero(&env, env.x, bytes);
+    cl_int err = env_fill_data(&env, env.x, bytes);
     /* the plain streams: one float and a float4 per work-item */
     static const char *const stream_names[2] = {"stream_f32", "stream4_f32"};
     cl_kernel stream[2] = {NULL, NULL};

@@ -90,11 +90,20 @@ cl_program env_build(const bench_env *env, const char *source, const char *build
     return NULL;
 }
 
+static cl_int fill_bytes(const bench_env *env, cl_mem buf, size_t bytes, cl_uchar byte)
+{
+    cl_int err = clEnqueueFillBuffer(env->queue, buf, &byte, 1, 0, bytes, 0, NULL, NULL);
+    return err == CL_SUCCESS ? clFinish(env->queue) : err;
+}
+
 cl_int env_zero(const bench_env *env, cl_mem buf, size_t bytes)
 {
-    cl_uchar zero = 0;
-    cl_int err = clEnqueueFillBuffer(env->queue, buf, &zero, 1, 0, bytes, 0, NULL, NULL);
-    return err == CL_SUCCESS ? clFinish(env->queue) : err;
+    return fill_bytes(env, buf, bytes, 0);
+}
+
+cl_int env_fill_data(const bench_env *env, cl_mem buf, size_t bytes)
+{
+    return fill_bytes(env, buf, bytes, BENCH_DATA_BYTE);
 }
 
 static cl_mem make_buffer(cl_context ctx, size_t bytes, cl_ulong max_alloc, const char *what)
@@ -175,7 +184,7 @@ int env_create(bench_env *env, cl_device_id device, const device_desc *dd, const
            (double)(rows * 4) / 1048576.0, (double)table_bytes / 1048576.0);
     err = write_ids(env, rows);
     if (err == CL_SUCCESS)
-        err = env_zero(env, env->emb, emb_bytes);
+        err = env_fill_data(env, env->emb, emb_bytes);
     if (err != CL_SUCCESS) {
         fprintf(stderr, "clpe-bench: initialising buffers: %d\n", err);
         return -1;

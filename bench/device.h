@@ -35,7 +35,7 @@ typedef struct bench_env {
     cl_program streams;           /* streams.cl: the limits */
     cl_mem x;                     /* [batch, seq, d]: add in place, the streams */
     cl_mem y;                     /* [batch, seq, d]: add-out and gather outputs */
-    cl_mem emb;                   /* [vocab, d] embedding, zeros */
+    cl_mem emb;                   /* [vocab, d] embedding: every byte BENCH_DATA_BYTE */
     cl_mem ids;                   /* int32 [batch, seq] token ids, random in [0, vocab) */
     cl_mem table;                 /* [seq, d]: the precomputed table of the baselines */
     cl_mem rope_cos, rope_sin;    /* [seq, head_dim] each: rope-table's cos/sin cache */
@@ -56,7 +56,20 @@ void env_release(bench_env *env);
 cl_program env_build(const bench_env *env, const char *source, const char *build_options,
                      const char *what);
 
+/* What every timed operation reads and the fill limit writes: buffers whose
+ * every byte is 0x3C, a normal nonzero number in each dtype (float32 and
+ * bfloat16 0.0115, float16 1.06, float64 1.5e-18). Not zeros: this CPU
+ * machine streams zeros over zeros about 20 % faster than any other data
+ * when its memory is busy (stream and fill alike; nonzero data, changed or
+ * rewritten, all run at one rate), and clpe's outputs are never all zero,
+ * so a limit timed on zeros would be one no user's data reaches
+ * (bench/RESULTS.md, ninth round). */
+#define BENCH_DATA_BYTE 0x3C
+
 /* Fill bytes of buf with zeros and wait. */
 cl_int env_zero(const bench_env *env, cl_mem buf, size_t bytes);
+
+/* Fill bytes of buf with BENCH_DATA_BYTE and wait. */
+cl_int env_fill_data(const bench_env *env, cl_mem buf, size_t bytes);
 
 #endif /* CLPE_BENCH_DEVICE_H */

@@ -180,15 +180,6 @@ static int run_dtype(run_state *s, const dtype_info *dt, clpe_encoder *base)
         note(s, text);
         return 0;
     }
-    /* Fresh zeros: bit patterns left by another dtype could be denormals
-     * here, and denormals are slow on many CPUs. */
-    size_t x_bytes = opt->batch * opt->seq * opt->d * dt->size;
-    if (env_zero(&s->env, s->env.x, x_bytes) != CL_SUCCESS ||
-        env_zero(&s->env, s->env.y, x_bytes) != CL_SUCCESS) {
-        fprintf(stderr, "clpe-bench: clearing buffers failed\n");
-        return -1;
-    }
-
     clpe_encoder *enc = base;
     char skip_clpe[160] = "", skip_baseline[200] = ""; /* room for "no table: " + skip_clpe */
     if (dt->dtype != CLPE_DTYPE_F32) {
@@ -246,6 +237,16 @@ static int run_dtype(run_state *s, const dtype_info *dt, clpe_encoder *base)
         }
     }
 
+    /* Fresh data for the timed operations: bit patterns left by another
+     * dtype could be denormals here (slow on many CPUs), and the checks
+     * above leave zeros, which this machine streams faster than data
+     * (BENCH_DATA_BYTE, device.h). */
+    size_t x_bytes = opt->batch * opt->seq * opt->d * dt->size;
+    if (rc == 0 && (env_fill_data(&s->env, s->env.x, x_bytes) != CL_SUCCESS ||
+                    env_fill_data(&s->env, s->env.y, x_bytes) != CL_SUCCESS)) {
+        fprintf(stderr, "clpe-bench: filling buffers failed\n");
+        rc = -1;
+    }
     pending *group = malloc(BENCH_N_OPS * sizeof *group);
     double *times = malloc(2 * BENCH_N_OPS * (size_t)s->plan.repeats * sizeof *times);
     if (!group || !times)

@@ -22,6 +22,16 @@ static cl_int set_stream_scalar(cl_kernel k, cl_uint index, const char *suffix, 
     return clSetKernelArg(k, index, sizeof u, &u);
 }
 
+/* The value every byte of which is BENCH_DATA_BYTE, in the streams' element
+ * type: what the fill limit writes, the data the buffers start with. */
+static cl_int set_stream_data(cl_kernel k, cl_uint index, const char *suffix)
+{
+    unsigned char v[8];
+    memset(v, BENCH_DATA_BYTE, sizeof v);
+    size_t size = strcmp(suffix, "f32") == 0 ? 4 : strcmp(suffix, "u16") == 0 ? 2 : 8;
+    return clSetKernelArg(k, index, size, v);
+}
+
 /* A scalar of the baselines' arithmetic type: double for f64, else float. */
 static cl_int set_real(cl_kernel k, cl_uint index, const dtype_info *dt, double v)
 {
@@ -51,13 +61,13 @@ static cl_int args_stream(const op_ctx *o)
     return err;
 }
 
-/* fill: x = 0. */
+/* fill: x = the data value (not 0: see BENCH_DATA_BYTE). */
 static cl_int args_fill(const op_ctx *o)
 {
     const cl_mem *mems[] = {&o->env->x};
     cl_int err = set_mems(o->kernel, mems, 1);
     if (err == CL_SUCCESS)
-        err = set_stream_scalar(o->kernel, 1, o->dt->stream, 0.0);
+        err = set_stream_data(o->kernel, 1, o->dt->stream);
     return err;
 }
 

@@ -39,7 +39,12 @@ int verify_baselines(const bench_env *env, const dtype_info *dt, clpe_encoder *e
     size_t es = dt->size, seq_bytes = seq * d * es, out_bytes = batch * seq_bytes;
     unsigned char *table = malloc(seq_bytes), *out = malloc(out_bytes);
     int rc = 0;
+    size_t emb_bytes = 0;
     cl_int err = table && out ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
+    if (err == CL_SUCCESS)
+        err = clGetMemObjectInfo(env->emb, CL_MEM_SIZE, sizeof emb_bytes, &emb_bytes, NULL);
+    if (err == CL_SUCCESS)
+        err = env_zero(env, env->emb, emb_bytes);
     if (err == CL_SUCCESS)
         err = clEnqueueReadBuffer(env->queue, env->table, CL_TRUE, 0, seq_bytes, table, 0, NULL,
                                   NULL);
@@ -77,6 +82,8 @@ int verify_baselines(const bench_env *env, const dtype_info *dt, clpe_encoder *e
         err = env_zero(env, env->x, out_bytes);
     if (err == CL_SUCCESS)
         err = env_zero(env, env->y, out_bytes);
+    if (err == CL_SUCCESS)
+        err = env_fill_data(env, env->emb, emb_bytes);
     if (err != CL_SUCCESS) {
         fprintf(stderr, "clpe-bench: checking the %s baselines: %d\n", dt->name, err);
         rc = -1;

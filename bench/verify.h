@@ -10,9 +10,11 @@
 
 /* Run each baseline of BENCH_OPS that fits (rotary ones aside: see
  * verify_rope_table) once, at [batch, seq, d], on zero inputs (x and the
- * embedding are zeros, so every output row must equal its table row), and compare every sequence with the first seq rows of the
- * table. Returns 0 when all match, 1 on a mismatch (described in why), -1
- * when OpenCL failed (printed). Leaves x and out zeroed for this dtype. */
+ * embedding are zeroed for it, so every output row must equal its table
+ * row), and compare every sequence with the first seq rows of the table.
+ * Returns 0 when all match, 1 on a mismatch (described in why), -1 when
+ * OpenCL failed (printed). Leaves x and out zeroed and the embedding
+ * filled again with BENCH_DATA_BYTE. */
 int verify_baselines(const bench_env *env, const dtype_info *dt, clpe_encoder *enc,
                      cl_program baselines, size_t batch, size_t seq, size_t d, char *why,
                      size_t why_cap);
