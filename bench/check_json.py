@@ -7,7 +7,8 @@
 It checks what the schema in bench/RESULTS.md promises, recomputed from the
 file's own figures: the keys of every part, the bytes each line must move
 (from the element counts and the operation's definition), each ratio against
-the Gelem/s of the line it names (the fastest variant of that family), and
+the Gelem/s of the line it names (the fastest variant of that family timed
+in the same group, where the file names groups), and
 the headline values and targets. A quick run must also have measured every
 operation for every dtype it did not skip. Exit status 0 when all holds,
 1 with one line per failure otherwise.
@@ -66,9 +67,13 @@ def label_dtype(family, dtype):
     return STREAM[dtype] if FAMILIES[family][0] == "limit" else dtype
 
 
-def best(results, family, dtype, size):
+def best(results, family, dtype, size, group=None):
+    """The fastest measured line of family at (dtype, size), among the lines
+    of group (the dtype whose operations they took turns with) when the file
+    names groups; files written before `group` existed compare across all."""
     rows = [r for r in results if r["family"] == family and r["dtype"] == dtype and
-            r["size"] == size and r["status"] == "ok"]
+            r["size"] == size and r["status"] == "ok" and
+            (group is None or r.get("group", group) == group)]
     return max(rows, key=lambda r: r["gelem_per_s"]) if rows else None
 
 
@@ -87,10 +92,16 @@ def check(doc, quick_run):
     if p.get("table_rows") != p.get("seq"):
         fail("params: table_rows %r is not seq %r" % (p.get("table_rows"), p.get("seq")))
     results = doc["results"]
+    grouped = any("group" in r for r in results)
     for i, r in enumerate(results):
         where = "results[%d] (%s %s %s)" % (i, r.get("op"), r.get("dtype"), r.get("size"))
         need(r, ("op", "family", "kind", "dtype", "size", "batch", "seq", "d", "elements",
-                 "bytes", "status"), where)
+                 "bytes", "status") + (("group",) if grouped else ()), where)
+        if grouped and r.get("group") in STREAM and r.get("dtype") not in (
+                r["group"], STREAM[r["group"]]):
+            fail("%s: a %s line in the %s group" % (where, r.get("dtype"), r["group"]))
+        elif grouped and r.get("group") not in STREAM:
+            fail("%s: group %r is not a dtype" % (where, r.get("group")))
         fam = FAMILIES.get(r["family"])
         if fam is None:
             fail("%s: unknown family %r" % (where, r["family"]))
@@ -123,7 +134,8 @@ def check(doc, quick_run):
                 if key in r:
                     fail("%s: has a %s but should not" % (where, key))
                 continue
-            other = best(results[:i], family, label_dtype(family, r["dtype"]), r["size"])
+            other = best(results[:i], family, label_dtype(family, r["dtype"]), r["size"],
+                         r.get("group"))
             if other is None:
                 continue
             if r.get(key) != {"op": other["op"], "dtype": other["dtype"]}:
@@ -142,7 +154,8 @@ def check(doc, quick_run):
                 if dt not in FAMILY_DTYPES.get(family, (dt,)):
                     continue
                 for size in ("full", "1/64"):
-                    if best(results, family, label_dtype(family, dt), size) is None:
+                    if best(results, family, label_dtype(family, dt), size,
+                            dt if grouped else None) is None:
                         fail("no measured %s %s line at size %s" % (family, dt, size))
         if any("wrong" in n for n in doc["notes"]):
             fail("a baseline failed its check: %s" % [n for n in doc["notes"] if "wrong" in n])
@@ -154,8 +167,9 @@ def check(doc, quick_run):
         for dt in dtypes:
             if dt not in p["dtypes"] or dt in skipped:
                 continue
-            n = best(results, num, dt, "full")
-            d = best(results, den, label_dtype(den, dt), "full")
+            group = dt if grouped else None
+            n = best(results, num, dt, "full", group)
+            d = best(results, den, label_dtype(den, dt), "full", group)
             what = "%s %s / %s" % (dt, num, den)
             if n is None or d is None:
                 continue

@@ -33,9 +33,10 @@ static int listed(const char *list, const char *name)
     return 0;
 }
 
-static double full_gelem(const results *res, const char *family, const char *dtype)
+static double full_gelem(const results *res, const char *family, const char *dtype,
+                         const char *group)
 {
-    int i = results_best(res, family, dtype, "full");
+    int i = results_best(res, family, dtype, "full", group);
     return i < 0 ? NAN : row_gelem(&res->rows[i]);
 }
 
@@ -50,8 +51,8 @@ size_t headlines_compute(const results *res, const options *o, headline *out)
                 continue;
             const char *den_dtype =
                 ops_family_role(spec->denominator) == OP_ROLE_LIMIT ? dt->stream : dt->name;
-            double v = full_gelem(res, spec->numerator, dt->name) /
-                       full_gelem(res, spec->denominator, den_dtype);
+            double v = full_gelem(res, spec->numerator, dt->name, dt->name) /
+                       full_gelem(res, spec->denominator, den_dtype, dt->name);
             if (isnan(v))
                 continue;
             headline *h = &out[n++];

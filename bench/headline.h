@@ -13,8 +13,9 @@ typedef struct headline {
     const char *dtype;
     const char *numerator;   /* family names; denominator "" for the enqueue cost */
     const char *denominator;
-    double value;            /* ratio of Gelem/s (fastest variant of the denominator),
-                                or us per call for the enqueue cost */
+    double value;            /* ratio of Gelem/s (fastest variant of the denominator
+                                timed in the dtype's group), or us per call for the
+                                enqueue cost */
     double target;
     int at_most;             /* 1: met when value <= target (a cost); 0: value >= target */
 } headline;

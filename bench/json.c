@@ -109,6 +109,7 @@ static void write_row(FILE *f, const results *res, const row *r)
     json_key_string(f, "kind", role_name(r->op->role));
     json_key_string(f, "dtype", r->dtype);
     json_key_string(f, "size", r->size);
+    json_key_string(f, "group", r->group);
     fprintf(f, ", \"batch\": %zu, \"seq\": %zu, \"d\": %zu", r->batch, r->seq, r->d);
     if (r->op->role != OP_ROLE_CLPE)
         fprintf(f, ", \"per_work_item\": %u", r->op->width);

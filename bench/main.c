@@ -74,6 +74,7 @@ static void record(run_state *s, const pending *p, const char *size)
     r->op = o->def;
     r->dtype = op_dtype_label(o->def, o->dt);
     r->size = size;
+    r->group = o->dt->name;
     r->batch = o->batch;
     r->seq = o->seq;
     r->d = o->d;
@@ -256,10 +257,8 @@ static int run_dtype(run_state *s, const dtype_info *dt, clpe_encoder *base)
         size_t n = 0;
         /* Every operation of the table, limits included: f16 and bf16 share
          * their ushort limits, and each group times them again, so that
-         * each 16-bit dtype's lines take turns with a stream and a change in
-         * the memory's speed between the groups cannot flatter either. A
-         * line is held against the fastest limit measured so far, a
-         * headline against the fastest of the run (results.h). */
+         * each 16-bit dtype's lines are held against a stream that took
+         * turns with them (results_best). */
         for (size_t k = 0; k < BENCH_N_OPS && rc == 0; k++) {
             const op_def *def = &BENCH_OPS[k];
             if (!options_wants_op(opt, def->family, def->label) ||

@@ -89,7 +89,7 @@ void report_headlines(const headline *h, size_t n)
     if (n == 0)
         return;
     printf("\nheadline figures and their targets (set for PoCL on the 2-core CPU; the\n"
-           "denominator is its family's fastest variant):\n");
+           "denominator is its family's fastest variant timed with the dtype):\n");
     for (size_t i = 0; i < n; i++) {
         int met = h[i].at_most ? h[i].value <= h[i].target : h[i].value >= h[i].target;
         printf("  %-30s %8.3f   target %s %.2f   %s\n", h[i].what, h[i].value,

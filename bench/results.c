@@ -57,13 +57,14 @@ double row_spread(const row *r)
                                                    : NAN;
 }
 
-int results_best(const results *res, const char *family, const char *dtype, const char *size)
+int results_best(const results *res, const char *family, const char *dtype, const char *size,
+                 const char *group)
 {
     int best = -1;
     for (size_t i = 0; i < res->n; i++) {
         const row *r = &res->rows[i];
         if (strcmp(r->op->family, family) != 0 || strcmp(r->dtype, dtype) != 0 ||
-            strcmp(r->size, size) != 0)
+            strcmp(r->size, size) != 0 || strcmp(r->group, group) != 0)
             continue;
         /* A measured line beats an unmeasured one; NAN never wins. */
         if (best < 0 || (r->state == ROW_OK && !(row_gelem(r) <= row_gelem(&res->rows[best]))))
@@ -98,10 +99,11 @@ void results_link(results *res, size_t i)
         stream = r->dtype;
     if (r->op->limit)
         r->limit = results_best(res, r->op->limit, label_for(r->op->limit, r->dtype, stream),
-                                r->size);
+                                r->size, r->group);
     if (r->op->baseline)
         r->baseline = results_best(res, r->op->baseline,
-                                   label_for(r->op->baseline, r->dtype, stream), r->size);
+                                   label_for(r->op->baseline, r->dtype, stream), r->size,
+                                   r->group);
     r->ratio = ratio_to(res, r, r->limit);
     r->baseline_ratio = ratio_to(res, r, r->baseline);
 }

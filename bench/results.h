@@ -14,6 +14,7 @@ typedef struct row {
     const op_def *op;
     const char *dtype;       /* op_dtype_label: dtype name, or a limit's stream suffix */
     const char *size;        /* "full" or "1/64" */
+    const char *group;       /* the dtype whose operations it took turns with */
     size_t batch, seq, d;
     double elements, bytes;
     bench_result r;
@@ -62,12 +63,15 @@ double row_gelem(const row *r);
 /* (max - min) / median over the repeats of a measured line; NAN otherwise. */
 double row_spread(const row *r);
 
-/* The line of family at (dtype label, size): of the variants measured, the
- * fastest; -1 when none was. */
-int results_best(const results *res, const char *family, const char *dtype, const char *size);
+/* The line of family at (dtype label, size) timed among group's operations:
+ * of the variants measured, the fastest; -1 when none was. A line is only
+ * compared with lines of its own group: those took turns with it, so a
+ * change in the machine's speed between groups falls on neither side. */
+int results_best(const results *res, const char *family, const char *dtype, const char *size,
+                 const char *group);
 
-/* Point line i at its limit and baseline (the fastest variants measured so
- * far at its size) and compute its ratios. */
+/* Point line i at its limit and baseline (the fastest variants of its group
+ * measured so far at its size) and compute its ratios. */
 void results_link(results *res, size_t i);
 
 void results_free(results *res);
