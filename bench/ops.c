@@ -22,13 +22,13 @@ static cl_int set_stream_scalar(cl_kernel k, cl_uint index, const char *suffix, 
     return clSetKernelArg(k, index, sizeof u, &u);
 }
 
-/* The value every byte of which is BENCH_DATA_BYTE, in the streams' element
- * type: what the fill limit writes, the data the buffers start with. */
-static cl_int set_stream_data(cl_kernel k, cl_uint index, const char *suffix)
+/* The element of `size` bytes every byte of which is BENCH_DATA_BYTE: what
+ * the fill limit writes, the data the buffers start with. A limit's element
+ * is as wide as its dtype's (f32, u16 for f16 and bf16, u64 for f64). */
+static cl_int set_stream_data(cl_kernel k, cl_uint index, size_t size)
 {
     unsigned char v[8];
     memset(v, BENCH_DATA_BYTE, sizeof v);
-    size_t size = strcmp(suffix, "f32") == 0 ? 4 : strcmp(suffix, "u16") == 0 ? 2 : 8;
     return clSetKernelArg(k, index, size, v);
 }
 
@@ -67,7 +67,7 @@ static cl_int args_fill(const op_ctx *o)
     const cl_mem *mems[] = {&o->env->x};
     cl_int err = set_mems(o->kernel, mems, 1);
     if (err == CL_SUCCESS)
-        err = set_stream_data(o->kernel, 1, o->dt->stream);
+        err = set_stream_data(o->kernel, 1, o->dt->size);
     return err;
 }
 
