@@ -305,7 +305,14 @@ PE_INLINE void PE_FN(pe_row)(int op, global PE_T *out, global const PE_T *in,
         for (uint b = b_first; b < b_stop; ++b) {
             global PE_T *orow = out + (b * g->out_batch_pitch + s * g->out_row_pitch);
             global const PE_T *xrow = PE_FN(pe_input_row)(op, in, ids, bad_ids, b, s, reporter, g);
-            PE_FN(pe_prefetch_row)(op, out, in, ids, b, ahead, i0, PE_GL * ph->groups, g);
+            /* with all its groups (every work-item but a row's last, if
+             * that is short) the count is a constant and the loop of asks
+             * unrolls: the f16 add at batch 8 +5 % (median of five
+             * processes, bench/RESULTS.md, tenth round) */
+            if (ph->groups == PE_GROUPS)
+                PE_FN(pe_prefetch_row)(op, out, in, ids, b, ahead, i0, PE_GL * PE_GROUPS, g);
+            else
+                PE_FN(pe_prefetch_row)(op, out, in, ids, b, ahead, i0, PE_GL * ph->groups, g);
 #if PE_ZIP_ONCE
             if (zip_once)
                 for (uint k = 0; k < ph->groups; ++k)
