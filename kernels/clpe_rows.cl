@@ -305,6 +305,21 @@ PE_INLINE void PE_FN(pe_row)(int op, global PE_T *out, global const PE_T *in,
         for (uint b = b_first; b < b_stop; ++b) {
             global PE_T *orow = out + (b * g->out_batch_pitch + s * g->out_row_pitch);
             global const PE_T *xrow = PE_FN(pe_input_row)(op, in, ids, bad_ids, b, s, reporter, g);
+#if PE_X86
+            /* an add in place on interleaved rows, the common case: its row
+             * ahead is this row's span a fixed distance on, asked for
+             * directly rather than found again through pe_ahead_rows and
+             * the layout's spans (about 30 instructions per sequence and
+             * row, for 8 lines in f16): the f16 add at batch 8 +7 to +11 %
+             * in four processes, bf16 +3 % (bench/RESULTS.md, tenth round) */
+            if (op == PE_OP_ADD && xrow == orow && g->stride == 2 && ph->groups == PE_GROUPS &&
+                ahead < g->rows) {
+                const char *row = (const char *)(ulong)(xrow + (ahead - s) * g->in_row_pitch);
+                const char *p = row + 2 * i0 * (uint)sizeof(PE_T);
+                for (uint off = 0; off < 2 * PE_GL * PE_GROUPS * (uint)sizeof(PE_T); off += 64)
+                    __builtin_prefetch(p + off, 1);
+            } else
+#endif
             /* with all its groups (every work-item but a row's last, if
              * that is short) the count is a constant and the loop of asks
              * unrolls: the f16 add at batch 8 +5 % (median of five
