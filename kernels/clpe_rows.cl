@@ -311,7 +311,7 @@ PE_INLINE void PE_FN(pe_row)(int op, global PE_T *out, global const PE_T *in,
              * directly rather than found again through pe_ahead_rows and
              * the layout's spans (about 30 instructions per sequence and
              * row, for 8 lines in f16): the f16 add at batch 8 +7 to +11 %
-             * in four processes, bf16 +3 % (bench/RESULTS.md, tenth round) */
+             * in five processes, bf16 +3 % (bench/RESULTS.md, tenth round) */
             if (op == PE_OP_ADD && xrow == orow && g->stride == 2 && ph->groups == PE_GROUPS &&
                 ahead < g->rows) {
                 const char *row = (const char *)(ulong)(xrow + (ahead - s) * g->in_row_pitch);

@@ -161,7 +161,7 @@ static inline ushort16 pe_float16_to_half_bits(float16 v)
     /* An empty asm that holds the halves in a register: otherwise clang
      * folds the conversion into the store that follows, and the memory
      * form of vcvtps2ph runs slower on this kind of CPU (AMD EPYC: the f16
-     * add at batch 8 +4 to +9 %, bench/RESULTS.md, tenth round). No
+     * add at batch 8 +3 to +9 %, bench/RESULTS.md, tenth round). No
      * instruction, so the same bits. */
     __asm__("" : "+x"(bits));
 #endif
