@@ -19,10 +19,10 @@
  * a, b and v are kernel arguments (1, 0, and for v the value each byte of
  * which is 0x3C, the data clpe-bench fills its buffers with: not zero, see
  * device.h), so the compiler cannot prove the loads useless and drop them.
- * Element types go by width, not by meaning: float32 uses fma like clpe; the 16-bit dtypes stream
- * ushort and float64 streams ulong, which move the same bytes without
- * needing cl_khr_fp16 or cl_khr_fp64. The runtime picks the work-group
- * size, as a plain user kernel would get.
+ * Element types go by width, not by meaning: float32 uses fma like clpe;
+ * the 16-bit dtypes stream ushort and float64 streams ulong, which move the
+ * same bytes without needing cl_khr_fp16 or cl_khr_fp64. The runtime picks
+ * the work-group size, as a plain user kernel would get.
  *
  * Each kernel comes twice: one element per work-item, and four (stream4_,
  * fill4_, gather4_: a 4-vector per work-item). Which is faster depends on

@@ -314,10 +314,8 @@ PE_INLINE void PE_FN(pe_row)(int op, global PE_T *out, global const PE_T *in,
              * in five processes, bf16 +3 % (bench/RESULTS.md, tenth round) */
             if (op == PE_OP_ADD && xrow == orow && g->stride == 2 && ph->groups == PE_GROUPS &&
                 ahead < g->rows) {
-                const char *row = (const char *)(ulong)(xrow + (ahead - s) * g->in_row_pitch);
-                const char *p = row + 2 * i0 * (uint)sizeof(PE_T);
-                for (uint off = 0; off < 2 * PE_GL * PE_GROUPS * (uint)sizeof(PE_T); off += 64)
-                    __builtin_prefetch(p + off, 1);
+                pe_prefetch_pairs(xrow + (ahead - s) * g->in_row_pitch, sizeof(PE_T), true, 0, 0,
+                                  i0, PE_GL * PE_GROUPS, true);
             } else
 #endif
             /* with all its groups (every work-item but a row's last, if
