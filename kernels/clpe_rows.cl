@@ -267,6 +267,39 @@ PE_INLINE void PE_FN(pe_phases_tick)(PE_FN(pe_phases) *ph, bool wraps)
 #endif
 }
 
+#if PE_GROUPS
+/* A row's groups from pair i0 (values sv, cv; zip_once: in storage order
+ * already) stored into one sequence's row, x read from xrow (NULL: none).
+ * The tests of the layout sit outside the loop over the groups, and each
+ * caller passes either a row or a literal NULL, so every inlined copy has
+ * a loop without tests: written inside it, clang kept both tests, one of
+ * them a load from the stack, on every group of every sequence (bf16 add
+ * at batch 8 +2 % and +7 % with x cached, f16 +3 % and +1 %, medians of 31
+ * or 32 processes; bench/RESULTS.md, eleventh round). */
+PE_INLINE void PE_FN(pe_store_groups)(global PE_T *orow, global const PE_T *xrow, int op,
+                                      PE_R scale, uint i0, uint groups, const PE_GV *sv,
+                                      const PE_GV *cv, bool zip_once, bool aligned,
+                                      const pe_geometry *g)
+{
+#if PE_ZIP_ONCE
+    if (zip_once) {
+        for (uint k = 0; k < groups; ++k)
+            PE_GFN(pe_store_ordered)(orow, xrow, 2 * (i0 + PE_GL * k), sv[k], cv[k],
+                                     op != PE_OP_TABLE, scale, aligned);
+        return;
+    }
+#endif
+    if (g->stride == 2) {
+        for (uint k = 0; k < groups; ++k)
+            PE_GFN(pe_store_zipped)(orow, xrow, 2 * (i0 + PE_GL * k), sv[k], cv[k],
+                                    op != PE_OP_TABLE, scale, aligned);
+        return;
+    }
+    for (uint k = 0; k < groups; ++k)
+        PE_FN(pe_store_group)(orow, xrow, op, scale, i0 + PE_GL * k, sv[k], cv[k], aligned, g);
+}
+#endif
+
 /* Row s, at position p, of every sequence this work-item serves: its pairs
  * i0 .. i_end-1 computed once and applied to each. */
 PE_INLINE void PE_FN(pe_row)(int op, global PE_T *out, global const PE_T *in,
@@ -289,10 +322,11 @@ PE_INLINE void PE_FN(pe_row)(int op, global PE_T *out, global const PE_T *in,
                 cv[k] = (PE_GV)(0);
             }
         }
+        bool zip_once = false;
 #if PE_ZIP_ONCE
         /* interleaved: from here sv[k] and cv[k] hold group k's values in
          * storage order, (s0, c0, s1, c1, ...), first and second half */
-        bool zip_once = g->stride == 2;
+        zip_once = g->stride == 2;
         if (zip_once)
             for (uint k = 0; k < ph->groups; ++k) {
                 PE_GV lo = PE_GZIP(sv[k].lo, cv[k].lo), hi = PE_GZIP(sv[k].hi, cv[k].hi);
@@ -326,16 +360,14 @@ PE_INLINE void PE_FN(pe_row)(int op, global PE_T *out, global const PE_T *in,
                 PE_FN(pe_prefetch_row)(op, out, in, ids, b, ahead, i0, PE_GL * PE_GROUPS, g);
             else
                 PE_FN(pe_prefetch_row)(op, out, in, ids, b, ahead, i0, PE_GL * ph->groups, g);
-#if PE_ZIP_ONCE
-            if (zip_once)
-                for (uint k = 0; k < ph->groups; ++k)
-                    PE_GFN(pe_store_ordered)(orow, xrow, 2 * (i0 + PE_GL * k), sv[k], cv[k],
-                                             op != PE_OP_TABLE, scale, aligned);
+            /* called apart for a row with input and one without (the
+             * table, a bad id), as pe_tile_row is */
+            if (xrow)
+                PE_FN(pe_store_groups)(orow, xrow, op, scale, i0, ph->groups, sv, cv, zip_once,
+                                       aligned, g);
             else
-#endif
-                for (uint k = 0; k < ph->groups; ++k)
-                    PE_FN(pe_store_group)(orow, xrow, op, scale, i0 + PE_GL * k, sv[k], cv[k],
-                                          aligned, g);
+                PE_FN(pe_store_groups)(orow, 0, op, scale, i0, ph->groups, sv, cv, zip_once,
+                                       aligned, g);
         }
         if (i >= i_end)
             return;
