@@ -273,9 +273,10 @@ PE_INLINE void PE_FN(pe_phases_tick)(PE_FN(pe_phases) *ph, bool wraps)
  * The tests of the layout sit outside the loop over the groups, and each
  * caller passes either a row or a literal NULL, so every inlined copy has
  * a loop without tests: written inside it, clang kept both tests, one of
- * them a load from the stack, on every group of every sequence (bf16 add
- * at batch 8 +2 % and +7 % with x cached, f16 +3 % and +1 %, medians of 31
- * or 32 processes; bench/RESULTS.md, eleventh round). */
+ * them a load from the stack, on every group of every sequence. The add at
+ * batch 8, medians of 31 or 32 processes: bf16 +2 % (seq 4096) and +7 %
+ * (seq 512, x cached), f16 +3 % and +1 % (bench/RESULTS.md, eleventh
+ * round). */
 PE_INLINE void PE_FN(pe_store_groups)(global PE_T *orow, global const PE_T *xrow, int op,
                                       PE_R scale, uint i0, uint groups, const PE_GV *sv,
                                       const PE_GV *cv, bool zip_once, bool aligned,
