@@ -189,18 +189,22 @@ PE_INLINE void pe_store16_f16(global half *p, uint k, float16 v, bool aligned)
 }
 
 /* ---- bfloat16: the top half of a float32 (pe_float_to_bf16 rounds) ---- */
-/* pe_float_to_bf16 on 16 lanes, left in each lane's high half (the low
- * half zero): where a packed pair keeps its second element. A NaN is the
- * lane that is not equal to itself: one compare (vcmpunordps on x86, where
- * isnan became an add and an integer compare), the bf16 add at batch 8
- * 6-8 % faster (bench/RESULTS.md, seventh round). */
-static inline uint16 pe_bf16_high16(float16 f)
+/* pe_float_to_bf16 on 16 lanes, left in each lane's high half. The low
+ * half is left as the rounding made it, not cleared: every caller drops it
+ * anyway (a shift, or the mask that merges a packed pair), and a NaN lane
+ * needs only its quiet bit set, not a mask first. A NaN is the lane that
+ * is not equal to itself: one compare (vcmpunordps on x86, where isnan
+ * became an add and an integer compare), the bf16 add at batch 8 6-8 %
+ * faster (bench/RESULTS.md, seventh round). */
+static inline uint16 pe_bf16_round_high16(float16 f)
 {
     uint16 u = as_uint16(f);
-    uint16 rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
-    return select(rounded, (u & 0xFFFF0000u) | 0x400000u, as_uint16(f != f));
+    return select(u + 0x7FFFu + ((u >> 16) & 1u), u | 0x400000u, as_uint16(f != f));
 }
-static inline ushort16 pe_bf16_16(float16 f) { return convert_ushort16(pe_bf16_high16(f) >> 16); }
+static inline ushort16 pe_bf16_16(float16 f)
+{
+    return convert_ushort16(pe_bf16_round_high16(f) >> 16);
+}
 static inline float pe_load_bf16(global const ushort *p, uint k) { return pe_bf16_to_float(p[k]); }
 static inline void pe_store_bf16(global ushort *p, uint k, float v)
 {
@@ -244,7 +248,14 @@ PE_INLINE void pe_store_zipped16_bf16(global ushort *orow, global const ushort *
             sv = as_float16(x << 16) * scale + sv;
             cv = as_float16(x & 0xFFFF0000u) * scale + cv;
         }
-        *(global uint16 *)(orow + k) = (pe_bf16_high16(sv) >> 16) | pe_bf16_high16(cv);
+        /* the sine's high half into the low half, the cosine's kept in
+         * place: clang merges the two with one vpermt2w. Clearing the low
+         * halves inside the rounding as well cost four instructions per
+         * 64 bytes (31 to 27 without them): the bf16 add at batch 8 +10 %
+         * with x cached, +3 % at seq 4096 (bench/RESULTS.md, twelfth
+         * round) */
+        *(global uint16 *)(orow + k) = (pe_bf16_round_high16(sv) >> 16) |
+                                        (pe_bf16_round_high16(cv) & 0xFFFF0000u);
         return;
     }
 #endif
