@@ -152,6 +152,9 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #define PE_PARAM(NAME, KIND, name) PE_KIND_##KIND name
 
 /* ---- the row kernels, once per storage type ---- */
+/* PE_AHEAD_ROWS: how many rows ahead a work-item serving four sequences or
+ * more asks for its next rows (pe_prefetch_rows) */
+#define PE_AHEAD_ROWS 2
 #define PE_NAME f32
 #define PE_T float
 #define PE_ZIP_ONCE 0 /* measured no faster: its loads and stores set the pace */
@@ -175,11 +178,19 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #define PE_NAME f16
 #define PE_T half
 #define PE_ZIP_ONCE 1 /* f16 add at batch 8 +5 % */
+#undef PE_AHEAD_ROWS
+/* its slice of a row is a quarter of bfloat16's (128 pairs, 512 bytes), so
+ * two rows were too short a lead: the f16 add at batch 8 +3 % at seq 4096
+ * (faster in 52 of 65 processes); bf16 and f64 unchanged (bench/RESULTS.md,
+ * twelfth round) */
+#define PE_AHEAD_ROWS 3
 #include "clpe_rows.cl"
 #include "clpe_rope.cl"
 #undef PE_NAME
 #undef PE_T
 #undef PE_ZIP_ONCE
+#undef PE_AHEAD_ROWS
+#define PE_AHEAD_ROWS 2
 
 #define PE_NAME bf16
 #define PE_ZIP_ONCE 0 /* its packed pairs take sines and cosines apart */
@@ -225,6 +236,7 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #undef PE_ZIP_ONCE
 #undef PE_TILE_PAIRS
 #endif
+#undef PE_AHEAD_ROWS
 
 /* Pad-aware positions: one work-item per sequence walks its row, counting
  * the tokens that are not padding (fairseq's make_positions). */

@@ -119,7 +119,7 @@ PE_INLINE void PE_FN(pe_rope_walk)(global PE_T *q, global PE_T *k,
             cvg[n] = cvg[n] * amplitude;
             svg[n] = (svg[n] * amplitude) * sign;
         }
-        uint ahead = s + pe_prefetch_rows(b_stop - b_first);
+        uint ahead = s + pe_prefetch_rows(b_stop - b_first, 2);
         for (uint b = b_first; b < b_stop && ph.groups; ++b) {
             global PE_T *qrow = q + (b * g->q_batch_pitch + s * g->q_row_pitch);
             global PE_T *krow = k ? k + (b * g->k_batch_pitch + s * g->k_row_pitch) : 0;

@@ -335,7 +335,7 @@ PE_INLINE void PE_FN(pe_row)(int op, global PE_T *out, global const PE_T *in,
                 cv[k] = hi;
             }
 #endif
-        uint ahead = s + pe_prefetch_rows(b_stop - b_first);
+        uint ahead = s + pe_prefetch_rows(b_stop - b_first, PE_AHEAD_ROWS);
         PE_NO_UNROLL
         for (uint b = b_first; b < b_stop; ++b) {
             global PE_T *orow = out + (b * g->out_batch_pitch + s * g->out_row_pitch);

@@ -52,10 +52,11 @@ PE_DEFINE_MOVE(f64, double, 8) /* the float64 groups: 8 pairs as double8 */
 
 /* How many rows ahead: about eight sequences' rows of work (a work-item
  * serving the whole batch spends longer on each row), measured at batch 1
- * and 8; at least two. */
-static inline uint pe_prefetch_rows(uint sequences)
+ * and 8; at least two. `batch_rows` is the distance for four sequences or
+ * more, which a storage type may set (PE_AHEAD_ROWS, clpe_kernels.cl). */
+static inline uint pe_prefetch_rows(uint sequences, uint batch_rows)
 {
-    return sequences >= 4 ? 2 : sequences >= 2 ? 4 : 8;
+    return sequences >= 4 ? batch_rows : sequences >= 2 ? 4 : 8;
 }
 
 /* The lines of n pairs from pair i0 of one row (elements of `size` bytes):
