@@ -181,8 +181,8 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #undef PE_AHEAD_ROWS
 /* its slice of a row is a quarter of bfloat16's (128 pairs, 512 bytes), so
  * two rows were too short a lead: the f16 add at batch 8 +3 % at seq 4096
- * (faster in 52 of 65 processes); bf16 and f64 unchanged (bench/RESULTS.md,
- * twelfth round) */
+ * (faster in 52 of 65 processes); bf16 and f64 measured no faster, and
+ * keep two (bench/RESULTS.md, twelfth round) */
 #define PE_AHEAD_ROWS 3
 #include "clpe_rows.cl"
 #include "clpe_rope.cl"
