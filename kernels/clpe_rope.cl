@@ -119,8 +119,8 @@ PE_INLINE void PE_FN(pe_rope_walk)(global PE_T *q, global PE_T *k,
             cvg[n] = cvg[n] * amplitude;
             svg[n] = (svg[n] * amplitude) * sign;
         }
-        /* two rows at batch 4 and more, for every storage type: rotary's
-         * distance was measured with two, not per type (PE_AHEAD_ROWS) */
+        /* two rows at batch 4 and more, for every storage type, as before
+         * PE_AHEAD_ROWS: three (f16's) was not tried for rotary */
         uint ahead = s + pe_prefetch_rows(b_stop - b_first, 2);
         for (uint b = b_first; b < b_stop && ph.groups; ++b) {
             global PE_T *qrow = q + (b * g->q_batch_pitch + s * g->q_row_pitch);
