@@ -56,7 +56,11 @@ for dir in /usr/include /usr/local/include /opt/cuda/include /usr/local/cuda/inc
   [[ -f $dir/CL/cl.h ]] && { cl_header=$dir; break; }
 done
 [[ -n $cl_header ]] || missing+=("OpenCL headers (CL/cl.h; opencl-c-headers)")
-if ! ldconfig -p 2>/dev/null | grep -q 'libOpenCL\.so' &&
+# ldconfig's cache is read whole first: under pipefail, "ldconfig -p | grep -q"
+# fails at random, since grep exits at its first match and ldconfig, still
+# printing, dies of SIGPIPE.
+ld_cache=$(ldconfig -p 2>/dev/null || true)
+if ! grep -q 'libOpenCL\.so' <<<"$ld_cache" &&
    ! ls /usr/lib*/libOpenCL.so* /usr/lib/*/libOpenCL.so* /usr/local/cuda/lib64/libOpenCL.so* \
         >/dev/null 2>&1; then
   missing+=("the OpenCL ICD loader (libOpenCL.so; ocl-icd-opencl-dev)")
@@ -74,7 +78,7 @@ vendors=${OCL_ICD_VENDORS:-/etc/OpenCL/vendors}
 icd_dir=$build/icd
 extra=()
 for lib in libnvidia-opencl.so.1 libamdocl64.so libigdrcl.so; do
-  if ldconfig -p 2>/dev/null | grep -qE "[[:space:]]$lib[[:space:]]" &&
+  if grep -qE "[[:space:]]$lib[[:space:]]" <<<"$ld_cache" &&
      ! grep -qs "$lib" "$vendors"/*.icd; then
     extra+=("$lib")
   fi

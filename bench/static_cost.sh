@@ -58,7 +58,11 @@ command -v "$clang" >/dev/null || die "$clang not found (scripts/setup.sh instal
 [[ -f $src ]] || die "$src not found"
 clc=${CLC:-}
 if [[ -z $clc ]]; then
-  clc=$(dirname "$(dpkg -L libclc-15 2>/dev/null | grep -m1 '/nvptx64--nvidiacl.bc$' || echo /usr/lib/clc/x)")
+  # The package's file list is read whole first: under pipefail, grep -m1
+  # stopping early would kill dpkg with SIGPIPE and fail the pipeline.
+  clc_files=$(dpkg -L libclc-15 2>/dev/null || true)
+  clc_bc=$(grep -m1 '/nvptx64--nvidiacl.bc$' <<<"$clc_files" || echo /usr/lib/clc/x)
+  clc=$(dirname "$clc_bc")
 fi
 [[ -f $clc/nvptx64--nvidiacl.bc && -f $clc/amdgcn--amdhsa.bc ]] ||
   die "libclc bitcode not found in $clc (scripts/setup.sh installs libclc-15; or set CLC)"

@@ -46,7 +46,7 @@ missing=()
 # its tests; transformers comes from PyPI into that venv (scripts/test.sh).
 packages+=(python3-venv python3-numpy python3-pyopencl python3-pytest python3-torch python3-mpmath)
 for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  [[ $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) == "install ok installed" ]] || missing+=("$p")
 done
 if ((${#missing[@]} == 0)); then
   echo "setup: all dependencies present"

@@ -17,11 +17,21 @@ trap 'rm -rf "$work"' EXIT
 prefix="$work/prefix"
 
 fail() { echo "consumer: FAILED: $*" >&2; exit 1; }
+# loads PROGRAM PATTERN: does PROGRAM load a library matching PATTERN (a
+# fixed string)? ldd's list is read whole first: under pipefail,
+# "ldd | grep -q" fails at random, since grep exits at its first match and
+# the loader, still printing, dies of SIGPIPE.
+loads() {
+  local list
+  list=$(ldd "$1") || fail "ldd $1 exited $?"
+  grep -qF "$2" <<<"$list"
+}
 
 echo "== consumer: install $build into a scratch prefix"
 cmake --install "$build" --prefix "$prefix" >"$work/install.log" 2>&1 \
   || { cat "$work/install.log" >&2; fail "cmake --install"; }
-libdir=$(find "$prefix" -name 'clpe.pc' -path '*/pkgconfig/*' -printf '%h\n' | head -n1)
+pc_dirs=$(find "$prefix" -name 'clpe.pc' -path '*/pkgconfig/*' -printf '%h\n')
+libdir=${pc_dirs%%$'\n'*}
 [ -n "$libdir" ] || fail "no clpe.pc installed"
 libdir=$(dirname "$libdir")
 [ -f "$prefix/include/clpe.h" ] || fail "clpe.h not installed"
@@ -69,7 +79,7 @@ for kind in shared static; do
   cmake --build "$work/cmake-$kind" >>"$work/cmake-$kind.log" 2>&1 \
     || { cat "$work/cmake-$kind.log" >&2; fail "find_package build ($kind)"; }
   run "find_package $kind" "$work/cmake-$kind/consumer"
-  if [ "$kind" = static ] && ldd "$work/cmake-$kind/consumer" | grep -q 'libclpe\.so'; then
+  if [ "$kind" = static ] && loads "$work/cmake-$kind/consumer" libclpe.so; then
     fail "clpe::clpe_static build loads libclpe.so"
   fi
 done
@@ -82,7 +92,8 @@ echo "== consumer: pkg-config, shared"
   || fail "pkg-config shared build"
 run "pkg-config shared" "$work/pc-shared"
 # The shared build must really use the installed shared library.
-ldd "$work/pc-shared" | grep -qF "$libdir/libclpe.so" || fail "pkg-config shared build does not load the installed libclpe.so"
+loads "$work/pc-shared" "$libdir/libclpe.so" ||
+  { ldd "$work/pc-shared" >&2; fail "pkg-config shared build does not load the installed libclpe.so"; }
 
 echo "== consumer: pkg-config --static"
 # -l:libclpe.a picks the archive even though libclpe.so sits beside it.
@@ -91,6 +102,6 @@ static_libs=$(pkg-config --static --libs clpe | sed 's/-lclpe\b/-l:libclpe.a/')
 "$cc" -std=c11 -o "$work/pc-static" "$here/consumer.c" $(pkg-config --cflags clpe) $static_libs -lm \
   || fail "pkg-config static build"
 run "pkg-config static" "$work/pc-static"
-if ldd "$work/pc-static" | grep -q 'libclpe\.so'; then fail "static build loads libclpe.so"; fi
+if loads "$work/pc-static" libclpe.so; then fail "static build loads libclpe.so"; fi
 
 echo "== consumer: all four builds ran"
