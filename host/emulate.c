@@ -81,8 +81,13 @@ static void pe_values(const clpe_encoder *enc, uint64_t p, double *pe)
         if (enc->cfg.dtype == CLPE_DTYPE_F64) {
             pe_sincos_f64(pe_phase128((int64_t)p, enc->tw_hi[i], enc->tw_lo[i]), &s, &c);
         } else {
+            /* 16-bit storage takes the narrow variant, as its row kernels do */
             float sf, cf;
-            pe_sincos(pe_phase((int64_t)p, enc->tw_hi[i], (pe_u32)enc->tw_lo[i]), &sf, &cf);
+            pe_u64 phase = pe_phase((int64_t)p, enc->tw_hi[i], (pe_u32)enc->tw_lo[i]);
+            if (enc->cfg.dtype == CLPE_DTYPE_F32)
+                pe_sincos(phase, &sf, &cf);
+            else
+                pe_sincos_narrow(phase, &sf, &cf);
             s = sf;
             c = cf;
         }

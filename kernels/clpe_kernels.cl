@@ -155,6 +155,10 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 /* PE_AHEAD_ROWS: how many rows ahead a work-item serving four sequences or
  * more asks for its next rows (pe_prefetch_rows) */
 #define PE_AHEAD_ROWS 2
+/* PE_NARROW: the row kernels take the sine and cosine made for 16-bit
+ * storage (clpe_phase.h, PE_DEFINE_SINCOS_NARROW); rotary always takes the
+ * float32 one */
+#define PE_NARROW 0
 #define PE_NAME f32
 #define PE_T float
 #define PE_ZIP_ONCE 0 /* measured no faster: its loads and stores set the pace */
@@ -175,6 +179,8 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 
 #define PE_W PE_PAIRS_16
 #define PE_TILE_PAIRS 0 /* the tile walk measured slower for 16-bit storage */
+#undef PE_NARROW
+#define PE_NARROW 1
 #define PE_NAME f16
 #define PE_T half
 #define PE_ZIP_ONCE 1 /* f16 add at batch 8 +5 % */
@@ -211,6 +217,8 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #undef PE_GODO
 #undef PE_ZIP_ONCE
 #undef PE_TILE_PAIRS
+#undef PE_NARROW
+#define PE_NARROW 0
 
 #ifdef cl_khr_fp64
 #define PE_NAME f64
@@ -237,6 +245,7 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #undef PE_TILE_PAIRS
 #endif
 #undef PE_AHEAD_ROWS
+#undef PE_NARROW
 
 /* Pad-aware positions: one work-item per sequence walks its row, counting
  * the tokens that are not padding (fairseq's make_positions). */

@@ -42,9 +42,16 @@ static inline void pe_odo96_tick(pe_odo96 *o)
  * the top word. */
 static inline void pe_odo96_wrap(pe_odo96 *o) { o->w2 -= o->f0; }
 
+/* The sine and cosine at the odometer's phase; _narrow: for storage in 16
+ * bits (clpe_phase.h, PE_DEFINE_SINCOS_NARROW). */
 static inline void pe_odo96_sin_cos(const pe_odo96 *o, float *s, float *c)
 {
     pe_sincos32(o->w2, o->w1, s, c);
+}
+
+static inline void pe_odo96_sin_cos_narrow(const pe_odo96 *o, float *s, float *c)
+{
+    pe_sincos32_narrow(o->w2, o->w1, s, c);
 }
 
 /* The sine and cosine of pair i at position p, without an odometer. */
@@ -53,6 +60,13 @@ static inline void pe_sincos_at(ulong p, global const ulong *tw_hi, global const
 {
     ulong ph = pe_phase((long)p, tw_hi[i], tw_lo[i]);
     pe_sincos32((uint)(ph >> 32), (uint)ph, s, c);
+}
+
+static inline void pe_sincos_at_narrow(ulong p, global const ulong *tw_hi,
+                                       global const uint *tw_lo, uint i, float *s, float *c)
+{
+    ulong ph = pe_phase((long)p, tw_hi[i], tw_lo[i]);
+    pe_sincos32_narrow((uint)(ph >> 32), (uint)ph, s, c);
 }
 
 typedef struct pe_odo16 {
@@ -92,6 +106,11 @@ static inline void pe_odo16_wrap(pe_odo16 *o) { o->w2 -= o->f0; }
 static inline void pe_odo16_sin_cos(const pe_odo16 *o, float16 *s, float16 *c)
 {
     pe_sincos16(o->w2, o->w1, s, c);
+}
+
+static inline void pe_odo16_sin_cos_narrow(const pe_odo16 *o, float16 *s, float16 *c)
+{
+    pe_sincos16_narrow(o->w2, o->w1, s, c);
 }
 
 #ifdef cl_khr_fp64

@@ -43,14 +43,23 @@
 
 #define PE_FN(base) PE_CAT(base, PE_CAT(_, PE_NAME))
 #define PE_R2 PE_CAT(PE_R, 2)
+/* PE_SIN_COS names the odometers' sine and cosine, PE_SINCOS_AT the direct
+ * one: for 16-bit storage (PE_NARROW) the narrow variant (clpe_phase.h) */
 #if PE_WIDE
 #define PE_TWL ulong
 #define PE_ODO pe_odo128
 #define PE_SINCOS_AT pe_sincos_at128
+#define PE_SIN_COS sin_cos
+#elif PE_NARROW
+#define PE_TWL uint
+#define PE_ODO pe_odo96
+#define PE_SINCOS_AT pe_sincos_at_narrow
+#define PE_SIN_COS sin_cos_narrow
 #else
 #define PE_TWL uint
 #define PE_ODO pe_odo96
 #define PE_SINCOS_AT pe_sincos_at
+#define PE_SIN_COS sin_cos
 #endif
 #define PE_ODO_FN(name) PE_CAT(PE_ODO, PE_CAT(_, name))
 #define PE_GODO_FN(name) PE_CAT(PE_GODO, PE_CAT(_, name))
@@ -317,7 +326,7 @@ PE_INLINE void PE_FN(pe_row)(int op, global PE_T *out, global const PE_T *in,
     if (ph->groups) {
         PE_GV sv[PE_GROUPS], cv[PE_GROUPS];
         for (uint k = 0; k < ph->groups; ++k) {
-            PE_GODO_FN(sin_cos)(&ph->group[k], &sv[k], &cv[k]);
+            PE_GODO_FN(PE_SIN_COS)(&ph->group[k], &sv[k], &cv[k]);
             if (zero_row) {
                 sv[k] = (PE_GV)(0);
                 cv[k] = (PE_GV)(0);
@@ -382,7 +391,7 @@ PE_INLINE void PE_FN(pe_row)(int op, global PE_T *out, global const PE_T *in,
     do {
         PE_R sv, cv;
         if (ph->single)
-            PE_ODO_FN(sin_cos)(&ph->one, &sv, &cv);
+            PE_ODO_FN(PE_SIN_COS)(&ph->one, &sv, &cv);
         else
             PE_SINCOS_AT(p, tw_hi, tw_lo, i, &sv, &cv);
         if (zero_row) {
@@ -522,7 +531,7 @@ PE_INLINE void PE_FN(pe_tile_walk)(int op, global PE_T *out, global const PE_T *
             PE_NO_UNROLL
             for (uint r = 0; r < rows; ++r, ++p) {
                 uint slot = r * groups + k;
-                PE_GODO_FN(sin_cos)(&o, &sv[slot], &cv[slot]);
+                PE_GODO_FN(PE_SIN_COS)(&o, &sv[slot], &cv[slot]);
                 if ((g->flags & PE_FLAG_PADDING_ROW) && p == (ulong)g->padding_position) {
                     sv[slot] = (PE_GV)(0);
                     cv[slot] = (PE_GV)(0);
@@ -693,6 +702,7 @@ kernel void PE_FN(clpe_gather)(PE_ROW_KERNEL_ARGS(PE_PARAM, PE_COMMA))
 #undef PE_TWL
 #undef PE_ODO
 #undef PE_SINCOS_AT
+#undef PE_SIN_COS
 #undef PE_ODO_FN
 #undef PE_GZIP
 /* PE_GODO_FN, PE_GV and PE_GFN serve clpe_rope.cl too, which undefines them */
