@@ -204,17 +204,17 @@ PE_INLINE pe_u64 pe_phase128_low(pe_i64 p, pe_u64 f_lo)
 
 /* The variant for outputs stored in 16 bits (f16 and bf16 row kernels and
  * their host emulation): x as one float, not a hi + lo pair. A 16-bit
- * output keeps 11 or 8 bits, so the float pair's extra 24 bits never reach
- * it except where the float32 value already sits within an ulp of a
- * rounding boundary. x = fa*K_HI + (fb*K_HI_SMALL + fa*K_LO), rounded once
- * by the outer fma: relative error about 2^-24 at every size of r, small
- * remainders included (fb carries them exactly). Against the pair: 42
- * operations instead of 46 as written, 39 where three-input logic (AVX-512,
- * GPUs) takes the sign's mask and merge in one; at 1.2M random phases
- * against MPFR,
- * correctly rounded f16 99.9941 % (pair 99.9944 %), bf16 99.9995 %
- * (99.9998 %); the same largest errors, 2^-12 and 2^-9 (bench/RESULTS.md,
- * thirteenth round). */
+ * output keeps 11 or 8 bits, so the float pair's extra 24 bits reach it
+ * only where the float32 value sits within an ulp of a rounding boundary
+ * (one f16 output in 70,000 moves by a unit, one bf16 output in 500,000).
+ * x = fa*K_HI + (fb*K_HI_SMALL + fa*K_LO), rounded once by the outer fma:
+ * relative error about 2^-24 at every size of r, small remainders included
+ * (fb carries them exactly). Against the pair: 42 operations instead of 46
+ * as written, 39 where three-input logic (AVX-512, GPUs) takes the sign's
+ * mask and merge in one. At 1.2M random phases against MPFR, correctly
+ * rounded f16 99.9941 % (pair 99.9944 %), bf16 99.9995 % (99.9998 %); the
+ * same largest errors, 2^-12 and 2^-9 (bench/RESULTS.md, thirteenth
+ * round). */
 #define PE_DEFINE_SINCOS_NARROW(NAME, F, U32, I32, CVT_F, CVT_I32, AS_U32, AS_F, SELECT, FMA)  \
     PE_INLINE void NAME(U32 hi, U32 lo, F *sin_out, F *cos_out)                                  \
     {                                                                                            \
