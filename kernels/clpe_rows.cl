@@ -50,16 +50,16 @@
 #define PE_ODO pe_odo128
 #define PE_SINCOS_AT pe_sincos_at128
 #define PE_SIN_COS sin_cos
-#elif PE_NARROW
-#define PE_TWL uint
-#define PE_ODO pe_odo96
-#define PE_SINCOS_AT pe_sincos_at_narrow
-#define PE_SIN_COS sin_cos_narrow
 #else
 #define PE_TWL uint
 #define PE_ODO pe_odo96
+#if PE_NARROW
+#define PE_SINCOS_AT pe_sincos_at_narrow
+#define PE_SIN_COS sin_cos_narrow
+#else
 #define PE_SINCOS_AT pe_sincos_at
 #define PE_SIN_COS sin_cos
+#endif
 #endif
 #define PE_ODO_FN(name) PE_CAT(PE_ODO, PE_CAT(_, name))
 #define PE_GODO_FN(name) PE_CAT(PE_GODO, PE_CAT(_, name))
