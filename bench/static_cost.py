@@ -189,14 +189,11 @@ def amd_counts(insns, labels, branches):
 
 def row(target, w, kernel, regs, spill, occupancy, total, loop, classes):
     # values a work-item writes per row: 2 per pair for the encoding kernels
-    # (W pairs, or in the vector shape 128 for f16: PE_PAIRS_16, and 512 for
-    # bf16: PE_PAIRS_BF16),
+    # (W pairs, or in the vector shape 512 for f16 and bf16: PE_PAIRS_ROWS16),
     # one position for pad_positions; left out for kernels whose rows hold
     # another amount of work (the rotary ones)
     pairs = int(w)
-    if int(w) > 1 and kernel.endswith("_f16"):
-        pairs = 128
-    elif int(w) > 1 and kernel.endswith("_bf16"):
+    if int(w) > 1 and (kernel.endswith("_f16") or kernel.endswith("_bf16")):
         pairs = 512
     if kernel.endswith("pad_positions"):
         outs = 1

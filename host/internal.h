@@ -44,19 +44,20 @@ typedef struct clpe_kernel_pool {
 } clpe_kernel_pool;
 
 /* Pairs one work-item computes in the vector shape (the float16 path of
- * the kernels): 64 for 32- and 64-bit storage, 128 for f16 and rotary
- * bf16, 512 for the bf16 row kernels (a 2 KiB slice of each row: at batch
- * 8 the bf16 add ran 6-13 % faster than with 128, at batch 1 7 %, where
- * f16 lost 8 % at batch 8; bench/RESULTS.md, seventh round). */
+ * the kernels): 64 for 32- and 64-bit storage, 512 for the 16-bit row
+ * kernels (a 2 KiB slice of each row, walked in steps of 128 pairs: at
+ * batch 8 the bf16 add ran 6-13 % faster than with 128 pairs, and f16 5 %;
+ * bench/RESULTS.md, seventh and fourteenth rounds), 128 for the 16-bit
+ * rotary kernels. */
 #define CLPE_PAIRS_PER_ITEM_MAX 64
-#define CLPE_PAIRS_PER_ITEM_16BIT 128
-#define CLPE_PAIRS_PER_ITEM_BF16 512
+#define CLPE_PAIRS_PER_ITEM_ROWS16 512
+#define CLPE_PAIRS_PER_ITEM_ROPE16 128
 
 /* How launches are shaped on one device (launch_shape.c). */
 typedef struct clpe_launch_shape {
     cl_uint pairs_per_item;    /* 1 or CLPE_PAIRS_PER_ITEM_MAX: PE_PAIRS of the build */
-    cl_uint pairs_per_item_16; /* 1 or CLPE_PAIRS_PER_ITEM_16BIT: PE_PAIRS_16 (f16, rotary bf16) */
-    cl_uint pairs_per_item_bf16; /* 1 or CLPE_PAIRS_PER_ITEM_BF16: PE_PAIRS_BF16 (bf16 rows) */
+    cl_uint pairs_per_item_rows16; /* 1 or CLPE_PAIRS_PER_ITEM_ROWS16: PE_PAIRS_ROWS16 */
+    cl_uint pairs_per_item_rope16; /* 1 or CLPE_PAIRS_PER_ITEM_ROPE16: PE_PAIRS_ROPE16 */
     size_t local_x;            /* largest work-group size along the pair dimension */
     cl_uint rows_per_item;     /* rows one work-item walks with the odometer */
     size_t max_rows;           /* rows per launch (dimension 1 times rows_per_item) */
@@ -76,16 +77,15 @@ clpe_status clpe__choose_shape(cl_device_id device, cl_kernel sample, clpe_launc
 static inline cl_uint clpe__rope_pairs_per_item(const clpe_launch_shape *shape, clpe_dtype dtype)
 {
     bool bits16 = dtype == CLPE_DTYPE_F16 || dtype == CLPE_DTYPE_BF16;
-    return bits16 ? shape->pairs_per_item_16 : shape->pairs_per_item;
+    return bits16 ? shape->pairs_per_item_rope16 : shape->pairs_per_item;
 }
 
 /* Pairs one work-item of a row kernel (table, add, gather) of this storage
  * type computes. */
 static inline cl_uint clpe__pairs_per_item(const clpe_launch_shape *shape, clpe_dtype dtype)
 {
-    if (dtype == CLPE_DTYPE_BF16)
-        return shape->pairs_per_item_bf16;
-    return clpe__rope_pairs_per_item(shape, dtype);
+    bool bits16 = dtype == CLPE_DTYPE_F16 || dtype == CLPE_DTYPE_BF16;
+    return bits16 ? shape->pairs_per_item_rows16 : shape->pairs_per_item;
 }
 
 /* The built program and its kernel pools, shared by every encoder made from

@@ -22,10 +22,10 @@ static const char *const kernel_names[CLPE_KERNEL_COUNT] = {
 
 /* No fast-math flags: the arithmetic must be exactly what is written.
  * OpenCL C 1.2 so every conformant device accepts the source; PE_PAIRS,
- * PE_PAIRS_16 and PE_PAIRS_BF16 are the pairs one work-item computes for
- * 32/64-bit, for 16-bit (f16, and bf16 rotary) and for bf16 row kernels
+ * PE_PAIRS_ROWS16 and PE_PAIRS_ROPE16 are the pairs one work-item computes
+ * for 32/64-bit, for the 16-bit row kernels and for the 16-bit rotary ones
  * (see the launch shape below). */
-#define BUILD_OPTIONS "-cl-std=CL1.2 -DPE_PAIRS=%u -DPE_PAIRS_16=%u -DPE_PAIRS_BF16=%u"
+#define BUILD_OPTIONS "-cl-std=CL1.2 -DPE_PAIRS=%u -DPE_PAIRS_ROWS16=%u -DPE_PAIRS_ROPE16=%u"
 
 static void copy_build_log(cl_program program, cl_device_id device, clpe_build_log *log)
 {
@@ -179,9 +179,9 @@ clpe_status clpe__program_build(cl_context context, cl_device_id device, clpe_bu
     char options[96 + KERNEL_DIR_MAX];
     char *from_disk = NULL;
     const char *source = clpe_kernel_source;
-    cl_uint pairs_16 = pairs == 1 ? 1 : CLPE_PAIRS_PER_ITEM_16BIT;
-    cl_uint pairs_bf16 = pairs == 1 ? 1 : CLPE_PAIRS_PER_ITEM_BF16;
-    snprintf(options, sizeof options, BUILD_OPTIONS, pairs, pairs_16, pairs_bf16);
+    cl_uint pairs_rows16 = pairs == 1 ? 1 : CLPE_PAIRS_PER_ITEM_ROWS16;
+    cl_uint pairs_rope16 = pairs == 1 ? 1 : CLPE_PAIRS_PER_ITEM_ROPE16;
+    snprintf(options, sizeof options, BUILD_OPTIONS, pairs, pairs_rows16, pairs_rope16);
     status = kernel_source_from_dir(options, sizeof options, &from_disk, log);
     if (status != CLPE_SUCCESS)
         goto fail;
@@ -214,8 +214,8 @@ clpe_status clpe__program_build(cl_context context, cl_device_id device, clpe_bu
     }
     status = clpe__choose_shape(device, sample, &shared->shape);
     shared->shape.pairs_per_item = pairs;
-    shared->shape.pairs_per_item_16 = pairs_16;
-    shared->shape.pairs_per_item_bf16 = pairs_bf16;
+    shared->shape.pairs_per_item_rows16 = pairs_rows16;
+    shared->shape.pairs_per_item_rope16 = pairs_rope16;
     if (status != CLPE_SUCCESS)
         goto fail;
     /* The sample becomes the first pooled kernel. */

@@ -23,14 +23,16 @@
 #include "clpe_odometer.cl"
 
 /* Pairs per work-item, set by the library per device: PE_PAIRS for 32- and
- * 64-bit storage, PE_PAIRS_16 for f16 and bf16's rotary kernels,
- * PE_PAIRS_BF16 for bf16's row kernels (-DPE_PAIRS=1 -DPE_PAIRS_16=1
- * -DPE_PAIRS_BF16=1 on GPUs, which run work-items in lanes already; 64, 128
- * and 512 on PoCL's CPUs). Those take the vector path: PoCL's work-item-loop
- * vectoriser gives up on this code, and explicit vectors measured about 5x
- * faster. A work-item walks its pairs in groups of PE_GL: 16 as a float16
- * (4 groups, 512 bytes of each float32 row), 8 groups for the 16-bit
- * types (32 for bf16 rows), 8 as a double8 for float64 (8 groups).
+ * 64-bit storage, PE_PAIRS_ROWS16 for the 16-bit row kernels (table, add,
+ * gather of f16 and bf16), PE_PAIRS_ROPE16 for the 16-bit rotary kernels
+ * (-DPE_PAIRS=1 -DPE_PAIRS_ROWS16=1 -DPE_PAIRS_ROPE16=1 on GPUs, which run
+ * work-items in lanes already; 64, 512 and 128 on PoCL's CPUs). Those take
+ * the vector path: PoCL's work-item-loop vectoriser gives up on this code,
+ * and explicit vectors measured about 5x faster. A work-item walks its
+ * pairs in groups of PE_GL: 16 as a float16 (4 groups, 512 bytes of each
+ * float32 row), 32 groups for the 16-bit row kernels (taken 8 at a time,
+ * PE_STEP_GROUPS) and 8 for the 16-bit rotary ones, 8 as a double8 for
+ * float64 (8 groups).
  * Measured on the 2-core CPU (bench/RESULTS.md): 4 groups instead of 1 took the f16 add at batch 8
  * from 7.5 to 9.2 Gelem/s, and 8 instead of 4 added 10-20 % at batch 8 and
  * 8 % at batch 1; 4 groups instead of 1 took the f32 add at batch 1 up
@@ -40,15 +42,17 @@
 #ifndef PE_PAIRS
 #define PE_PAIRS 64
 #endif
-#ifndef PE_PAIRS_16
-#define PE_PAIRS_16 (PE_PAIRS == 1 ? 1 : 128)
+/* the 16-bit row kernels: 32 groups, a 2 KiB slice of each row, walked in
+ * steps of 8 groups. For bf16 32 groups in one step measured 6-13 % faster
+ * than 8 groups at batch 8 and 7 % at batch 1 (bench/RESULTS.md, seventh
+ * round), and taking them in steps of 8 another 4 % at batch 8; f16 with
+ * 512 pairs in steps of 8 against 128 pairs: +5 % at batch 8, +4 % at
+ * batch 1 (fourteenth round). */
+#ifndef PE_PAIRS_ROWS16
+#define PE_PAIRS_ROWS16 (PE_PAIRS == 1 ? 1 : 512)
 #endif
-/* bf16's row kernels (its rotary ones take PE_PAIRS_16): 32 groups, a 2 KiB
- * slice of each row, measured 6-13 % faster than 8 groups at batch 8 and 7 %
- * at batch 1, where f16 lost 8 % at batch 8 (bench/RESULTS.md, seventh
- * round) */
-#ifndef PE_PAIRS_BF16
-#define PE_PAIRS_BF16 (PE_PAIRS == 1 ? 1 : 512)
+#ifndef PE_PAIRS_ROPE16
+#define PE_PAIRS_ROPE16 (PE_PAIRS == 1 ? 1 : 128)
 #endif
 
 /* Groups of PE_GL pairs a work-item of the current storage type computes as
@@ -152,9 +156,13 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #define PE_PARAM(NAME, KIND, name) PE_KIND_##KIND name
 
 /* ---- the row kernels, once per storage type ---- */
-/* PE_AHEAD_ROWS: how many rows ahead a work-item serving four sequences or
- * more asks for its next rows (pe_prefetch_rows) */
-#define PE_AHEAD_ROWS 2
+/* PE_STEP_GROUPS: the groups of a row a work-item computes and stores as
+ * one step (clpe_rows.cl, pe_row); PE_AHEAD_STEPS: how many steps ahead a
+ * work-item serving four sequences or more asks for its next lines
+ * (pe_prefetch_steps). 32- and 64-bit storage take a row's groups in one
+ * step, and ask two rows ahead. */
+#define PE_STEP_GROUPS PE_GROUPS
+#define PE_AHEAD_STEPS 2
 /* PE_NARROW: the row kernels take the sine and cosine made for 16-bit
  * storage (clpe_phase.h, PE_DEFINE_SINCOS_NARROW); rotary always takes the
  * float32 one */
@@ -177,35 +185,36 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #undef PE_ZIP_ONCE
 #undef PE_TILE_PAIRS
 
-#define PE_W PE_PAIRS_16
+/* the 16-bit types: steps of 8 groups (512 bytes of each row), three steps
+ * ahead (the lead as the lines of one step: two, four or six steps measured
+ * alike for f16; bench/RESULTS.md, fourteenth round) */
 #define PE_TILE_PAIRS 0 /* the tile walk measured slower for 16-bit storage */
 #undef PE_NARROW
 #define PE_NARROW 1
+#undef PE_STEP_GROUPS
+#define PE_STEP_GROUPS 8
+#undef PE_AHEAD_STEPS
+#define PE_AHEAD_STEPS 3
 #define PE_NAME f16
 #define PE_T half
 #define PE_ZIP_ONCE 1 /* f16 add at batch 8 +5 % */
-#undef PE_AHEAD_ROWS
-/* its slice of a row is a quarter of bfloat16's (128 pairs, 512 bytes), so
- * two rows were too short a lead: the f16 add at batch 8 +3 % at seq 4096
- * (faster in 52 of 65 processes); bf16 and f64 measured no faster, and
- * keep two (bench/RESULTS.md, twelfth round) */
-#define PE_AHEAD_ROWS 3
+#define PE_W PE_PAIRS_ROWS16
 #include "clpe_rows.cl"
+#undef PE_W
+#define PE_W PE_PAIRS_ROPE16
 #include "clpe_rope.cl"
 #undef PE_NAME
 #undef PE_T
 #undef PE_ZIP_ONCE
-#undef PE_AHEAD_ROWS
-#define PE_AHEAD_ROWS 2
+#undef PE_W
 
 #define PE_NAME bf16
 #define PE_ZIP_ONCE 0 /* its packed pairs take sines and cosines apart */
 #define PE_T ushort
-#undef PE_W
-#define PE_W PE_PAIRS_BF16
+#define PE_W PE_PAIRS_ROWS16
 #include "clpe_rows.cl"
 #undef PE_W
-#define PE_W PE_PAIRS_16
+#define PE_W PE_PAIRS_ROPE16
 #include "clpe_rope.cl"
 #undef PE_NAME
 #undef PE_T
@@ -219,6 +228,10 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #undef PE_TILE_PAIRS
 #undef PE_NARROW
 #define PE_NARROW 0
+#undef PE_STEP_GROUPS
+#define PE_STEP_GROUPS PE_GROUPS
+#undef PE_AHEAD_STEPS
+#define PE_AHEAD_STEPS 2
 
 #ifdef cl_khr_fp64
 #define PE_NAME f64
@@ -244,7 +257,8 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #undef PE_ZIP_ONCE
 #undef PE_TILE_PAIRS
 #endif
-#undef PE_AHEAD_ROWS
+#undef PE_STEP_GROUPS
+#undef PE_AHEAD_STEPS
 #undef PE_NARROW
 
 /* Pad-aware positions: one work-item per sequence walks its row, counting

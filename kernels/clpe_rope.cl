@@ -119,9 +119,10 @@ PE_INLINE void PE_FN(pe_rope_walk)(global PE_T *q, global PE_T *k,
             cvg[n] = cvg[n] * amplitude;
             svg[n] = (svg[n] * amplitude) * sign;
         }
-        /* two rows at batch 4 and more, for every storage type, as before
-         * PE_AHEAD_ROWS: three (f16's) was not tried for rotary */
-        uint ahead = s + pe_prefetch_rows(b_stop - b_first, 2);
+        /* two rows at batch 4 and more, for every storage type (the row
+         * kernels' PE_AHEAD_STEPS count steps of a slice of a row for the
+         * 16-bit types; rotary takes its rows whole) */
+        uint ahead = s + pe_prefetch_steps(b_stop - b_first, 2);
         for (uint b = b_first; b < b_stop && ph.groups; ++b) {
             global PE_T *qrow = q + (b * g->q_batch_pitch + s * g->q_row_pitch);
             global PE_T *krow = k ? k + (b * g->k_batch_pitch + s * g->k_row_pitch) : 0;

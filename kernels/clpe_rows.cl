@@ -310,8 +310,61 @@ PE_INLINE void PE_FN(pe_store_groups)(global PE_T *orow, global const PE_T *xrow
 }
 #endif
 
+#if PE_GROUPS
+/* One step of a row (below): groups k0 .. k0+groups-1 of row s, their
+ * values sv, cv, stored into every sequence this work-item serves, each
+ * sequence asking for the lines of its step ahead (n_ahead pairs from
+ * i_ahead of row s_ahead). */
+PE_INLINE void PE_FN(pe_store_step)(int op, global PE_T *out, global const PE_T *in,
+                                    global const int *ids, global uint *bad_ids, PE_R scale,
+                                    uint i0, uint groups, const PE_GV *sv, const PE_GV *cv,
+                                    bool zip_once, uint s, uint s_ahead, uint i_ahead,
+                                    uint n_ahead, uint b_first, uint b_stop, bool reporter,
+                                    bool aligned, const pe_geometry *g)
+{
+    PE_NO_UNROLL
+    for (uint b = b_first; b < b_stop; ++b) {
+        global PE_T *orow = out + (b * g->out_batch_pitch + s * g->out_row_pitch);
+        global const PE_T *xrow = PE_FN(pe_input_row)(op, in, ids, bad_ids, b, s, reporter, g);
+#if PE_X86
+        /* an add in place on interleaved rows, the common case: its step
+         * ahead is a fixed distance on in the same sequence, asked for
+         * directly rather than found again through pe_ahead_rows and the
+         * layout's spans (about 30 instructions per sequence and step, for
+         * 8 lines in f16): the f16 add at batch 8 +7 to +11 % in five
+         * processes, bf16 +3 % (bench/RESULTS.md, tenth round) */
+        if (op == PE_OP_ADD && xrow == orow && g->stride == 2 && s_ahead < g->rows) {
+            pe_prefetch_pairs(xrow + (s_ahead - s) * g->in_row_pitch, sizeof(PE_T), true, 0, 0,
+                              i_ahead, n_ahead, true);
+        } else
+#endif
+            PE_FN(pe_prefetch_row)(op, out, in, ids, b, s_ahead, i_ahead, n_ahead, g);
+        /* called apart for a row with input and one without (the table, a
+         * bad id), as pe_tile_row is */
+        if (xrow)
+            PE_FN(pe_store_groups)(orow, xrow, op, scale, i0, groups, sv, cv, zip_once, aligned,
+                                   g);
+        else
+            PE_FN(pe_store_groups)(orow, 0, op, scale, i0, groups, sv, cv, zip_once, aligned, g);
+    }
+}
+#endif
+
 /* Row s, at position p, of every sequence this work-item serves: its pairs
- * i0 .. i_end-1 computed once and applied to each. */
+ * i0 .. i_end-1 computed once and applied to each.
+ *
+ * The vector groups go in steps of PE_STEP_GROUPS: a step's values are
+ * computed, then stored into every sequence, each asking for the lines of
+ * the step PE_AHEAD_STEPS on (into the next row after a row's last step).
+ * So each sequence is walked in address order, a slice at a time, with a
+ * few slices asked for ahead. The 16-bit types took a row slice in one
+ * step before: f16 128 pairs of a 512-pair row, whose columns of eight
+ * sequences 8 MiB apart all fall on one quarter of the first-level cache's
+ * sets (a likely cause; this CPU has no counters to show it), and bf16 the
+ * whole row, asking 2 rows (32 KiB) ahead. At batch 8 x seq 4096 the f16
+ * add read 0.82 of the stream that way and 0.85 with 512 pairs in steps of
+ * 128 (faster in 60 of 72 processes); bf16 0.82 and 0.85 (53 of 62;
+ * bench/RESULTS.md, fourteenth round). */
 PE_INLINE void PE_FN(pe_row)(int op, global PE_T *out, global const PE_T *in,
                              global const int *ids, global uint *bad_ids,
                              global const ulong *tw_hi, global const PE_TWL *tw_lo,
@@ -323,10 +376,22 @@ PE_INLINE void PE_FN(pe_row)(int op, global PE_T *out, global const PE_T *in,
     bool zero_row = (g->flags & PE_FLAG_PADDING_ROW) && p == (ulong)g->padding_position;
 #if PE_GROUPS
     uint i = i0 + PE_GL * ph->groups;
-    if (ph->groups) {
-        PE_GV sv[PE_GROUPS], cv[PE_GROUPS];
-        for (uint k = 0; k < ph->groups; ++k) {
-            PE_GODO_FN(PE_SIN_COS)(&ph->group[k], &sv[k], &cv[k]);
+#if PE_STEP_GROUPS == PE_GROUPS
+    /* a row in one step: as a constant, the arithmetic of the steps folds
+     * away (with the division below the f32 add at batch 1 lost 10 %,
+     * faster in 0 of 30 processes; bench/RESULTS.md, fourteenth round) */
+    uint steps = ph->groups ? 1 : 0;
+#else
+    uint steps = (ph->groups + PE_STEP_GROUPS - 1) / PE_STEP_GROUPS;
+#endif
+    uint lead = pe_prefetch_steps(b_stop - b_first, PE_AHEAD_STEPS);
+    PE_NO_UNROLL
+    for (uint step = 0; step < steps; ++step) {
+        uint k0 = step * PE_STEP_GROUPS;
+        uint groups = min((uint)PE_STEP_GROUPS, ph->groups - k0);
+        PE_GV sv[PE_STEP_GROUPS], cv[PE_STEP_GROUPS];
+        for (uint k = 0; k < groups; ++k) {
+            PE_GODO_FN(PE_SIN_COS)(&ph->group[k0 + k], &sv[k], &cv[k]);
             if (zero_row) {
                 sv[k] = (PE_GV)(0);
                 cv[k] = (PE_GV)(0);
@@ -334,54 +399,41 @@ PE_INLINE void PE_FN(pe_row)(int op, global PE_T *out, global const PE_T *in,
         }
         bool zip_once = false;
 #if PE_ZIP_ONCE
-        /* interleaved: from here sv[k] and cv[k] hold group k's values in
-         * storage order, (s0, c0, s1, c1, ...), first and second half */
+        /* interleaved: from here sv[k] and cv[k] hold group k0+k's values
+         * in storage order, (s0, c0, s1, c1, ...), first and second half */
         zip_once = g->stride == 2;
         if (zip_once)
-            for (uint k = 0; k < ph->groups; ++k) {
+            for (uint k = 0; k < groups; ++k) {
                 PE_GV lo = PE_GZIP(sv[k].lo, cv[k].lo), hi = PE_GZIP(sv[k].hi, cv[k].hi);
                 sv[k] = lo;
                 cv[k] = hi;
             }
 #endif
-        uint ahead = s + pe_prefetch_rows(b_stop - b_first, PE_AHEAD_ROWS);
-        PE_NO_UNROLL
-        for (uint b = b_first; b < b_stop; ++b) {
-            global PE_T *orow = out + (b * g->out_batch_pitch + s * g->out_row_pitch);
-            global const PE_T *xrow = PE_FN(pe_input_row)(op, in, ids, bad_ids, b, s, reporter, g);
-#if PE_X86
-            /* an add in place on interleaved rows, the common case: its row
-             * ahead is this row's span a fixed distance on, asked for
-             * directly rather than found again through pe_ahead_rows and
-             * the layout's spans (about 30 instructions per sequence and
-             * row, for 8 lines in f16): the f16 add at batch 8 +7 to +11 %
-             * in five processes, bf16 +3 % (bench/RESULTS.md, tenth round) */
-            if (op == PE_OP_ADD && xrow == orow && g->stride == 2 && ph->groups == PE_GROUPS &&
-                ahead < g->rows) {
-                pe_prefetch_pairs(xrow + (ahead - s) * g->in_row_pitch, sizeof(PE_T), true, 0, 0,
-                                  i0, PE_GL * PE_GROUPS, true);
-            } else
+        uint s_ahead = s + (step + lead) / steps;
+        uint k_ahead = (step + lead) % steps * PE_STEP_GROUPS;
+        uint n_ahead = PE_GL * min((uint)PE_STEP_GROUPS, ph->groups - k_ahead);
+        uint i_step = i0 + PE_GL * k0, i_ahead = i0 + PE_GL * k_ahead;
+        bool report = reporter && step == 0; /* bad ids: at the first step only */
+#if PE_STEP_GROUPS == PE_GROUPS
+        /* a row in one step (32- and 64-bit storage) with all its groups
+         * (every work-item but a row's last, if that is short): constant
+         * counts, and the loops of asks and stores unroll. The f32 and f64
+         * add at batch 1 lost 6 % without (faster in 1 of 45 and 0 of 44
+         * processes, bench/RESULTS.md, fourteenth round); the 16-bit steps
+         * measured no faster with it, and PoCL's build of the program took
+         * 5.2 s instead of 3.4. */
+        if (groups == PE_GROUPS)
+            PE_FN(pe_store_step)(op, out, in, ids, bad_ids, scale, i_step, PE_GROUPS, sv, cv,
+                                 zip_once, s, s_ahead, i0, PE_GL * PE_GROUPS, b_first, b_stop,
+                                 report, aligned, g);
+        else
 #endif
-            /* with all its groups (every work-item but a row's last, if
-             * that is short) the count is a constant and the loop of asks
-             * unrolls: the f16 add at batch 8 +5 % (median of five
-             * processes, bench/RESULTS.md, tenth round) */
-            if (ph->groups == PE_GROUPS)
-                PE_FN(pe_prefetch_row)(op, out, in, ids, b, ahead, i0, PE_GL * PE_GROUPS, g);
-            else
-                PE_FN(pe_prefetch_row)(op, out, in, ids, b, ahead, i0, PE_GL * ph->groups, g);
-            /* called apart for a row with input and one without (the
-             * table, a bad id), as pe_tile_row is */
-            if (xrow)
-                PE_FN(pe_store_groups)(orow, xrow, op, scale, i0, ph->groups, sv, cv, zip_once,
-                                       aligned, g);
-            else
-                PE_FN(pe_store_groups)(orow, 0, op, scale, i0, ph->groups, sv, cv, zip_once,
-                                       aligned, g);
-        }
-        if (i >= i_end)
-            return;
+            PE_FN(pe_store_step)(op, out, in, ids, bad_ids, scale, i_step, groups, sv, cv,
+                                 zip_once, s, s_ahead, i_ahead, n_ahead, b_first, b_stop,
+                                 report, aligned, g);
     }
+    if (i >= i_end)
+        return;
 #else
     uint i = i0;
 #endif

@@ -50,13 +50,15 @@ PE_DEFINE_MOVE(f64, double, 8) /* the float64 groups: 8 pairs as double8 */
 #define PE_X86 0
 #endif
 
-/* How many rows ahead: about eight sequences' rows of work (a work-item
- * serving the whole batch spends longer on each row), measured at batch 1
- * and 8; at least two. `batch_rows` is the distance for four sequences or
- * more, which a storage type may set (PE_AHEAD_ROWS, clpe_kernels.cl). */
-static inline uint pe_prefetch_rows(uint sequences, uint batch_rows)
+/* How many steps of a walk ahead (a step: a row, or a slice of a row, of
+ * every sequence a work-item serves): about eight sequences' steps of work
+ * (a work-item serving the whole batch spends longer on each step),
+ * measured at batch 1 and 8; at least two. `batch_steps` is the distance
+ * for four sequences or more, which a storage type may set (PE_AHEAD_STEPS,
+ * clpe_kernels.cl). */
+static inline uint pe_prefetch_steps(uint sequences, uint batch_steps)
 {
-    return sequences >= 4 ? batch_rows : sequences >= 2 ? 4 : 8;
+    return sequences >= 4 ? batch_steps : sequences >= 2 ? 4 : 8;
 }
 
 /* The lines of n pairs from pair i0 of one row (elements of `size` bytes):

@@ -179,6 +179,12 @@ Test(formats, every_dtype_matches_emulation_bit_for_bit)
         cr_assert_eq(clpe_config_preset("fairseq", 63, &cfg, &first), CLPE_SUCCESS);
         cfg.dtype = t;
         check_all_ops(&cfg, -30, 31 + k);
+        /* 200 pairs: on the CPU's vector path a 16-bit row is walked in
+         * steps of 8 groups (kernels/clpe_rows.cl, pe_row), here one full
+         * step, one of 4 groups and a tail of 8 pairs */
+        cfg = clpe_config_default(400);
+        cfg.dtype = t;
+        check_all_ops(&cfg, 5, 51 + k);
     }
 }
 
