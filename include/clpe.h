@@ -31,8 +31,9 @@
  *    one is enqueued, so if a later enqueue fails the earlier commands are
  *    terminated and the call still writes nothing.
  *  - Environment (read when an encoder is created): CLPE_PAIRS_PER_ITEM (1:
- *    one pair per work-item, or 64: the vector shape, where f16 and bf16's
- *    rotary kernels take 128 and bf16's others 512), CLPE_ROWS_PER_ITEM (1..4096), CLPE_WORK_GROUP_SIZE (1..1024)
+ *    one pair per work-item, or 64: the vector shape, where the f16 and
+ *    bf16 table, add and gather take 512 and their rotary kernels 128),
+ *    CLPE_ROWS_PER_ITEM (1..4096), CLPE_WORK_GROUP_SIZE (1..1024)
  *    and CLPE_TILE_WALK (1, the default: in the vector shape, float32 calls
  *    whose sequences share their positions compute each block of rows once
  *    into a tile and stream every sequence against it; 0: they walk as the
