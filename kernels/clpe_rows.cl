@@ -377,9 +377,13 @@ PE_INLINE void PE_FN(pe_row)(int op, global PE_T *out, global const PE_T *in,
 #if PE_GROUPS
     uint i = i0 + PE_GL * ph->groups;
 #if PE_STEP_GROUPS == PE_GROUPS
-    /* a row in one step: as a constant, the arithmetic of the steps folds
-     * away (with the division below the f32 add at batch 1 lost 10 %,
-     * faster in 0 of 30 processes; bench/RESULTS.md, fourteenth round) */
+    /* a row in one step (32- and 64-bit storage): the steps and, below,
+     * the counts of a full step as constants, so the steps' arithmetic
+     * folds away and the loops of asks and stores unroll, as before there
+     * were steps. At batch 1 the f32 and f64 adds lost 6 % with neither
+     * (faster in 1 of 45 and 0 of 44 processes), f32 11 % and f64 4 % with
+     * the constant counts alone, and with both f32 +0.3 % and f64 -1.8 %
+     * (bench/RESULTS.md, fourteenth round) */
     uint steps = ph->groups ? 1 : 0;
 #else
     uint steps = (ph->groups + PE_STEP_GROUPS - 1) / PE_STEP_GROUPS;
@@ -415,13 +419,10 @@ PE_INLINE void PE_FN(pe_row)(int op, global PE_T *out, global const PE_T *in,
         uint i_step = i0 + PE_GL * k0, i_ahead = i0 + PE_GL * k_ahead;
         bool report = reporter && step == 0; /* bad ids: at the first step only */
 #if PE_STEP_GROUPS == PE_GROUPS
-        /* a row in one step (32- and 64-bit storage) with all its groups
-         * (every work-item but a row's last, if that is short): constant
-         * counts, and the loops of asks and stores unroll. The f32 and f64
-         * add at batch 1 lost 6 % without (faster in 1 of 45 and 0 of 44
-         * processes, bench/RESULTS.md, fourteenth round); the 16-bit steps
-         * measured no faster with it, and PoCL's build of the program took
-         * 5.2 s instead of 3.4. */
+        /* a full row (every work-item but a row's last, if that is short):
+         * constant counts, see above. The 16-bit steps measured no faster
+         * with them, and their second copy took PoCL's build of the program
+         * from 3.4 to 5.2 s. */
         if (groups == PE_GROUPS)
             PE_FN(pe_store_step)(op, out, in, ids, bad_ids, scale, i_step, PE_GROUPS, sv, cv,
                                  zip_once, s, s_ahead, i0, PE_GL * PE_GROUPS, b_first, b_stop,
