@@ -247,8 +247,8 @@ PE_DEFINE_ZIPPED16(pe_store_zipped16_any_bf16, pe_store_ordered16_any_bf16, bf16
  * float32.
  * The empty asm keeps the average a 16-bit vpavgw: otherwise clang merges
  * its shift with the next one and widens the sum to 32 bits. bf16 add at
- * batch 8 x seq 4096 on a 2-core Xeon: +10 to +14 % (bench/RESULTS.md,
- * fifteenth round). */
+ * batch 8 x seq 4096 on a 2-core Xeon: +10 % (+8 to +17 % in four other
+ * processes), at batch 1 +4 % (bench/RESULTS.md, fifteenth round). */
 #if PE_X86 && defined(__AVX512BW__)
 #define PE_BF16_PACK16 1
 typedef ushort pe_u16x32 __attribute__((ext_vector_type(32)));
