@@ -234,17 +234,24 @@ PE_DEFINE_ZIPPED16(pe_store_zipped16_f32, pe_store_ordered16_f32, f32, float)
 PE_DEFINE_ZIPPED16(pe_store_zipped16_f16, pe_store_ordered16_f16, f16, half)
 PE_DEFINE_ZIPPED16(pe_store_zipped16_any_bf16, pe_store_ordered16_any_bf16, bf16, ushort)
 
-/* Two float16 vectors (sines, cosines, never NaN) rounded to bfloat16 and
- * packed as the shortcut below stores them, on CPUs with AVX-512BW: the
- * rounding done on 16-bit halves. The high halves H of both (the pairs in
+/* Two float16 vectors (sines, cosines) rounded to bfloat16 and packed as
+ * the shortcut below stores them, on CPUs with AVX-512BW: the rounding done
+ * on 16-bit halves. The high halves H of both (the pairs in
  * storage order) and the low halves L come out of one two-source permute
  * each; a value rounds up when L + 0x7FFF + (H & 1) carries out of 16
  * bits, which is the top bit of the rounded average (L | (H & 1)) +
  * 0x7FFF >> 1 (one vpavgw; the | differs from a + only where L is odd,
  * and L | 1 reaches 0x8001 exactly when L + 1 does). Six instructions for
- * 32 elements, and two for the NaN test, where rounding each float's 32
- * bits took thirteen; checked against pe_float_to_bf16 for every non-NaN
- * float32.
+ * 32 elements where rounding each float's 32 bits took thirteen; checked
+ * against pe_float_to_bf16 for every non-NaN float32.
+ * A NaN needs no test of its own here: every NaN these sums can make has a
+ * low half of 0, so it does not round up, and a high half already quiet,
+ * which is what pe_float_to_bf16 gives. x and an embedding row are
+ * bfloat16 widened (low halves 0), the values are finite, and scale is
+ * finite (the host refuses any other); so a sum is NaN only where x is,
+ * and x86 arithmetic returns that operand quieted, payload kept, or for
+ * inf * 0 its default NaN 0xFFC00000. Testing each vector for a NaN cost
+ * the bf16 add 3-4 % (bench/RESULTS.md, fifteenth round).
  * The empty asm keeps the average a 16-bit vpavgw: otherwise clang merges
  * its shift with the next one and widens the sum to 32 bits. bf16 add at
  * batch 8 x seq 4096 on a 2-core Xeon: +10 % (+8 to +17 % in four other
@@ -295,12 +302,8 @@ PE_INLINE void pe_store_zipped16_bf16(global ushort *orow, global const ushort *
          * with x cached, +3 % at seq 4096 (bench/RESULTS.md, twelfth
          * round) */
 #if PE_BF16_PACK16
-        /* a NaN in either vector (one compare of the two, rare) takes the
-         * general rounding below, which quiets it */
-        if (!__builtin_reduce_or((sv != sv) | (cv != cv))) {
-            *(global uint16 *)(orow + k) = pe_bf16_pack_rounded16(sv, cv);
-            return;
-        }
+        *(global uint16 *)(orow + k) = pe_bf16_pack_rounded16(sv, cv);
+        return;
 #endif
         *(global uint16 *)(orow + k) = (pe_bf16_round_high16(sv) >> 16) |
                                         (pe_bf16_round_high16(cv) & 0xFFFF0000u);
