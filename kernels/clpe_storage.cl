@@ -251,11 +251,11 @@ PE_DEFINE_ZIPPED16(pe_store_zipped16_any_bf16, pe_store_ordered16_any_bf16, bf16
  * finite (the host refuses any other); so a sum is NaN only where x is,
  * and x86 arithmetic returns that operand quieted, payload kept, or for
  * inf * 0 its default NaN 0xFFC00000. Testing each vector for a NaN cost
- * the bf16 add 3-4 % (bench/RESULTS.md, fifteenth round).
+ * the bf16 add 3 to 8 % (bench/RESULTS.md, fifteenth round).
  * The empty asm keeps the average a 16-bit vpavgw: otherwise clang merges
- * its shift with the next one and widens the sum to 32 bits. bf16 add at
- * batch 8 x seq 4096 on a 2-core Xeon: +10 % (+8 to +17 % in four other
- * processes), at batch 1 +4 % (bench/RESULTS.md, fifteenth round). */
+ * its shift with the next one and widens the sum to 32 bits. bf16 add on a
+ * 2-core Xeon, against the 32-bit rounding: +19 % at batch 8 x seq 4096,
+ * +7 % at batch 1 (bench/RESULTS.md, fifteenth round). */
 #if PE_X86 && defined(__AVX512BW__)
 #define PE_BF16_PACK16 1
 typedef ushort pe_u16x32 __attribute__((ext_vector_type(32)));
