@@ -59,13 +59,13 @@ static inline void PE_FN(pe_rotate_heads_group)(global PE_T *token, uint heads,
         if (g->stride == 2) {
             PE_GV lo = PE_GFN(pe_load)(head, 2 * i0, aligned);
             PE_GV hi = PE_GFN(pe_load)(head, 2 * i0 + PE_GL, aligned);
-            PE_GFN(pe_store)(head, 2 * i0, PE_ROTATE_ZIPPED(lo, c.lo, s.lo), aligned);
-            PE_GFN(pe_store)(head, 2 * i0 + PE_GL, PE_ROTATE_ZIPPED(hi, c.hi, s.hi), aligned);
+            PE_GFN(pe_store_two)(head, 2 * i0, PE_ROTATE_ZIPPED(lo, c.lo, s.lo), 2 * i0 + PE_GL,
+                                 PE_ROTATE_ZIPPED(hi, c.hi, s.hi), aligned);
         } else {
             PE_GV a = PE_GFN(pe_load)(head, i0, aligned);
             PE_GV b = PE_GFN(pe_load)(head, i0 + g->partner, aligned);
-            PE_GFN(pe_store)(head, i0, fma(a, c, -(b * s)), aligned);
-            PE_GFN(pe_store)(head, i0 + g->partner, fma(a, s, b * c), aligned);
+            PE_GFN(pe_store_two)(head, i0, fma(a, c, -(b * s)), i0 + g->partner,
+                                 fma(a, s, b * c), aligned);
         }
     }
 }

@@ -120,8 +120,7 @@ PE_INLINE void PE_FN(pe_store_group)(global PE_T *orow, global const PE_T *xrow,
         sv = xs * scale + sv;
         cv = xc * scale + cv;
     }
-    PE_GFN(pe_store)(orow, ks, sv, aligned);
-    PE_GFN(pe_store)(orow, kc, cv, aligned);
+    PE_GFN(pe_store_two)(orow, ks, sv, kc, cv, aligned);
 }
 #endif
 

@@ -234,24 +234,24 @@ PE_DEFINE_ZIPPED16(pe_store_zipped16_f32, pe_store_ordered16_f32, f32, float)
 PE_DEFINE_ZIPPED16(pe_store_zipped16_f16, pe_store_ordered16_f16, f16, half)
 PE_DEFINE_ZIPPED16(pe_store_zipped16_any_bf16, pe_store_ordered16_any_bf16, bf16, ushort)
 
-/* Two float16 vectors (sines, cosines) rounded to bfloat16 and packed as
- * the shortcut below stores them, on CPUs with AVX-512BW: the rounding done
- * on 16-bit halves. The high halves H of both (the pairs in
- * storage order) and the low halves L come out of one two-source permute
- * each; a value rounds up when L + 0x7FFF + (H & 1) carries out of 16
- * bits, which is the top bit of the rounded average (L | (H & 1)) +
- * 0x7FFF >> 1 (one vpavgw; the | differs from a + only where L is odd,
- * and L | 1 reaches 0x8001 exactly when L + 1 does). Six instructions for
- * 32 elements where rounding each float's 32 bits took thirteen; checked
- * against pe_float_to_bf16 for every non-NaN float32.
- * A NaN needs no test of its own here: every NaN these sums can make has a
- * low half of 0, so it does not round up, and a high half already quiet,
- * which is what pe_float_to_bf16 gives. x and an embedding row are
- * bfloat16 widened (low halves 0), the values are finite, and scale is
- * finite (the host refuses any other); so a sum is NaN only where x is,
- * and x86 arithmetic returns that operand quieted, payload kept, or for
- * inf * 0 its default NaN 0xFFC00000. Testing each vector for a NaN cost
- * the bf16 add 3 to 8 % (bench/RESULTS.md, fifteenth round).
+/* Float16 vectors rounded to bfloat16 in pairs, on CPUs with AVX-512BW:
+ * the rounding done on 16-bit halves. Two-source permutes take the high
+ * halves H of both vectors, in the order they are stored, and their low
+ * halves L in the same order; a value rounds up when L + 0x7FFF + (H & 1)
+ * carries out of 16 bits, which is the top bit of the rounded average
+ * (L | (H & 1)) + 0x7FFF >> 1 (one vpavgw; the | differs from a + only
+ * where L is odd, and L | 1 reaches 0x8001 exactly when L + 1 does). Six
+ * instructions for 32 elements where rounding each float's 32 bits took
+ * thirteen; checked against pe_float_to_bf16 for every non-NaN float32.
+ * A NaN needs no test of its own here: every NaN the callers' arithmetic
+ * can make has a low half of 0, so it does not round up, and a high half
+ * already quiet, which is what pe_float_to_bf16 gives. Their inputs (x,
+ * an embedding row, a query or key) are bfloat16 widened (low halves 0),
+ * and the values, cos, sin and scale are finite (the host refuses any
+ * other scale); so a result is NaN only where an input is, and x86
+ * arithmetic returns that operand quieted, payload kept, or for inf * 0
+ * and inf - inf its default NaN 0xFFC00000. Testing each vector for a NaN
+ * cost the bf16 add 3 to 8 % (bench/RESULTS.md, fifteenth round).
  * The empty asm keeps the average a 16-bit vpavgw: otherwise clang merges
  * its shift with the next one and widens the sum to 32 bits. bf16 add on a
  * 2-core Xeon, against the 32-bit rounding: +19 % at batch 8 x seq 4096,
@@ -260,19 +260,33 @@ PE_DEFINE_ZIPPED16(pe_store_zipped16_any_bf16, pe_store_ordered16_any_bf16, bf16
 #define PE_BF16_PACK16 1
 typedef ushort pe_u16x32 __attribute__((ext_vector_type(32)));
 typedef uint pe_u32x32 __attribute__((ext_vector_type(32)));
-static inline uint16 pe_bf16_pack_rounded16(float16 sv, float16 cv)
+static inline uint16 pe_bf16_round_halves(pe_u16x32 hi, pe_u16x32 lo)
 {
-    pe_u16x32 s = __builtin_astype(sv, pe_u16x32), c = __builtin_astype(cv, pe_u16x32);
-    pe_u16x32 hi = __builtin_shufflevector(s, c, 1, 33, 3, 35, 5, 37, 7, 39, 9, 41, 11, 43, 13,
-                                           45, 15, 47, 17, 49, 19, 51, 21, 53, 23, 55, 25, 57,
-                                           27, 59, 29, 61, 31, 63);
-    pe_u16x32 lo = __builtin_shufflevector(s, c, 0, 32, 2, 34, 4, 36, 6, 38, 8, 40, 10, 42, 12,
-                                           44, 14, 46, 16, 48, 18, 50, 20, 52, 22, 54, 24, 56,
-                                           26, 58, 28, 60, 30, 62);
     pe_u32x32 sum = __builtin_convertvector(lo | (hi & (ushort)1), pe_u32x32) + 0x7FFFu;
     pe_u16x32 avg = __builtin_convertvector(sum >> 1, pe_u16x32);
     __asm__("" : "+v"(avg));
     return __builtin_astype(hi + (avg >> (ushort)15), uint16);
+}
+/* sines and cosines, zipped: (s0, c0, s1, c1, ...), as interleaved rows
+ * store them */
+static inline uint16 pe_bf16_pack_rounded16(float16 sv, float16 cv)
+{
+    pe_u16x32 s = __builtin_astype(sv, pe_u16x32), c = __builtin_astype(cv, pe_u16x32);
+    return pe_bf16_round_halves(
+        __builtin_shufflevector(s, c, 1, 33, 3, 35, 5, 37, 7, 39, 9, 41, 11, 43, 13, 45, 15, 47,
+                                17, 49, 19, 51, 21, 53, 23, 55, 25, 57, 27, 59, 29, 61, 31, 63),
+        __builtin_shufflevector(s, c, 0, 32, 2, 34, 4, 36, 6, 38, 8, 40, 10, 42, 12, 44, 14, 46,
+                                16, 48, 18, 50, 20, 52, 22, 54, 24, 56, 26, 58, 28, 60, 30, 62));
+}
+/* a then b: a's 16 elements in the low 32 bytes, b's in the high */
+static inline uint16 pe_bf16_pack_rounded16_apart(float16 av, float16 bv)
+{
+    pe_u16x32 a = __builtin_astype(av, pe_u16x32), b = __builtin_astype(bv, pe_u16x32);
+    return pe_bf16_round_halves(
+        __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31,
+                                33, 35, 37, 39, 41, 43, 45, 47, 49, 51, 53, 55, 57, 59, 61, 63),
+        __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30,
+                                32, 34, 36, 38, 40, 42, 44, 46, 48, 50, 52, 54, 56, 58, 60, 62));
 }
 #else
 #define PE_BF16_PACK16 0
@@ -313,6 +327,34 @@ PE_INLINE void pe_store_zipped16_bf16(global ushort *orow, global const ushort *
     pe_store_zipped16_any_bf16(orow, xrow, k, sv, cv, add, scale, aligned);
 }
 
+/* Two vectors stored at elements ka and kb of p (a rotary pair's two
+ * halves, a split row's sines and cosines, or two halves of 32 interleaved
+ * elements): pe_store_two<N>_<type>, two pe_store<N>_<type>; bfloat16 on
+ * AVX-512BW rounds both vectors at once on 16-bit halves (above). */
+#define PE_DEFINE_STORE_TWO(SUFFIX, T, V, N)                                                   \
+    PE_INLINE void pe_store_two##N##_##SUFFIX(global T *p, uint ka, V a, uint kb, V b,         \
+                                              bool aligned)                                    \
+    {                                                                                          \
+        pe_store##N##_##SUFFIX(p, ka, a, aligned);                                             \
+        pe_store##N##_##SUFFIX(p, kb, b, aligned);                                             \
+    }
+PE_DEFINE_STORE_TWO(f32, float, float16, 16)
+PE_DEFINE_STORE_TWO(f16, half, float16, 16)
+PE_INLINE void pe_store_two16_bf16(global ushort *p, uint ka, float16 a, uint kb, float16 b,
+                                   bool aligned)
+{
+#if PE_BF16_PACK16
+    if (aligned) {
+        uint16 ab = pe_bf16_pack_rounded16_apart(a, b);
+        *(global uint8 *)(p + ka) = ab.lo;
+        *(global uint8 *)(p + kb) = ab.hi;
+        return;
+    }
+#endif
+    pe_store16_bf16(p, ka, a, aligned);
+    pe_store16_bf16(p, kb, b, aligned);
+}
+
 /* ---- float64 ---- */
 #ifdef cl_khr_fp64
 static inline double pe_load_f64(global const double *p, uint k) { return p[k]; }
@@ -334,4 +376,5 @@ static inline double8 pe_zip4_f64(double4 s, double4 c)
 }
 PE_DEFINE_ZIPPED(pe_store_zipped8_f64, pe_store_ordered8_f64, pe_load8_f64, pe_store8_f64, double,
                  double8, double, 8, pe_zip4_f64)
+PE_DEFINE_STORE_TWO(f64, double, double8, 8)
 #endif

@@ -7,6 +7,8 @@
  */
 #include "support.h"
 
+#include "common/dtype.h"
+
 #include <criterion/criterion.h>
 #include <math.h>
 #include <mpfr.h>
@@ -174,6 +176,70 @@ Test(rope, device_equals_host_for_every_dtype_pairing_and_layout)
                                outer, 0, CLPE_POSITIONS_IDS, INT64_MAX - 200000, CLPE_ROPE_INVERSE};
                 run_case(&c, seed++);
             }
+}
+
+/* Aligned heads (head_dim 128, pitches of whole 64-byte lines) take the
+ * CPU's aligned vector moves, where bfloat16 rounds two vectors at once
+ * (clpe_storage.cl); here every input bit pattern goes through them, NaNs
+ * (with every payload bit set among them), infinities and subnormals
+ * included, in both pairings. Where the host gives a NaN the device must
+ * too, of any sign and payload (as test_formats allows); every other
+ * element bit for bit. */
+Test(rope, aligned_heads_of_any_bits_match_the_host)
+{
+    const clpe_dtype dtypes[] = {CLPE_DTYPE_F32, CLPE_DTYPE_F16, CLPE_DTYPE_BF16, CLPE_DTYPE_F64};
+    for (int t = 0; t < 4; ++t)
+        for (int pairing = 0; pairing < 2; ++pairing) {
+            clpe_dtype dt = dtypes[t];
+            if (!clpe_device_supports_dtype(cl.device, dt))
+                continue;
+            clpe_rope_config cfg = clpe_rope_config_default(128);
+            cfg.pairing = (clpe_rope_pairing)pairing;
+            cfg.dtype = dt;
+            clpe_rope *rope = make_rope(&cfg);
+            clpe_rope *host = clpe_rope_create_host(&cfg, NULL);
+            cr_assert_not_null(host);
+            const size_t batch = 2, seq = 9, heads = 3, es = esize(dt);
+            size_t count = batch * seq * heads * 128, bytes = count * es;
+            unsigned char *x = malloc(bytes);
+            uint64_t rng = 40 + (uint64_t)(2 * t + pairing);
+            for (size_t k = 0; k < bytes; k += 8) {
+                uint64_t r = test_rand_u64(&rng);
+                memcpy(x + k, &r, bytes - k < 8 ? bytes - k : 8);
+            }
+            for (size_t e = 0; e < count; e += 53) { /* NaNs, every payload bit set */
+                memset(x + e * es, 0xFF, es);
+                if (e % 2)
+                    x[e * es + es - 1] = 0x7F; /* little-endian: the sign's byte */
+            }
+            cl_mem buf = test_buffer_from(&cl, x, bytes);
+            clpe_rope_tensor dq = {.buffer = buf, .heads = heads, .head_pitch = 128,
+                                   .row_pitch = heads * 128, .batch_pitch = seq * heads * 128};
+            clpe_host_rope_tensor hq = {.data = x, .heads = heads, .head_pitch = 128,
+                                        .row_pitch = heads * 128, .batch_pitch = seq * heads * 128};
+            clpe_positions pos = {.source = CLPE_POSITIONS_START, .start = 777};
+            cr_assert_eq(clpe_enqueue_rope(rope, cl.queue, batch, seq, &dq, NULL, &pos, 0, 0,
+                                           NULL, NULL),
+                         CLPE_SUCCESS);
+            cr_assert_eq(clpe_host_rope(host, batch, seq, &hq, NULL, CLPE_POSITIONS_START, 777,
+                                        NULL, 0),
+                         CLPE_SUCCESS);
+            unsigned char *dev = test_buffer_read(&cl, buf, bytes);
+            for (size_t k = 0; k < count; ++k) {
+                const unsigned char *dv = dev + k * es, *hv = x + k * es;
+                if (memcmp(dv, hv, es) == 0)
+                    continue;
+                double d = dtype_to_double(dv, dt), h = dtype_to_double(hv, dt);
+                cr_assert(isnan(d) && isnan(h),
+                          "dtype %d pairing %d: element %zu is %.9g, the host's %.9g", (int)dt,
+                          pairing, k, d, h);
+            }
+            free(dev);
+            free(x);
+            clReleaseMemObject(buf);
+            clpe_rope_release(host);
+            clpe_rope_release(rope);
+        }
 }
 
 Test(rope, positions_at_the_ends_of_int64)
