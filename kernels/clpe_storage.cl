@@ -1,9 +1,10 @@
 /*
  * clpe_storage.cl - loading each storage type into its arithmetic type and
  * storing back with one rounding (round to nearest even), one function per
- * access width: scalar, a (sin, cos) pair, and the vectors (16 wide; 8 for float64) of the
- * float16 path. k counts elements from p. The row kernels (clpe_rows.cl)
- * call these as pe_load_<type>, pe_store2_<type>, pe_load16_<type>, ...
+ * access width: scalar, a (sin, cos) pair, and the vectors (16 wide; 8 for
+ * float64) of the float16 path, alone or two at once (pe_store_two). k
+ * counts elements from p. The row kernels (clpe_rows.cl) call these as
+ * pe_load_<type>, pe_store2_<type>, pe_load16_<type>, ...
  */
 
 /* The vector moves (16 wide; 8 for float64) take a whole vector at once when the caller knows every
@@ -316,6 +317,7 @@ PE_INLINE void pe_store_zipped16_bf16(global ushort *orow, global const ushort *
          * with x cached, +3 % at seq 4096 (bench/RESULTS.md, twelfth
          * round) */
 #if PE_BF16_PACK16
+        /* AVX-512BW: both rounded at once on 16-bit halves (above) */
         *(global uint16 *)(orow + k) = pe_bf16_pack_rounded16(sv, cv);
         return;
 #endif
