@@ -3,9 +3,11 @@
  */
 #include "support.h"
 
+#include "common/dtype.h"
 #include "common/random.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,3 +102,37 @@ void test_event_finish(cl_event ev)
 }
 
 uint64_t test_rand_u64(uint64_t *state) { return splitmix64(state); }
+
+void test_fill_any_bits(void *data, size_t count, size_t elem_size, uint64_t *rng)
+{
+    unsigned char *x = data;
+    size_t bytes = count * elem_size;
+    for (size_t k = 0; k < bytes; k += 8) {
+        uint64_t r = splitmix64(rng);
+        memcpy(x + k, &r, bytes - k < 8 ? bytes - k : 8);
+    }
+    for (size_t e = 0; e < count; ++e)
+        if (e % 61 == 7 || e % 61 == 19) {
+            memset(x + e * elem_size, 0xFF, elem_size);
+            if (e % 61 == 19)
+                x[e * elem_size + elem_size - 1] = 0x7F; /* little-endian: the sign's byte */
+        }
+}
+
+void test_expect_same_nan_any(const void *dev, const void *host, size_t count, clpe_dtype t,
+                              const char *what)
+{
+    size_t es = dtype_size(t);
+    const unsigned char *a = dev, *b = host;
+    for (size_t k = 0; k < count; ++k) {
+        const unsigned char *av = a + k * es, *bv = b + k * es;
+        if (memcmp(av, bv, es) == 0)
+            continue;
+        double hv = dtype_to_double(bv, t), dv = dtype_to_double(av, t);
+        if (isnan(hv) && isnan(dv))
+            continue;
+        cr_assert_fail("%s (dtype %d): device and host emulation differ first at element %zu "
+                       "of %zu (%.9g, expected %.9g)",
+                       what, (int)t, k, count, dv, hv);
+    }
+}

@@ -50,4 +50,21 @@ void test_event_finish(cl_event ev);
 /* Deterministic pseudo-random numbers (splitmix64). */
 uint64_t test_rand_u64(uint64_t *state);
 
+/* count elements of elem_size bytes of every bit pattern: random bytes,
+ * NaNs (signalling and quiet, any payload), infinities, zeros and
+ * subnormals included, and at fixed places NaNs with every payload bit
+ * set, of both signs, where a rounding that let a NaN round up would carry
+ * into the sign and give a zero (random bits hold them at 1 in 65536 for
+ * the 16-bit types). */
+void test_fill_any_bits(void *data, size_t count, size_t elem_size, uint64_t *rng);
+
+/* Device and host elements of dtype t agree bit for bit, except that where
+ * the host (the emulation) has a NaN the device must have a NaN, of any
+ * sign and payload: OpenCL leaves those open (PoCL's scalar and vector
+ * half conversions already differ there, and GPUs return one canonical NaN
+ * from arithmetic). Asserts, naming `what` and the first element that
+ * differs. */
+void test_expect_same_nan_any(const void *dev, const void *host, size_t count, clpe_dtype t,
+                              const char *what);
+
 #endif

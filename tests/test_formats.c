@@ -188,28 +188,6 @@ Test(formats, every_dtype_matches_emulation_bit_for_bit)
     }
 }
 
-/* As expect_same, except that where the emulation gives a NaN the device
- * must give a NaN, of any sign and payload: OpenCL leaves those open (PoCL's
- * scalar and vector half conversions already differ there, and GPUs
- * return one canonical NaN from arithmetic). */
-static void expect_same_nan_any(const void *dev, const void *host, size_t count, clpe_dtype t,
-                                const char *what, const char *dt)
-{
-    size_t es = dtype_size(t);
-    const unsigned char *a = dev, *b = host;
-    for (size_t k = 0; k < count; ++k) {
-        const unsigned char *av = a + k * es, *bv = b + k * es;
-        if (memcmp(av, bv, es) == 0)
-            continue;
-        double hv = dtype_to_double(bv, t), dv = dtype_to_double(av, t);
-        if (isnan(hv) && isnan(dv))
-            continue;
-        cr_assert_fail("%s (%s): device and host emulation differ first at element %zu of %zu "
-                       "(%.9g, expected %.9g)",
-                       what, dt, k, count, dv, hv);
-    }
-}
-
 /* Every bit pattern of the input, NaNs (signalling and quiet, any payload),
  * infinities, zeros and subnormals included, through the paths a shared
  * start takes (one work-item walks every sequence) with rows aligned to 64
@@ -219,7 +197,6 @@ static void expect_same_nan_any(const void *dev, const void *host, size_t count,
 static void check_any_bits(const clpe_config *cfg, uint64_t seed)
 {
     clpe_dtype t = cfg->dtype;
-    const char *dt = dtype_names[t];
     clpe_encoder *enc = test_encoder(&cl, cfg);
     uint64_t rng = seed;
     size_t d = cfg->d, es = dtype_size(t), batch = 5, seq = 9, rows = batch * seq;
@@ -227,19 +204,7 @@ static void check_any_bits(const clpe_config *cfg, uint64_t seed)
     const int64_t start = 1000003;
 
     unsigned char *x = malloc(bytes), *host = malloc(bytes);
-    for (size_t k = 0; k < bytes; k += 8) {
-        uint64_t r = test_rand_u64(&rng);
-        memcpy(x + k, &r, bytes - k < 8 ? bytes - k : 8);
-    }
-    /* and NaNs with every payload bit set, of both signs, where a rounding
-     * that let a NaN round up would carry into the sign and give a zero
-     * (random bits hold them at 1 in 65536 for the 16-bit types) */
-    for (size_t e = 0; e < rows * d; ++e)
-        if (e % 61 == 7 || e % 61 == 19) {
-            memset(x + e * es, 0xFF, es);
-            if (e % 61 == 19)
-                x[e * es + es - 1] = 0x7F; /* little-endian: the sign's byte */
-        }
+    test_fill_any_bits(x, rows * d, es, &rng);
     cl_mem xin = test_buffer_from(&cl, x, bytes);
     cl_mem xout = test_buffer_poisoned(&cl, bytes, 0x5A);
     clpe_positions pos = {.source = CLPE_POSITIONS_START, .start = start};
@@ -252,10 +217,10 @@ static void check_any_bits(const clpe_config *cfg, uint64_t seed)
     cr_assert_eq(clpe_host_add(enc, batch, seq, host, 0, 0, CLPE_POSITIONS_START, start, NULL),
                  CLPE_SUCCESS);
     void *dev = test_buffer_read(&cl, xout, bytes);
-    expect_same_nan_any(dev, host, rows * d, t, "add of any bits, out of place", dt);
+    test_expect_same_nan_any(dev, host, rows * d, t, "add of any bits, out of place");
     free(dev);
     dev = test_buffer_read(&cl, xin, bytes);
-    expect_same_nan_any(dev, host, rows * d, t, "add of any bits, in place", dt);
+    test_expect_same_nan_any(dev, host, rows * d, t, "add of any bits, in place");
     free(dev);
 
     /* gather from rows of d elements (aligned like the output) */
@@ -275,7 +240,7 @@ static void check_any_bits(const clpe_config *cfg, uint64_t seed)
                                   start, NULL, NULL),
                  CLPE_SUCCESS);
     dev = test_buffer_read(&cl, gbuf, bytes);
-    expect_same_nan_any(dev, host, rows * d, t, "gather of any bits", dt);
+    test_expect_same_nan_any(dev, host, rows * d, t, "gather of any bits");
     free(dev);
 
     clReleaseMemObject(gbuf);

@@ -7,8 +7,6 @@
  */
 #include "support.h"
 
-#include "common/dtype.h"
-
 #include <criterion/criterion.h>
 #include <math.h>
 #include <mpfr.h>
@@ -180,11 +178,9 @@ Test(rope, device_equals_host_for_every_dtype_pairing_and_layout)
 
 /* Aligned heads (head_dim 128, pitches of whole 64-byte lines) take the
  * CPU's aligned vector moves, where bfloat16 rounds two vectors at once
- * (clpe_storage.cl); here every input bit pattern goes through them, NaNs
- * (with every payload bit set among them), infinities and subnormals
- * included, in both pairings. Where the host gives a NaN the device must
- * too, of any sign and payload (as test_formats allows); every other
- * element bit for bit. */
+ * (clpe_storage.cl); here every input bit pattern goes through them
+ * (test_fill_any_bits), in both pairings, compared with the host as
+ * test_expect_same_nan_any does. */
 Test(rope, aligned_heads_of_any_bits_match_the_host)
 {
     const clpe_dtype dtypes[] = {CLPE_DTYPE_F32, CLPE_DTYPE_F16, CLPE_DTYPE_BF16, CLPE_DTYPE_F64};
@@ -203,15 +199,7 @@ Test(rope, aligned_heads_of_any_bits_match_the_host)
             size_t count = batch * seq * heads * 128, bytes = count * es;
             unsigned char *x = malloc(bytes);
             uint64_t rng = 40 + (uint64_t)(2 * t + pairing);
-            for (size_t k = 0; k < bytes; k += 8) {
-                uint64_t r = test_rand_u64(&rng);
-                memcpy(x + k, &r, bytes - k < 8 ? bytes - k : 8);
-            }
-            for (size_t e = 0; e < count; e += 53) { /* NaNs, every payload bit set */
-                memset(x + e * es, 0xFF, es);
-                if (e % 2)
-                    x[e * es + es - 1] = 0x7F; /* little-endian: the sign's byte */
-            }
+            test_fill_any_bits(x, count, es, &rng);
             cl_mem buf = test_buffer_from(&cl, x, bytes);
             clpe_rope_tensor dq = {.buffer = buf, .heads = heads, .head_pitch = 128,
                                    .row_pitch = heads * 128, .batch_pitch = seq * heads * 128};
@@ -225,15 +213,10 @@ Test(rope, aligned_heads_of_any_bits_match_the_host)
                                         NULL, 0),
                          CLPE_SUCCESS);
             unsigned char *dev = test_buffer_read(&cl, buf, bytes);
-            for (size_t k = 0; k < count; ++k) {
-                const unsigned char *dv = dev + k * es, *hv = x + k * es;
-                if (memcmp(dv, hv, es) == 0)
-                    continue;
-                double d = dtype_to_double(dv, dt), h = dtype_to_double(hv, dt);
-                cr_assert(isnan(d) && isnan(h),
-                          "dtype %d pairing %d: element %zu is %.9g, the host's %.9g", (int)dt,
-                          pairing, k, d, h);
-            }
+            test_expect_same_nan_any(dev, x, count, dt,
+                                     cfg.pairing == CLPE_ROPE_HALF_SPLIT
+                                         ? "rope of any bits, half-split"
+                                         : "rope of any bits, interleaved");
             free(dev);
             free(x);
             clReleaseMemObject(buf);
