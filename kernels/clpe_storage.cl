@@ -236,14 +236,15 @@ PE_DEFINE_ZIPPED16(pe_store_zipped16_f16, pe_store_ordered16_f16, f16, half)
 PE_DEFINE_ZIPPED16(pe_store_zipped16_any_bf16, pe_store_ordered16_any_bf16, bf16, ushort)
 
 /* Float16 vectors rounded to bfloat16 in pairs, on CPUs with AVX-512BW:
- * the rounding done on 16-bit halves. Two-source permutes take the high
- * halves H of both vectors, in the order they are stored, and their low
- * halves L in the same order; a value rounds up when L + 0x7FFF + (H & 1)
+ * the rounding done on 16-bit halves. The high halves H of both vectors
+ * are gathered in the order they are stored, and their low halves L in
+ * the same order (below); a value rounds up when L + 0x7FFF + (H & 1)
  * carries out of 16 bits, which is the top bit of the rounded average
  * (L | (H & 1)) + 0x7FFF >> 1 (one vpavgw; the | differs from a + only
- * where L is odd, and L | 1 reaches 0x8001 exactly when L + 1 does). Six
- * instructions for 32 elements where rounding each float's 32 bits took
- * thirteen; checked against pe_float_to_bf16 for every non-NaN float32.
+ * where L is odd, and L | 1 reaches 0x8001 exactly when L + 1 does).
+ * Eight one-cycle instructions for 32 elements (four gather, four round)
+ * where rounding each float's 32 bits took thirteen; the formula checked
+ * against pe_float_to_bf16 for every non-NaN float32.
  * A NaN needs no test of its own here: every NaN the callers' arithmetic
  * can make has a low half of 0, so it does not round up, and a high half
  * already quiet, which is what pe_float_to_bf16 gives. Their inputs (x,
@@ -269,25 +270,32 @@ static inline uint16 pe_bf16_round_halves(pe_u16x32 hi, pe_u16x32 lo)
     return __builtin_astype(hi + (avg >> (ushort)15), uint16);
 }
 /* sines and cosines, zipped: (s0, c0, s1, c1, ...), as interleaved rows
- * store them */
+ * store them. Pair j's halves stay in lane j: H is (c & 0xFFFF0000) |
+ * (s >> 16), L is (c << 16) | (s & 0xFFFF), two shifts and two vpternlog.
+ * clang reads those as word shuffles and makes them two vpermt2w, each
+ * two cycles on vector port 5 on the 2-core Xeon, where the shifts and
+ * merges take one cycle on either port; the empty asms keep them apart
+ * (and L whole, so that L | (H & 1) is one more vpternlog). The bf16 add
+ * at batch 8 x seq 4096 +6.6 % (bench/RESULTS.md, sixteenth round). */
 static inline uint16 pe_bf16_pack_rounded16(float16 sv, float16 cv)
 {
-    pe_u16x32 s = __builtin_astype(sv, pe_u16x32), c = __builtin_astype(cv, pe_u16x32);
-    return pe_bf16_round_halves(
-        __builtin_shufflevector(s, c, 1, 33, 3, 35, 5, 37, 7, 39, 9, 41, 11, 43, 13, 45, 15, 47,
-                                17, 49, 19, 51, 21, 53, 23, 55, 25, 57, 27, 59, 29, 61, 31, 63),
-        __builtin_shufflevector(s, c, 0, 32, 2, 34, 4, 36, 6, 38, 8, 40, 10, 42, 12, 44, 14, 46,
-                                16, 48, 18, 50, 20, 52, 22, 54, 24, 56, 26, 58, 28, 60, 30, 62));
+    uint16 s = as_uint16(sv), c = as_uint16(cv), s_hi = s >> 16, c_lo = c << 16;
+    __asm__("" : "+v"(s_hi), "+v"(c_lo));
+    uint16 lo = c_lo | (s & 0xFFFFu);
+    __asm__("" : "+v"(lo));
+    return pe_bf16_round_halves(__builtin_astype((c & 0xFFFF0000u) | s_hi, pe_u16x32),
+                                __builtin_astype(lo, pe_u16x32));
 }
-/* a then b: a's 16 elements in the low 32 bytes, b's in the high */
+/* a then b: a's 16 elements in the low 32 bytes, b's in the high. Rounded
+ * as if zipped, then taken apart by one single-source vpermw (one cycle,
+ * where the two vpermt2w that gathered the halves took four) */
 static inline uint16 pe_bf16_pack_rounded16_apart(float16 av, float16 bv)
 {
-    pe_u16x32 a = __builtin_astype(av, pe_u16x32), b = __builtin_astype(bv, pe_u16x32);
-    return pe_bf16_round_halves(
-        __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31,
-                                33, 35, 37, 39, 41, 43, 45, 47, 49, 51, 53, 55, 57, 59, 61, 63),
-        __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30,
-                                32, 34, 36, 38, 40, 42, 44, 46, 48, 50, 52, 54, 56, 58, 60, 62));
+    pe_u16x32 z = __builtin_astype(pe_bf16_pack_rounded16(av, bv), pe_u16x32);
+    return __builtin_astype(__builtin_shufflevector(z, z, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20,
+                                                    22, 24, 26, 28, 30, 1, 3, 5, 7, 9, 11, 13,
+                                                    15, 17, 19, 21, 23, 25, 27, 29, 31),
+                            uint16);
 }
 #else
 #define PE_BF16_PACK16 0
