@@ -153,6 +153,33 @@ static void pool_destroy(clpe_kernel_pool *pool)
     pthread_mutex_destroy(&pool->lock);
 }
 
+/* Options for the device's vendor, after those above. Intel's CPU cores
+ * run the memory form of vcvtps2ph (convert float32 to float16 and store)
+ * as one vector instruction less than a conversion and a store; AMD's run
+ * it slower. PoCL compiles for both as skylake-avx512, so the kernels
+ * cannot tell them apart, and the vendor decides (PE_F16_STORE_FOLDED in
+ * kernels/clpe_storage.cl; other devices compile nothing that reads it). */
+static clpe_status append_vendor_options(cl_device_id device, char *options, size_t capacity)
+{
+    size_t size = 0;
+    cl_int err = clGetDeviceInfo(device, CL_DEVICE_VENDOR, 0, NULL, &size);
+    if (err != CL_SUCCESS)
+        return err;
+    char *vendor = calloc(size + 1, 1);
+    if (!vendor)
+        return CLPE_ERROR_OUT_OF_HOST_MEMORY;
+    err = clGetDeviceInfo(device, CL_DEVICE_VENDOR, size, vendor, NULL);
+    bool intel = err == CL_SUCCESS && strstr(vendor, "Intel") != NULL;
+    free(vendor);
+    if (err != CL_SUCCESS)
+        return err;
+    if (intel) {
+        size_t used = strlen(options);
+        snprintf(options + used, capacity - used, " -DPE_F16_STORE_FOLDED=1");
+    }
+    return CLPE_SUCCESS;
+}
+
 clpe_status clpe__program_build(cl_context context, cl_device_id device, clpe_build_log *log,
                                 clpe_program_shared **out)
 {
@@ -176,12 +203,15 @@ clpe_status clpe__program_build(cl_context context, cl_device_id device, clpe_bu
     status = clpe__choose_pairs_per_item(device, &pairs);
     if (status != CLPE_SUCCESS)
         goto fail;
-    char options[96 + KERNEL_DIR_MAX];
+    char options[160 + KERNEL_DIR_MAX]; /* the options above, the vendor's, " -I " and the folder */
     char *from_disk = NULL;
     const char *source = clpe_kernel_source;
     cl_uint pairs_rows16 = pairs == 1 ? 1 : CLPE_PAIRS_PER_ITEM_ROWS16;
     cl_uint pairs_rope16 = pairs == 1 ? 1 : CLPE_PAIRS_PER_ITEM_ROPE16;
     snprintf(options, sizeof options, BUILD_OPTIONS, pairs, pairs_rows16, pairs_rope16);
+    status = append_vendor_options(device, options, sizeof options);
+    if (status != CLPE_SUCCESS)
+        goto fail;
     status = kernel_source_from_dir(options, sizeof options, &from_disk, log);
     if (status != CLPE_SUCCESS)
         goto fail;

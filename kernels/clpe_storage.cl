@@ -152,6 +152,9 @@ static inline void pe_store2_f16(global half *p, uint k, float2 v) { vstore_half
  * add at batch 8 +5 %, bench/RESULTS.md). The same correctly rounded
  * conversions (round to nearest even: the default rounding the kernels'
  * arithmetic runs under), so the same bits. */
+#ifndef PE_F16_STORE_FOLDED
+#define PE_F16_STORE_FOLDED 0
+#endif
 #if PE_X86
 typedef __fp16 pe_fp16x16 __attribute__((ext_vector_type(16)));
 static inline float16 pe_half_bits_to_float16(ushort16 bits)
@@ -161,12 +164,17 @@ static inline float16 pe_half_bits_to_float16(ushort16 bits)
 static inline ushort16 pe_float16_to_half_bits(float16 v)
 {
     ushort16 bits = __builtin_astype(__builtin_convertvector(v, pe_fp16x16), ushort16);
-#if defined(__AVX__)
+#if defined(__AVX__) && !PE_F16_STORE_FOLDED
     /* An empty asm that holds the halves in a register: otherwise clang
      * folds the conversion into the store that follows, and the memory
-     * form of vcvtps2ph runs slower on this kind of CPU (AMD EPYC: the f16
-     * add at batch 8 +3 to +9 %, bench/RESULTS.md, tenth round). No
-     * instruction, so the same bits. */
+     * form of vcvtps2ph runs slower on AMD's cores (AMD EPYC: the f16 add
+     * at batch 8 +3 to +9 % without it, bench/RESULTS.md, tenth round).
+     * Intel's run that form as one vector instruction less than a
+     * conversion into a register and a store (two and one on the 2-core
+     * Xeon): there the library passes -DPE_F16_STORE_FOLDED=1, by the
+     * device's vendor, as PoCL calls both CPUs skylake-avx512; the f16 add
+     * +3 % at batch 8 (sixteenth round). No instruction, so the same bits
+     * either way. */
     __asm__("" : "+x"(bits));
 #endif
     return bits;
