@@ -163,6 +163,12 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
  * step, and ask two rows ahead. */
 #define PE_STEP_GROUPS PE_GROUPS
 #define PE_AHEAD_STEPS 2
+/* PE_TICK_IN_STEPS: a row of consecutive positions ticks each group's
+ * odometer right after computing its values, in the steps (pe_row), not in
+ * a pass of its own over the row's groups after the row. f16 only: its add
+ * +3 to +5 % at batch 8 and +5 % at batch 1; bf16 -1 to -3 % at batch 8;
+ * f32 alike at batch 1 (bench/RESULTS.md, sixteenth round) */
+#define PE_TICK_IN_STEPS 0
 /* PE_NARROW: the row kernels take the sine and cosine made for 16-bit
  * storage (clpe_phase.h, PE_DEFINE_SINCOS_NARROW); rotary always takes the
  * float32 one */
@@ -198,8 +204,12 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #define PE_NAME f16
 #define PE_T half
 #define PE_ZIP_ONCE 1 /* f16 add at batch 8 +5 % */
+#undef PE_TICK_IN_STEPS
+#define PE_TICK_IN_STEPS 1
 #define PE_W PE_PAIRS_ROWS16
 #include "clpe_rows.cl"
+#undef PE_TICK_IN_STEPS
+#define PE_TICK_IN_STEPS 0
 #undef PE_W
 #define PE_W PE_PAIRS_ROPE16
 #include "clpe_rope.cl"
@@ -259,6 +269,7 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #endif
 #undef PE_STEP_GROUPS
 #undef PE_AHEAD_STEPS
+#undef PE_TICK_IN_STEPS
 #undef PE_NARROW
 
 /* Pad-aware positions: one work-item per sequence walks its row, counting

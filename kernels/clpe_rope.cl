@@ -161,7 +161,7 @@ PE_INLINE void PE_FN(pe_rope_walk)(global PE_T *q, global PE_T *k,
                                            g->k_heads, g->k_head_pitch, i, cv, sv, g);
             }
         }
-        PE_FN(pe_phases_tick)(&ph, p == 0x7FFFFFFFFFFFFFFFUL);
+        PE_FN(pe_phases_tick)(&ph, p == 0x7FFFFFFFFFFFFFFFUL, true);
     }
 }
 

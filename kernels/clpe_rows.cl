@@ -258,8 +258,9 @@ PE_INLINE void PE_FN(pe_phases_set)(PE_FN(pe_phases) *ph, ulong p)
 /* The next position: one odometer tick. Past INT64_MAX the position wraps
  * to INT64_MIN, where the sign-extended product jumps by -2^64 F: the tick
  * then takes the tuning word's low word off the top (bit-identical to a
- * fresh set there, and no multiply in the loop). */
-PE_INLINE void PE_FN(pe_phases_tick)(PE_FN(pe_phases) *ph, bool wraps)
+ * fresh set there, and no multiply in the loop). The groups too unless
+ * pe_row ticked them already (groups false, PE_TICK_IN_STEPS). */
+PE_INLINE void PE_FN(pe_phases_tick)(PE_FN(pe_phases) *ph, bool wraps, bool groups)
 {
     if (ph->single) {
         PE_ODO_FN(tick)(&ph->one);
@@ -267,7 +268,7 @@ PE_INLINE void PE_FN(pe_phases_tick)(PE_FN(pe_phases) *ph, bool wraps)
             PE_ODO_FN(wrap)(&ph->one);
     }
 #if PE_GROUPS
-    for (uint k = 0; k < ph->groups; ++k) {
+    for (uint k = 0; groups && k < ph->groups; ++k) {
         PE_GODO_FN(tick)(&ph->group[k]);
         if (wraps)
             PE_GODO_FN(wrap)(&ph->group[k]);
@@ -367,9 +368,9 @@ PE_INLINE void PE_FN(pe_store_step)(int op, global PE_T *out, global const PE_T 
 PE_INLINE void PE_FN(pe_row)(int op, global PE_T *out, global const PE_T *in,
                              global const int *ids, global uint *bad_ids,
                              global const ulong *tw_hi, global const PE_TWL *tw_lo,
-                             PE_R scale, const PE_FN(pe_phases) *ph, uint i0, uint i_end,
+                             PE_R scale, PE_FN(pe_phases) *ph, uint i0, uint i_end,
                              uint s, ulong p, uint b_first, uint b_stop, bool aligned,
-                             const pe_geometry *g)
+                             bool tick, const pe_geometry *g)
 {
     bool reporter = i0 == 0; /* one work-item per row reports bad ids */
     bool zero_row = (g->flags & PE_FLAG_PADDING_ROW) && p == (ulong)g->padding_position;
@@ -395,6 +396,13 @@ PE_INLINE void PE_FN(pe_row)(int op, global PE_T *out, global const PE_T *in,
         PE_GV sv[PE_STEP_GROUPS], cv[PE_STEP_GROUPS];
         for (uint k = 0; k < groups; ++k) {
             PE_GODO_FN(PE_SIN_COS)(&ph->group[k0 + k], &sv[k], &cv[k]);
+            /* the group on to row s + 1 while its phase is at hand (tick:
+             * consecutive positions and PE_TICK_IN_STEPS) */
+            if (tick) {
+                PE_GODO_FN(tick)(&ph->group[k0 + k]);
+                if (p == 0x7FFFFFFFFFFFFFFFUL)
+                    PE_GODO_FN(wrap)(&ph->group[k0 + k]);
+            }
             if (zero_row) {
                 sv[k] = (PE_GV)(0);
                 cv[k] = (PE_GV)(0);
@@ -481,7 +489,7 @@ PE_INLINE void PE_FN(pe_rows_span)(int op, global PE_T *out, global const PE_T *
             ulong p = pe_position(positions, b_first, s, g);
             PE_FN(pe_phases_set)(&ph, p);
             PE_FN(pe_row)(op, out, in, ids, bad_ids, tw_hi, tw_lo, scale, &ph, i0, i_end, s, p,
-                          b_first, b_stop, aligned, g);
+                          b_first, b_stop, aligned, false, g);
         }
     } else {
         /* consecutive positions: set once, then one odometer tick per row */
@@ -490,8 +498,8 @@ PE_INLINE void PE_FN(pe_rows_span)(int op, global PE_T *out, global const PE_T *
         PE_NO_UNROLL
         for (uint s = s_begin; s < s_stop; ++s, ++p) {
             PE_FN(pe_row)(op, out, in, ids, bad_ids, tw_hi, tw_lo, scale, &ph, i0, i_end, s, p,
-                          b_first, b_stop, aligned, g);
-            PE_FN(pe_phases_tick)(&ph, p == 0x7FFFFFFFFFFFFFFFUL);
+                          b_first, b_stop, aligned, PE_TICK_IN_STEPS, g);
+            PE_FN(pe_phases_tick)(&ph, p == 0x7FFFFFFFFFFFFFFFUL, !PE_TICK_IN_STEPS);
         }
     }
     /* the odd-d zero column is written by the group holding the last pair */
