@@ -280,11 +280,12 @@ static inline uint16 pe_bf16_round_halves(pe_u16x32 hi, pe_u16x32 lo)
 /* sines and cosines, zipped: (s0, c0, s1, c1, ...), as interleaved rows
  * store them. Pair j's halves stay in lane j: H is (c & 0xFFFF0000) |
  * (s >> 16), L is (c << 16) | (s & 0xFFFF), two shifts and two vpternlog.
- * clang reads those as word shuffles and makes them two vpermt2w, each
- * two cycles on vector port 5 on the 2-core Xeon, where the shifts and
- * merges take one cycle on either port; the empty asms keep them apart
- * (and L whole, so that L | (H & 1) is one more vpternlog). The bf16 add
- * at batch 8 x seq 4096 +6.6 % (bench/RESULTS.md, sixteenth round). */
+ * clang reads those as word shuffles and makes them two vpermt2w, which
+ * the 2-core Xeon runs one per two cycles (both on one port), where each
+ * shift or vpternlog is one instruction of one cycle; the empty asms keep
+ * them apart (and L whole, so that L | (H & 1) is one more vpternlog).
+ * The bf16 add at batch 8 x seq 4096 +7 % (bench/RESULTS.md, sixteenth
+ * round). */
 static inline uint16 pe_bf16_pack_rounded16(float16 sv, float16 cv)
 {
     uint16 s = as_uint16(sv), c = as_uint16(cv), s_hi = s >> 16, c_lo = c << 16;
@@ -295,8 +296,8 @@ static inline uint16 pe_bf16_pack_rounded16(float16 sv, float16 cv)
                                 __builtin_astype(lo, pe_u16x32));
 }
 /* a then b: a's 16 elements in the low 32 bytes, b's in the high. Rounded
- * as if zipped, then taken apart by one single-source vpermw (one cycle,
- * where the two vpermt2w that gathered the halves took four) */
+ * as if zipped, then taken apart by one single-source vpermw (one per
+ * cycle on that Xeon, where the two vpermt2w took four cycles) */
 static inline uint16 pe_bf16_pack_rounded16_apart(float16 av, float16 bv)
 {
     pe_u16x32 z = __builtin_astype(pe_bf16_pack_rounded16(av, bv), pe_u16x32);
