@@ -108,6 +108,24 @@ static clpe_status kernel_source_from_dir(char *options, size_t size, char **sou
     return CLPE_SUCCESS;
 }
 
+/* Whether a string the device reports (CL_DEVICE_EXTENSIONS,
+ * CL_DEVICE_VENDOR), whatever its length, contains `needle`. */
+static clpe_status device_string_contains(cl_device_id device, cl_device_info param,
+                                          const char *needle, bool *contains)
+{
+    size_t size = 0;
+    cl_int err = clGetDeviceInfo(device, param, 0, NULL, &size);
+    if (err != CL_SUCCESS)
+        return err;
+    char *text = calloc(size + 1, 1);
+    if (!text)
+        return CLPE_ERROR_OUT_OF_HOST_MEMORY;
+    err = clGetDeviceInfo(device, param, size, text, NULL);
+    *contains = err == CL_SUCCESS && strstr(text, needle) != NULL;
+    free(text);
+    return err;
+}
+
 /* Does the device run our kernels bit-exactly? They need 64-bit integers
  * (missing on embedded-profile devices without cles_khr_int64). Embedded
  * profiles also may lack a correctly rounded fma, so only a full profile or
@@ -121,18 +139,11 @@ static clpe_status check_device(cl_device_id device)
         return err;
     if (strcmp(profile, "FULL_PROFILE") == 0)
         return CLPE_SUCCESS;
-    size_t size = 0;
-    err = clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, 0, NULL, &size);
-    if (err != CL_SUCCESS)
-        return err;
-    char *ext = calloc(size + 1, 1);
-    if (!ext)
-        return CLPE_ERROR_OUT_OF_HOST_MEMORY;
-    err = clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, size, ext, NULL);
-    bool has_int64 = err == CL_SUCCESS && strstr(ext, "cles_khr_int64") != NULL;
-    free(ext);
-    if (err != CL_SUCCESS)
-        return err;
+    bool has_int64 = false;
+    clpe_status status =
+        device_string_contains(device, CL_DEVICE_EXTENSIONS, "cles_khr_int64", &has_int64);
+    if (status != CLPE_SUCCESS)
+        return status;
     cl_device_fp_config fp = 0;
     err = clGetDeviceInfo(device, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL);
     if (err != CL_SUCCESS)
@@ -161,18 +172,10 @@ static void pool_destroy(clpe_kernel_pool *pool)
  * kernels/clpe_storage.cl; other devices compile nothing that reads it). */
 static clpe_status append_vendor_options(cl_device_id device, char *options, size_t capacity)
 {
-    size_t size = 0;
-    cl_int err = clGetDeviceInfo(device, CL_DEVICE_VENDOR, 0, NULL, &size);
-    if (err != CL_SUCCESS)
-        return err;
-    char *vendor = calloc(size + 1, 1);
-    if (!vendor)
-        return CLPE_ERROR_OUT_OF_HOST_MEMORY;
-    err = clGetDeviceInfo(device, CL_DEVICE_VENDOR, size, vendor, NULL);
-    bool intel = err == CL_SUCCESS && strstr(vendor, "Intel") != NULL;
-    free(vendor);
-    if (err != CL_SUCCESS)
-        return err;
+    bool intel = false;
+    clpe_status status = device_string_contains(device, CL_DEVICE_VENDOR, "Intel", &intel);
+    if (status != CLPE_SUCCESS)
+        return status;
     if (intel) {
         size_t used = strlen(options);
         snprintf(options + used, capacity - used, " -DPE_F16_STORE_FOLDED=1");

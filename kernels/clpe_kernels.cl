@@ -166,8 +166,8 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 /* PE_TICK_IN_STEPS: a row of consecutive positions ticks each group's
  * odometer right after computing its values, in the steps (pe_row), not in
  * a pass of its own over the row's groups after the row. f16 only: its add
- * +3 to +5 % at batch 8 and +5 % at batch 1; bf16 -1 to -3 % at batch 8;
- * f32 alike at batch 1 (bench/RESULTS.md, sixteenth round) */
+ * +2.5 to +4.5 % at batch 8 and +5 % at batch 1; bf16 -1 to -3 % at batch
+ * 8; f32 alike at batch 1 (bench/RESULTS.md, sixteenth round) */
 #define PE_TICK_IN_STEPS 0
 /* PE_NARROW: the row kernels take the sine and cosine made for 16-bit
  * storage (clpe_phase.h, PE_DEFINE_SINCOS_NARROW); rotary always takes the

@@ -173,8 +173,8 @@ static inline ushort16 pe_float16_to_half_bits(float16 v)
      * conversion into a register and a store (two and one on the 2-core
      * Xeon): there the library passes -DPE_F16_STORE_FOLDED=1, by the
      * device's vendor, as PoCL calls both CPUs skylake-avx512; the f16 add
-     * +3 % at batch 8 (sixteenth round). No instruction, so the same bits
-     * either way. */
+     * +2 to +4 % at batch 8 (sixteenth round). No instruction, so the same
+     * bits either way. */
     __asm__("" : "+x"(bits));
 #endif
     return bits;
