@@ -327,17 +327,17 @@ PE_INLINE void pe_store_zipped16_bf16(global ushort *orow, global const ushort *
             sv = as_float16(x << 16) * scale + sv;
             cv = as_float16(x & 0xFFFF0000u) * scale + cv;
         }
-        /* the sine's high half into the low half, the cosine's kept in
-         * place: clang merges the two with one vpermt2w. Clearing the low
-         * halves inside the rounding as well cost four instructions per
-         * 64 bytes (31 to 27 without them): the bf16 add at batch 8 +10 %
-         * with x cached, +3 % at seq 4096 (bench/RESULTS.md, twelfth
-         * round) */
 #if PE_BF16_PACK16
         /* AVX-512BW: both rounded at once on 16-bit halves (above) */
         *(global uint16 *)(orow + k) = pe_bf16_pack_rounded16(sv, cv);
         return;
 #endif
+        /* elsewhere: the sine's high half into the low half, the cosine's
+         * kept in place: clang merges the two with one vpermt2w. Clearing
+         * the low halves inside the rounding as well cost four instructions
+         * per 64 bytes (31 to 27 without them): the bf16 add at batch 8
+         * +10 % with x cached, +3 % at seq 4096 (bench/RESULTS.md, twelfth
+         * round) */
         *(global uint16 *)(orow + k) = (pe_bf16_round_high16(sv) >> 16) |
                                         (pe_bf16_round_high16(cv) & 0xFFFF0000u);
         return;
