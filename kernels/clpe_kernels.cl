@@ -165,9 +165,10 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #define PE_AHEAD_STEPS 2
 /* PE_TICK_IN_STEPS: a row of consecutive positions ticks each group's
  * odometer right after computing its values, in the steps (pe_row), not in
- * a pass of its own over the row's groups after the row. f16 only: its add
- * +2.5 to +4.5 % at batch 8 and +5 % at batch 1; bf16 -1 to -3 % at batch
- * 8; f32 alike at batch 1 (bench/RESULTS.md, sixteenth round) */
+ * a pass of its own over the row's groups after the row. The 16-bit types
+ * only: the f16 add +2.5 to +4.5 % at batch 8 and +5 % at batch 1, f32
+ * alike at batch 1 (bench/RESULTS.md, sixteenth round); bf16 -1 to -3 %
+ * then, and +3 % since the tick takes 7 instructions (seventeenth round) */
 #define PE_TICK_IN_STEPS 0
 /* PE_NARROW: the row kernels take the sine and cosine made for 16-bit
  * storage (clpe_phase.h, PE_DEFINE_SINCOS_NARROW); rotary always takes the
@@ -208,8 +209,6 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #define PE_TICK_IN_STEPS 1
 #define PE_W PE_PAIRS_ROWS16
 #include "clpe_rows.cl"
-#undef PE_TICK_IN_STEPS
-#define PE_TICK_IN_STEPS 0
 #undef PE_W
 #define PE_W PE_PAIRS_ROPE16
 #include "clpe_rope.cl"
@@ -223,6 +222,8 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #define PE_T ushort
 #define PE_W PE_PAIRS_ROWS16
 #include "clpe_rows.cl"
+#undef PE_TICK_IN_STEPS
+#define PE_TICK_IN_STEPS 0
 #undef PE_W
 #define PE_W PE_PAIRS_ROPE16
 #include "clpe_rope.cl"

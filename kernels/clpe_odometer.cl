@@ -4,7 +4,7 @@
  * add per row (the odometer). Both give the same bits, since the integer
  * arithmetic is exact; the add is cheaper.
  *   pe_odo96   one pair, 96-bit tuning word (float32 arithmetic)
- *   pe_odo16   sixteen pairs as uint16 vectors (the CPU path)
+ *   pe_odo16   sixteen pairs as vectors (the CPU path)
  *   pe_odo128  one pair, 128-bit tuning word (float64)
  *   pe_odo8x128 eight pairs as ulong8 vectors (the CPU path of float64)
  * Positions are unsigned (they wrap modulo 2^64); past INT64_MAX, where
@@ -69,10 +69,19 @@ static inline void pe_sincos_at_narrow(ulong p, global const ulong *tw_hi,
     pe_sincos32_narrow((uint)(ph >> 32), (uint)ph, s, c);
 }
 
+/* Sixteen pairs. The accumulator's top 64 bits are one ulong lane each,
+ * holding the phase plus an eighth of a turn (what the sine and cosine add
+ * first, pe_sincos16), and its low 32 bits a uint lane: a tick is a 32-bit
+ * add, a compare for its carry, and two 64-bit adds, the carry added under
+ * that compare's mask (7 vector instructions on AVX-512, where three
+ * 32-bit words took 15). The sine and cosine take the two 32-bit halves of
+ * the top apart (two permutes). The f16 add at batch 8 +6 %, bf16 +3 %
+ * (bench/RESULTS.md, seventeenth round). */
 typedef struct pe_odo16 {
-    ulong16 f_hi;
-    uint16 f2, f1, f0;
-    uint16 w2, w1, w0;
+    ulong16 f_hi; /* tuning word: top 64 bits */
+    uint16 f0;    /* and low 32 */
+    ulong16 a;    /* accumulator: top 64 bits, plus 2^61 (an eighth of a turn) */
+    uint16 w0;    /* and low 32 */
 } pe_odo16;
 
 static inline void pe_odo16_load(pe_odo16 *o, global const ulong *tw_hi,
@@ -80,8 +89,6 @@ static inline void pe_odo16_load(pe_odo16 *o, global const ulong *tw_hi,
 {
     o->f_hi = vload16(0, tw_hi + i0);
     o->f0 = vload16(0, tw_lo + i0);
-    o->f2 = convert_uint16(o->f_hi >> 32);
-    o->f1 = convert_uint16(o->f_hi);
 }
 
 /* pe_phase and pe_phase_low for sixteen tuning words at once. */
@@ -91,26 +98,46 @@ static inline void pe_odo16_set(pe_odo16 *o, ulong p)
     ulong lo_part = p & 0xFFFFFFFFUL;
     ulong16 flo = convert_ulong16(o->f0);
     ulong16 ph = p * o->f_hi + hi_part * flo + ((lo_part * flo) >> 32);
-    o->w2 = convert_uint16(ph >> 32);
-    o->w1 = convert_uint16(ph);
+    o->a = ph + (1UL << 61);
     o->w0 = convert_uint16(p * flo);
 }
 
 static inline void pe_odo16_tick(pe_odo16 *o)
 {
-    PE_TICK96(uint16, o->w2, o->w1, o->w0, o->f2, o->f1, o->f0);
+    uint16 n0 = o->w0 + o->f0;
+    long16 carried = convert_long16(n0 < o->f0); /* all ones where the low word carried */
+    ulong16 a = o->a + o->f_hi;
+    ulong8 one = 1;
+#if PE_X86 && defined(__AVX512F__)
+    /* an empty asm hides the 1: otherwise clang turns the select into a
+     * subtraction of the mask, widened first (two instructions more) */
+    __asm__("" : "+v"(one));
+#endif
+    o->a = select(a, a + (ulong16)(one, one), carried);
+    o->w0 = n0;
 }
 
-static inline void pe_odo16_wrap(pe_odo16 *o) { o->w2 -= o->f0; }
+/* as pe_odo96_wrap: the tuning word's low word off the top word */
+static inline void pe_odo16_wrap(pe_odo16 *o) { o->a -= convert_ulong16(o->f0) << 32; }
+
+/* The high (odd) or low (even) 32-bit halves of sixteen 64-bit lanes. */
+static inline uint16 pe_halves16(ulong16 a, bool high)
+{
+    uint16 lo = as_uint16(a.lo), hi = as_uint16(a.hi);
+    return high ? (uint16)(lo.s1, lo.s3, lo.s5, lo.s7, lo.s9, lo.sb, lo.sd, lo.sf, hi.s1, hi.s3,
+                           hi.s5, hi.s7, hi.s9, hi.sb, hi.sd, hi.sf)
+                : (uint16)(lo.s0, lo.s2, lo.s4, lo.s6, lo.s8, lo.sa, lo.sc, lo.se, hi.s0, hi.s2,
+                           hi.s4, hi.s6, hi.s8, hi.sa, hi.sc, hi.se);
+}
 
 static inline void pe_odo16_sin_cos(const pe_odo16 *o, float16 *s, float16 *c)
 {
-    pe_sincos16(o->w2, o->w1, s, c);
+    pe_sincos16(pe_halves16(o->a, true), pe_halves16(o->a, false), s, c);
 }
 
 static inline void pe_odo16_sin_cos_narrow(const pe_odo16 *o, float16 *s, float16 *c)
 {
-    pe_sincos16_narrow(o->w2, o->w1, s, c);
+    pe_sincos16_narrow(pe_halves16(o->a, true), pe_halves16(o->a, false), s, c);
 }
 
 #ifdef cl_khr_fp64

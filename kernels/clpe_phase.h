@@ -154,13 +154,15 @@ PE_INLINE pe_u64 pe_phase128_low(pe_i64 p, pe_u64 f_lo)
  * one text; the tests prove the three agree bit for bit. Arguments: the
  * name; the float, uint32 and int32 types; conversions to float and int32;
  * bit casts float->uint32 and uint32->float; select(a, b, mask) giving b
- * where mask is all ones; fma.
+ * where mask is all ones; fma; and the eighth of a turn to add to hi, 0
+ * where the caller's hi carries it already (the vector odometer, whose
+ * accumulator holds it: one instruction less per sixteen pairs).
  *
  * The steps both variants share come first: the quarter turn and the
  * remainder's two exact halves (declares t, q, fa, fb), the two
  * polynomials (ps, pc), and the quadrant's swap and signs. */
-#define PE_SINCOS_REMAINDER(F, U32, I32, CVT_F, CVT_I32, hi, lo)                                \
-    U32 t = (hi) + (1u << 29);                          /* phase + 1/8 turn */                   \
+#define PE_SINCOS_REMAINDER(F, U32, I32, CVT_F, CVT_I32, hi, lo, EIGHTH)                        \
+    U32 t = (hi) + (EIGHTH);                            /* phase + 1/8 turn */                   \
     U32 q = t >> 30;                                                                             \
     U32 mh = t & 0x3FFFFFFFu;                           /* top of r + 2^61 */                    \
     I32 a = CVT_I32(mh >> 6) - (1 << 23);               /* [-2^23, 2^23) */                      \
@@ -184,10 +186,10 @@ PE_INLINE pe_u64 pe_phase128_low(pe_i64 p, pe_u64 f_lo)
         *cos_out = AS_F(AS_U32(cv) ^ cos_sign);                                                  \
     } while (0)
 
-#define PE_DEFINE_SINCOS(NAME, F, U32, I32, CVT_F, CVT_I32, AS_U32, AS_F, SELECT, FMA)         \
+#define PE_DEFINE_SINCOS(NAME, F, U32, I32, CVT_F, CVT_I32, AS_U32, AS_F, SELECT, FMA, EIGHTH) \
     PE_INLINE void NAME(U32 hi, U32 lo, F *sin_out, F *cos_out)                                  \
     {                                                                                            \
-        PE_SINCOS_REMAINDER(F, U32, I32, CVT_F, CVT_I32, hi, lo);                                \
+        PE_SINCOS_REMAINDER(F, U32, I32, CVT_F, CVT_I32, hi, lo, EIGHTH);                        \
         F xh = fa * PE_K_HI;                                                                     \
         F e1 = FMA(fa, (F)(PE_K_HI), -xh);                  /* exact product error */            \
         F xl = FMA(fa, (F)(PE_K_LO), FMA(fb, (F)(PE_K_HI_SMALL), e1));                           \
@@ -215,10 +217,11 @@ PE_INLINE pe_u64 pe_phase128_low(pe_i64 p, pe_u64 f_lo)
  * rounded f16 99.9941 % (pair 99.9944 %), bf16 99.9995 % (99.9998 %); the
  * same largest errors, 2^-12 and 2^-9 (bench/RESULTS.md, thirteenth
  * round). */
-#define PE_DEFINE_SINCOS_NARROW(NAME, F, U32, I32, CVT_F, CVT_I32, AS_U32, AS_F, SELECT, FMA)  \
+#define PE_DEFINE_SINCOS_NARROW(NAME, F, U32, I32, CVT_F, CVT_I32, AS_U32, AS_F, SELECT, FMA,  \
+                                EIGHTH)                                                      \
     PE_INLINE void NAME(U32 hi, U32 lo, F *sin_out, F *cos_out)                                  \
     {                                                                                            \
-        PE_SINCOS_REMAINDER(F, U32, I32, CVT_F, CVT_I32, hi, lo);                                \
+        PE_SINCOS_REMAINDER(F, U32, I32, CVT_F, CVT_I32, hi, lo, EIGHTH);                        \
         F x = FMA(fa, (F)(PE_K_HI), FMA(fb, (F)(PE_K_HI_SMALL), fa * (F)(PE_K_LO)));             \
         F x2 = x * x;                                                                            \
         F x3 = x * x2;                                                                           \
@@ -236,21 +239,22 @@ PE_INLINE pe_u64 pe_phase128_low(pe_i64 p, pe_u64 f_lo)
  * devices' scalar path) and for sixteen pairs as vectors (pe_sincos16*). */
 #ifdef PE_OPENCL
 PE_DEFINE_SINCOS(pe_sincos32, float, uint, int, convert_float, convert_int, as_uint, as_float,
-                 select, fma)
+                 select, fma, 1u << 29)
 PE_DEFINE_SINCOS(pe_sincos16, float16, uint16, int16, convert_float16, convert_int16,
-                 as_uint16, as_float16, select, fma)
+                 as_uint16, as_float16, select, fma, 0)
 PE_DEFINE_SINCOS_NARROW(pe_sincos32_narrow, float, uint, int, convert_float, convert_int,
-                        as_uint, as_float, select, fma)
+                        as_uint, as_float, select, fma, 1u << 29)
 PE_DEFINE_SINCOS_NARROW(pe_sincos16_narrow, float16, uint16, int16, convert_float16,
-                        convert_int16, as_uint16, as_float16, select, fma)
+                        convert_int16, as_uint16, as_float16, select, fma, 0)
 #else
 #define PE_HOST_CVT_F(x) ((float)(x))
 #define PE_HOST_CVT_I32(x) ((pe_i32)(x))
 #define PE_HOST_SELECT(a, b, mask) ((mask) ? (b) : (a))
 PE_DEFINE_SINCOS(pe_sincos32, float, pe_u32, pe_i32, PE_HOST_CVT_F, PE_HOST_CVT_I32,
-                 pe_as_uint_host, pe_as_float_host, PE_HOST_SELECT, fmaf)
+                 pe_as_uint_host, pe_as_float_host, PE_HOST_SELECT, fmaf, 1u << 29)
 PE_DEFINE_SINCOS_NARROW(pe_sincos32_narrow, float, pe_u32, pe_i32, PE_HOST_CVT_F,
-                        PE_HOST_CVT_I32, pe_as_uint_host, pe_as_float_host, PE_HOST_SELECT, fmaf)
+                        PE_HOST_CVT_I32, pe_as_uint_host, pe_as_float_host, PE_HOST_SELECT, fmaf,
+                        1u << 29)
 #endif
 
 /* sin and cos of a 64-bit phase: for float32 storage, and for storage in
