@@ -513,9 +513,12 @@ PE_INLINE void PE_FN(pe_rows_span)(int op, global PE_T *out, global const PE_T *
 #define PE_TILE_SLOTS 128
 /* Rows of the walk asked for while a block's values are computed. Before,
  * the memory sat idle then: f32 add at batch 8 x seq 4096, 0.66-0.81 of the
- * stream -> 0.75-0.91 (4 or 8 rows alike; 16 cost 12 % on cache-resident
- * sizes). bench/RESULTS.md, seventh round. */
-#define PE_TILE_FILL_ROWS 4
+ * stream -> 0.75-0.91 on the AMD EPYC with 4 rows (4 or 8 alike there; 16
+ * cost 12 % on cache-resident sizes; bench/RESULTS.md, seventh round). On
+ * the 2-core Xeon 8 rows took the f32 add at batch 8 from 0.920 to 0.986 of
+ * the stream (31 rounds) and its gather +10 %, alike at seq 512 and at
+ * batch 1 (seventeenth round). */
+#define PE_TILE_FILL_ROWS 8
 
 /* One row of the tile walk: groups from pair i0, values from the tile's
  * row (sv, cv). Interleaved rows take them zipped once at the fill, in
@@ -578,7 +581,7 @@ PE_INLINE void PE_FN(pe_tile_walk)(int op, global PE_T *out, global const PE_T *
         PE_NO_UNROLL
         for (uint k = 0; k < groups; ++k) {
             /* while the block's values are computed, the memory fetches the
-             * rows the walk will stream first (steps 2 .. 5; the previous
+             * rows the walk will stream first (steps 2 .. 9; the previous
              * block's last steps asked for 0 and 1), group k's lines at a
              * time so the requests spread over the arithmetic */
             for (uint step = 2; step < 2 + PE_TILE_FILL_ROWS && step < g->batch * rows; ++step)
