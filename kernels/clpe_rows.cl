@@ -515,8 +515,8 @@ PE_INLINE void PE_FN(pe_rows_span)(int op, global PE_T *out, global const PE_T *
  * the memory sat idle then: f32 add at batch 8 x seq 4096, 0.66-0.81 of the
  * stream -> 0.75-0.91 on the AMD EPYC with 4 rows (4 or 8 alike there; 16
  * cost 12 % on cache-resident sizes; bench/RESULTS.md, seventh round). On
- * the 2-core Xeon 8 rows took the f32 add at batch 8 from 0.920 to 0.986 of
- * the stream (31 rounds) and its gather +10 %, alike at seq 512 and at
+ * the 2-core Xeon 8 rows took the f32 add at batch 8 from 0.895 to 0.992 of
+ * the stream (25 rounds) and its gather +7 %, alike at seq 512 and at
  * batch 1 (seventeenth round). */
 #define PE_TILE_FILL_ROWS 8
 
