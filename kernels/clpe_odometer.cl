@@ -105,7 +105,10 @@ static inline void pe_odo16_set(pe_odo16 *o, ulong p)
 static inline void pe_odo16_tick(pe_odo16 *o)
 {
     uint16 n0 = o->w0 + o->f0;
-    long16 carried = convert_long16(n0 < o->f0); /* all ones where the low word carried */
+    /* all ones where the low word carried: a vector comparison gives -1 for
+     * true (OpenCL C), and select reads its top bit. The scalar odometers
+     * keep PE_CARRY32's bit logic, one text for scalars and vectors. */
+    long16 carried = convert_long16(n0 < o->f0);
     ulong16 a = o->a + o->f_hi;
     ulong8 one = 1;
 #if PE_X86 && defined(__AVX512F__)
