@@ -163,7 +163,6 @@ PE_INLINE pe_u64 pe_phase128_low(pe_i64 p, pe_u64 f_lo)
  * polynomials (ps, pc), and the quadrant's swap and signs. */
 #define PE_SINCOS_REMAINDER(F, U32, I32, CVT_F, CVT_I32, hi, lo, EIGHTH)                        \
     U32 t = (hi) + (EIGHTH);                            /* phase + 1/8 turn */                   \
-    U32 q = t >> 30;                                                                             \
     U32 mh = t & 0x3FFFFFFFu;                           /* top of r + 2^61 */                    \
     I32 a = CVT_I32(mh >> 6) - (1 << 23);               /* [-2^23, 2^23) */                      \
     I32 b = CVT_I32(((mh & 0x3Fu) << 18) | ((lo) >> 14)); /* [0, 2^24) */                        \
@@ -174,12 +173,17 @@ PE_INLINE pe_u64 pe_phase128_low(pe_i64 p, pe_u64 f_lo)
     F ps = FMA(x2, FMA(x2, FMA(x2, (F)(PE_S9), (F)(PE_S7)), (F)(PE_S5)), (F)(PE_S3));            \
     F pc = FMA(x2, FMA(x2, FMA(x2, (F)(PE_C8), (F)(PE_C6)), (F)(PE_C4)), (F)(-0.5f))
 
-/* quadrant q: (sin, cos) of (x + q/4 turn) = (s,c), (c,-s), (-s,-c), (-c,s) */
-#define PE_SINCOS_QUADRANT(F, U32, I32, CVT_I32, AS_U32, AS_F, SELECT, q, s, c)                 \
+/* quadrant q: (sin, cos) of (x + q/4 turn) = (s,c), (c,-s), (-s,-c), (-c,s).
+ * q is t's top two bits: the swap is bit 30, sin's sign bit 31 (q's high
+ * bit), and cos's sign q's two bits differing, which is bit 31 of
+ * t + 2^30 (the next quadrant's high bit). Read off t so, the swap and
+ * the signs take six AVX-512 instructions for sixteen pairs where q's
+ * shifts took eight (bench/RESULTS.md, eighteenth round). */
+#define PE_SINCOS_QUADRANT(F, U32, I32, CVT_I32, AS_U32, AS_F, SELECT, t, s, c)                 \
     do {                                                                                         \
-        I32 swap = -CVT_I32((q) & 1u);                                                           \
-        U32 sin_sign = ((q) >> 1) << 31;                                                         \
-        U32 cos_sign = (((q) ^ ((q) >> 1)) & 1u) << 31;                                          \
+        I32 swap = -CVT_I32(((t) >> 30) & 1u);                                                   \
+        U32 sin_sign = (t) & 0x80000000u;                                                        \
+        U32 cos_sign = ((t) + 0x40000000u) & 0x80000000u;                                        \
         F sv = SELECT(s, c, swap);                                                               \
         F cv = SELECT(c, s, swap);                                                               \
         *sin_out = AS_F(AS_U32(sv) ^ sin_sign);                                                  \
@@ -201,7 +205,7 @@ PE_INLINE pe_u64 pe_phase128_low(pe_i64 p, pe_u64 f_lo)
         F cos_rough = FMA((F)(-0.5f), x2, (F)(1.0f));                                            \
         F s = xh + FMA(x3, ps, xl * cos_rough);                                                  \
         F c = 1.0f + FMA(x2, pc, FMA((F)(-0.5f), x2lo, -(xl * s)));                              \
-        PE_SINCOS_QUADRANT(F, U32, I32, CVT_I32, AS_U32, AS_F, SELECT, q, s, c);                 \
+        PE_SINCOS_QUADRANT(F, U32, I32, CVT_I32, AS_U32, AS_F, SELECT, t, s, c);                 \
     }
 
 /* The variant for outputs stored in 16 bits (f16 and bf16 row kernels and
@@ -228,11 +232,14 @@ PE_INLINE pe_u64 pe_phase128_low(pe_i64 p, pe_u64 f_lo)
         PE_SINCOS_POLYNOMIALS(F, FMA, x2);                                                       \
         /* s takes r's sign from the integers, not from the fma: at r = 0 */                     \
         /* (a quarter turn exactly) IEEE gives +0, but Mesa's llvmpipe */                        \
-        /* (Rusticl) returns -0 there. t's bit 29 is set where r >= 0. */                        \
+        /* (Rusticl) returns -0 there. a is negative exactly where r is */                       \
+        /* (t's bit 29 clear), and its sign bit goes in with one */                              \
+        /* three-input logic instruction (where ~(t << 2) took three). */                        \
         F s_any_zero = FMA(x3, ps, x);                                                           \
-        F s = AS_F((AS_U32(s_any_zero) & 0x7FFFFFFFu) | (~(t << 2) & 0x80000000u));              \
+        U32 a_bits = (mh >> 6) - (1u << 23);            /* a's bits */                           \
+        F s = AS_F((AS_U32(s_any_zero) & 0x7FFFFFFFu) | (a_bits & 0x80000000u));                 \
         F c = FMA(x2, pc, (F)(1.0f));                                                            \
-        PE_SINCOS_QUADRANT(F, U32, I32, CVT_I32, AS_U32, AS_F, SELECT, q, s, c);                 \
+        PE_SINCOS_QUADRANT(F, U32, I32, CVT_I32, AS_U32, AS_F, SELECT, t, s, c);                 \
     }
 
 /* Each variant for the scalar float (pe_sincos32*, the host and the
