@@ -247,12 +247,14 @@ PE_DEFINE_ZIPPED16(pe_store_zipped16_any_bf16, pe_store_ordered16_any_bf16, bf16
  * the rounding done on 16-bit halves. The high halves H of both vectors
  * are gathered in the order they are stored, and their low halves L in
  * the same order (below); a value rounds up when L + 0x7FFF + (H & 1)
- * carries out of 16 bits, which is the top bit of the rounded average
- * (L | (H & 1)) + 0x7FFF >> 1 (one vpavgw; the | differs from a + only
- * where L is odd, and L | 1 reaches 0x8001 exactly when L + 1 does).
- * Eight one-cycle instructions for 32 elements (four gather, four round)
- * where rounding each float's 32 bits took thirteen; the formula checked
- * against pe_float_to_bf16 for every non-NaN float32.
+ * carries out of 16 bits, that is when L | (H & 1) > 0x8000 (the | differs
+ * from a + only where L is odd, and L | 1 reaches 0x8001 exactly when
+ * L + 1 does): one three-input logic instruction, one unsigned compare
+ * into a mask, and H + 1 under that mask. Seven instructions for 32
+ * elements (four gather, three round) where rounding each float's 32 bits
+ * took thirteen; the formula checked against pe_float_to_bf16 for every
+ * non-NaN float32 (bench/results/cpu-pocl-2026-12-02-eighteenth/
+ * bf16-round-check.c).
  * A NaN needs no test of its own here: every NaN the callers' arithmetic
  * can make has a low half of 0, so it does not round up, and a high half
  * already quiet, which is what pe_float_to_bf16 gives. Their inputs (x,
@@ -262,20 +264,20 @@ PE_DEFINE_ZIPPED16(pe_store_zipped16_any_bf16, pe_store_ordered16_any_bf16, bf16
  * arithmetic returns that operand quieted, payload kept, or for inf * 0
  * and inf - inf its default NaN 0xFFC00000. Testing each vector for a NaN
  * cost the bf16 add 3 to 8 % (bench/RESULTS.md, fifteenth round).
- * The empty asm keeps the average a 16-bit vpavgw: otherwise clang merges
- * its shift with the next one and widens the sum to 32 bits. bf16 add on a
- * 2-core Xeon, against the 32-bit rounding: +19 % at batch 8 x seq 4096,
- * +7 % at batch 1 (bench/RESULTS.md, fifteenth round). */
+ * bf16 add on a 2-core Xeon, against the 32-bit rounding: +19 % at
+ * batch 8 x seq 4096, +7 % at batch 1 (bench/RESULTS.md, fifteenth
+ * round); the compare and masked add where a vpavgw, a shift and an add
+ * rounded: +3 % at batch 8 (eighteenth round). The empty asm hides the 1:
+ * otherwise clang turns the masked add into a subtraction of the mask
+ * widened to a vector (one instruction more). */
 #if PE_X86 && defined(__AVX512BW__)
 #define PE_BF16_PACK16 1
 typedef ushort pe_u16x32 __attribute__((ext_vector_type(32)));
-typedef uint pe_u32x32 __attribute__((ext_vector_type(32)));
 static inline uint16 pe_bf16_round_halves(pe_u16x32 hi, pe_u16x32 lo)
 {
-    pe_u32x32 sum = __builtin_convertvector(lo | (hi & (ushort)1), pe_u32x32) + 0x7FFFu;
-    pe_u16x32 avg = __builtin_convertvector(sum >> 1, pe_u16x32);
-    __asm__("" : "+v"(avg));
-    return __builtin_astype(hi + (avg >> (ushort)15), uint16);
+    pe_u16x32 one = 1;
+    __asm__("" : "+v"(one));
+    return __builtin_astype((lo | (hi & (ushort)1)) > (ushort)0x8000 ? hi + one : hi, uint16);
 }
 /* sines and cosines, zipped: (s0, c0, s1, c1, ...), as interleaved rows
  * store them. Pair j's halves stay in lane j: H is (c & 0xFFFF0000) |
