@@ -1,3 +1,7 @@
+/* bf16-round-check.c: the rounding of pe_bf16_round_halves (kernels/clpe_storage.cl)
+ * checked against pe_float_to_bf16 for every non-NaN float32.
+ * Build and run from the project root:
+ *   gcc -O2 -I kernels bench/results/cpu-pocl-2026-12-02-eighteenth/bf16-round-check.c -lm && ./a.out */
 /* every non-NaN float32: H + ((L | (H & 1)) > 0x8000), on 16-bit halves,
  * against pe_float_to_bf16 (clpe_phase.h) */
 #include <stdio.h>
