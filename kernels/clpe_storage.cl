@@ -267,9 +267,9 @@ PE_DEFINE_ZIPPED16(pe_store_zipped16_any_bf16, pe_store_ordered16_any_bf16, bf16
  * bf16 add on a 2-core Xeon, against the 32-bit rounding: +19 % at
  * batch 8 x seq 4096, +7 % at batch 1 (bench/RESULTS.md, fifteenth
  * round); the compare and masked add where a vpavgw, a shift and an add
- * rounded: +3 % at batch 8 (eighteenth round). The empty asm hides the 1:
- * otherwise clang turns the masked add into a subtraction of the mask
- * widened to a vector (one instruction more). */
+ * rounded: +3 to +6 % at batch 8 (eighteenth round). The empty asm hides
+ * the 1: otherwise clang turns the masked add into a subtraction of the
+ * mask widened to a vector (one instruction more). */
 #if PE_X86 && defined(__AVX512BW__)
 #define PE_BF16_PACK16 1
 typedef ushort pe_u16x32 __attribute__((ext_vector_type(32)));
