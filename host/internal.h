@@ -63,6 +63,7 @@ typedef struct clpe_launch_shape {
     size_t max_rows;           /* rows per launch (dimension 1 times rows_per_item) */
     size_t max_batch;          /* sequences per launch */
     bool tile_walk;            /* clpe__tile_pairs may choose the tile walk (CLPE_TILE_WALK) */
+    cl_uint compute_units;     /* the device's CL_DEVICE_MAX_COMPUTE_UNITS (at least 1) */
 } clpe_launch_shape;
 
 /* The launch shape for device: measured defaults per device type, then the
@@ -262,22 +263,44 @@ static inline cl_uint clpe__rows_per_item(const clpe_launch_shape *shape, bool s
     return rows ? (cl_uint)rows : 1u;
 }
 
+/* Most rows a 16-bit work-item serving a batch walks (below). */
+#define CLPE_ROWS16_BATCH_MAX 64u
+/* Work-items per compute unit such a launch keeps at least, where its rows
+ * allow more than 8 times the shape's rows per item (below). */
+#define CLPE_ROWS16_ITEMS_PER_UNIT 8u
+
 /* The same for the row kernels (table, add, gather) of the encoder's dtype
- * outside the tile walk. On the vector path, the 16-bit dtypes' work-items
- * serving a batch walk 8 times those rows (8 at batch 8): since their rows
- * are asked for ahead (clpe_rows.cl), a work-item's next rows are its own,
- * and its phases are set once for 8 rows, not for each. The fused add at
- * batch 8 on the 2-core CPU: bf16 +8 to 15 %, f16 +5 %, gather +7 to 19 %;
- * f32 and f64 measured alike (bench/RESULTS.md, eighth round). */
+ * outside the tile walk, for a launch of launch_rows rows whose rows take
+ * pair_items work-items each. On the vector path, the 16-bit dtypes'
+ * work-items serving a batch walk at least 8 times those rows (8 at batch
+ * 8): since their rows are asked for ahead (clpe_rows.cl), a work-item's
+ * next rows are its own, and its phases are set once for 8 rows, not for
+ * each. The fused add at batch 8 on the 2-core CPU: bf16 +8 to 15 %, f16
+ * +5 %, gather +7 to 19 %; f32 and f64 measured alike (bench/RESULTS.md,
+ * eighth round).
+ * Where the launch has rows enough, up to 64 rows, as long as it keeps
+ * 8 work-items per compute unit: each work-item's first steps come unasked
+ * for and its phases are set from a multiply, so fewer, longer work-items
+ * pay that less often, until too few are left to share the compute units
+ * evenly. On the 2-core CPU at batch 8 x seq 4096, 64 rows against 8: the
+ * add bf16 and f16 +4 %, their gathers +10 to 13 %; at seq 512 and 256 the
+ * best were 32 and 16 rows (16 work-items), at seq 128 and 64 the 8 rows
+ * (bench/RESULTS.md, nineteenth round). */
 static inline cl_uint clpe__row_kernel_rows_per_item(const clpe_launch_shape *shape,
                                                      clpe_dtype dtype, bool shared_positions,
-                                                     size_t batch_per_launch)
+                                                     size_t batch_per_launch,
+                                                     size_t launch_rows, size_t pair_items)
 {
     cl_uint rows = clpe__rows_per_item(shape, shared_positions, batch_per_launch);
     bool sixteen_bit = dtype == CLPE_DTYPE_F16 || dtype == CLPE_DTYPE_BF16;
-    if (sixteen_bit && shape->pairs_per_item > 1 && shared_positions && batch_per_launch > 1)
-        rows *= 8; /* at most 8 x 4096 (CLPE_ROWS_PER_ITEM's limit) */
-    return rows;
+    if (!(sixteen_bit && shape->pairs_per_item > 1 && shared_positions && batch_per_launch > 1))
+        return rows;
+    rows *= 8; /* at most 8 x 4096 (CLPE_ROWS_PER_ITEM's limit) */
+    size_t items = (size_t)CLPE_ROWS16_ITEMS_PER_UNIT * shape->compute_units;
+    size_t balanced = launch_rows * pair_items / items;
+    if (balanced > CLPE_ROWS16_BATCH_MAX)
+        balanced = CLPE_ROWS16_BATCH_MAX;
+    return balanced > rows ? (cl_uint)balanced : rows;
 }
 
 /* Pairs one work-item of a row kernel spans in the tile walk

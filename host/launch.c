@@ -274,9 +274,9 @@ clpe_status clpe__launch_rows(clpe_encoder *enc, cl_command_queue queue,
         grid.pairs_per_item = tile_pairs;
         grid.rows_per_item = enc->shared->shape.rows_per_item;
     } else {
-        grid.rows_per_item = clpe__row_kernel_rows_per_item(&enc->shared->shape, enc->cfg.dtype,
-                                                            grid.shared_positions,
-                                                            grid.batch_per_launch);
+        grid.rows_per_item = clpe__row_kernel_rows_per_item(
+            &enc->shared->shape, enc->cfg.dtype, grid.shared_positions, grid.batch_per_launch,
+            min_size(grid.seq, grid.rows_per_launch), ceil_div(grid.pairs, grid.pairs_per_item));
     }
     status = set_fixed_args(enc, kernel, call, &grid, tile_pairs != 0);
     if (status == CLPE_SUCCESS)

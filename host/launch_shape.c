@@ -68,12 +68,16 @@ clpe_status clpe__choose_shape(cl_device_id device, cl_kernel sample, clpe_launc
 {
     cl_device_type type = 0;
     size_t kernel_wg = 0;
+    cl_uint units = 1;
     cl_int err = clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof type, &type, NULL);
     if (err == CL_SUCCESS)
         err = clGetKernelWorkGroupInfo(sample, device, CL_KERNEL_WORK_GROUP_SIZE, sizeof kernel_wg,
                                        &kernel_wg, NULL);
+    if (err == CL_SUCCESS)
+        err = clGetDeviceInfo(device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL);
     if (err != CL_SUCCESS)
         return err;
+    shape->compute_units = units ? units : 1;
     bool cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
     size_t want = knob("CLPE_WORK_GROUP_SIZE", 1, WORK_GROUP_MAX, cpu ? 32 : 128);
     size_t local = 1;

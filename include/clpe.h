@@ -305,14 +305,16 @@ CLPE_API clpe_status clpe_encoder_get_config(const clpe_encoder *enc, clpe_confi
  * top). Filled by the library; reserved comes back zero. */
 typedef struct clpe_launch_info {
     uint32_t pairs_per_item;  /* pairs one work-item of the encoder's row kernels (table,
-                                 add, gather) computes: 1, or 64 (128 for f16, 512 for
+                                 add, gather) computes: 1, or 64 (512 for f16 and
                                  bf16); with 64, float32 calls whose sequences share
                                  their positions walk 512 pairs per work-item, in tiles */
     uint32_t rows_per_item;   /* rows one work-item walks with the odometer; outside the
                                  tile walk, a work-item serving every sequence of a call
                                  (positions from a start) walks rows_per_item / (2 x
-                                 batch) of them, at least 1, and 8 times that for f16 and
-                                 bf16 with 128 or 512 pairs */
+                                 batch) of them, at least 1; f16 and bf16 with 512
+                                 pairs 8 times that, or more where the launch has the
+                                 rows: up to 64 while it keeps 8 work-items per compute
+                                 unit */
     size_t work_group_size;   /* largest work-group along the pairs */
     size_t max_launch_rows;   /* rows one launch covers at most */
     size_t max_launch_batch;  /* sequences one launch covers at most */

@@ -194,12 +194,12 @@ Test(formats, every_dtype_matches_emulation_bit_for_bit)
  * bytes (the CPU's aligned vector moves and bfloat16's packed pairs), in
  * both layouts; gather with bad ids reads their rows as 0. Each output is
  * compared bit for bit with the host emulation. */
-static void check_any_bits(const clpe_config *cfg, uint64_t seed)
+static void check_any_bits(const clpe_config *cfg, uint64_t seed, size_t batch, size_t seq)
 {
     clpe_dtype t = cfg->dtype;
     clpe_encoder *enc = test_encoder(&cl, cfg);
     uint64_t rng = seed;
-    size_t d = cfg->d, es = dtype_size(t), batch = 5, seq = 9, rows = batch * seq;
+    size_t d = cfg->d, es = dtype_size(t), rows = batch * seq;
     size_t bytes = rows * d * es;
     const int64_t start = 1000003;
 
@@ -225,10 +225,11 @@ static void check_any_bits(const clpe_config *cfg, uint64_t seed)
 
     /* gather from rows of d elements (aligned like the output) */
     size_t vocab = 7;
-    int32_t ids[5 * 9];
+    int32_t *ids = malloc(rows * sizeof *ids);
+    cr_assert_not_null(ids);
     for (size_t k = 0; k < rows; ++k)
         ids[k] = k % 4 == 3 ? (k % 8 == 3 ? -1 : (int32_t)vocab) : (int32_t)(k % vocab);
-    cl_mem ibuf = test_buffer_from(&cl, ids, sizeof ids);
+    cl_mem ibuf = test_buffer_from(&cl, ids, rows * sizeof *ids);
     cl_mem gbuf = test_buffer_poisoned(&cl, bytes, 0x3C);
     clpe_token_ids tid = {.buffer = ibuf};
     clpe_tensor temb = {.buffer = xin}, tg = {.buffer = gbuf};
@@ -247,6 +248,7 @@ static void check_any_bits(const clpe_config *cfg, uint64_t seed)
     clReleaseMemObject(ibuf);
     clReleaseMemObject(xout);
     clReleaseMemObject(xin);
+    free(ids);
     free(x);
     free(host);
     clpe_encoder_release(enc);
@@ -265,10 +267,36 @@ Test(formats, any_input_bits_match_emulation)
         for (int split = 0; split < 2; ++split) {
             cfg.layout = split ? CLPE_LAYOUT_SPLIT : CLPE_LAYOUT_INTERLEAVED;
             cfg.scale = 1.0;
-            check_any_bits(&cfg, 51 + 20 * split + k);
+            check_any_bits(&cfg, 51 + 20 * split + k, 5, 9);
             cfg.scale = 3.5;
-            check_any_bits(&cfg, 61 + 20 * split + k);
+            check_any_bits(&cfg, 61 + 20 * split + k, 5, 9);
         }
+    }
+}
+
+/* Long sequences sharing a start: there the 16-bit work-items serving the
+ * batch walk up to 64 rows, as many as the launch's rows and the device's
+ * compute units allow (host/internal.h, clpe__row_kernel_rows_per_item), so
+ * a launch ends on a work-item with fewer rows than the others; the row
+ * counts below divide by none of the counts a work-item may take. With
+ * launches split at 300 rows too (a new work-item walk in each launch). */
+Test(formats, long_shared_batches_match_emulation, .timeout = 300)
+{
+    static const size_t seqs[] = {1001, 389};
+    for (size_t k = 0; k < 4; ++k) {
+        clpe_dtype t = all_dtypes[k];
+        if (!clpe_device_supports_dtype(cl.device, t))
+            continue;
+        for (size_t n = 0; n < 2; ++n) {
+            clpe_config cfg = clpe_config_default(n ? 1024 : 96);
+            cfg.dtype = t;
+            check_any_bits(&cfg, 81 + 2 * k + n, 3, seqs[n]);
+        }
+        setenv("CLPE_MAX_LAUNCH_ROWS", "300", 1);
+        clpe_config cfg = clpe_config_default(1024);
+        cfg.dtype = t;
+        check_any_bits(&cfg, 91 + k, 4, 701);
+        unsetenv("CLPE_MAX_LAUNCH_ROWS");
     }
 }
 
