@@ -47,6 +47,7 @@ typedef int32_t pe_i32;
 #define PE_INLINE static inline
 static inline pe_u32 pe_as_uint_host(float f) { pe_u32 u; memcpy(&u, &f, 4); return u; }
 static inline float pe_as_float_host(pe_u32 u) { float f; memcpy(&f, &u, 4); return f; }
+static inline pe_i32 pe_as_int_host(pe_u32 u) { pe_i32 i; memcpy(&i, &u, 4); return i; }
 #define PE_AS_UINT(x) pe_as_uint_host(x)
 #define PE_AS_FLOAT(x) pe_as_float_host(x)
 #endif
@@ -131,11 +132,12 @@ PE_INLINE pe_u64 pe_phase128_low(pe_i64 p, pe_u64 f_lo)
 #define PE_C6 (-0x1.6c087ep-10f)
 #define PE_C8 (0x1.99343p-16f)
 
-/* 2pi / 2^26 (radians per 2^38 phase units) as a float pair: PE_K_HI is the
- * float nearest, PE_K_LO the float nearest the remainder. PE_K_HI * 2^-24 is
- * the weight of one 2^14 phase unit. */
-#define PE_K_HI (0x1.921fb6p-24f)
-#define PE_K_LO (-0x1.777a5cp-49f)
+/* 2pi / 2^34 (radians per 2^30 phase units: a's unit, 2^38, over the 2^8
+ * a comes scaled by) as a float pair: PE_K_HI is the float nearest, PE_K_LO
+ * the float nearest the remainder. PE_K_HI_SMALL, 2pi / 2^50, is the weight
+ * of b's unit, 2^14 phase units. */
+#define PE_K_HI (0x1.921fb6p-32f)
+#define PE_K_LO (-0x1.777a5cp-57f)
 #define PE_K_HI_SMALL (0x1.921fb6p-48f)
 
 /* sin and cos of a phase, float32, within about one ulp.
@@ -144,29 +146,36 @@ PE_INLINE pe_u64 pe_phase128_low(pe_i64 p, pe_u64 f_lo)
  * turn q; the signed remainder r, |r| <= 2^61 (an eighth of a turn), becomes
  * x = r * 2pi/2^64 radians as a hi + lo float pair: r's top 24 bits (a) and
  * next 24 bits (b) each convert exactly, and the last 14 bits (< 6e-15 rad)
- * are dropped. The small terms are summed first and the leading term (x, or
- * 1) added last. The quadrant swaps and negates with masks and sign bits: no
- * branch depends on data, and every integer operation is 32-bit (cheap on
- * GPUs and on CPU vector units alike).
+ * are dropped. a converts as a * 2^8 (PE_A_BITS: t shifted up, the bits
+ * below a cleared and the top one flipped: a shift and one three-input
+ * logic instruction, where a shift, a mask and a subtraction made a), and
+ * its constants carry the 2^-8: each product is the same real number as
+ * before, so the same float. The small terms are summed first and the
+ * leading term (x, or 1) added last. The quadrant swaps and negates with
+ * masks and sign bits: no branch depends on data, and every integer
+ * operation is 32-bit (cheap on GPUs and on CPU vector units alike).
  *
  * Written once as a macro over the types, so the host (scalar C), the
  * devices' scalar path and their vector path (sixteen pairs at once) are
  * one text; the tests prove the three agree bit for bit. Arguments: the
  * name; the float, uint32 and int32 types; conversions to float and int32;
- * bit casts float->uint32 and uint32->float; select(a, b, mask) giving b
- * where mask is all ones; fma; and the eighth of a turn to add to hi, 0
- * where the caller's hi carries it already (the vector odometer, whose
- * accumulator holds it: one instruction less per sixteen pairs).
+ * bit casts float->uint32, uint32->float and uint32->int32; select(a, b,
+ * mask) giving b where mask is all ones; fma; and the eighth of a turn to
+ * add to hi, 0 where the caller's hi carries it already (the vector
+ * odometer, whose accumulator holds it: one instruction less per sixteen
+ * pairs).
  *
  * The steps both variants share come first: the quarter turn and the
- * remainder's two exact halves (declares t, q, fa, fb), the two
+ * remainder's two exact halves (declares t, b, fa, fb), the two
  * polynomials (ps, pc), and the quadrant's swap and signs. */
-#define PE_SINCOS_REMAINDER(F, U32, I32, CVT_F, CVT_I32, hi, lo, EIGHTH)                        \
+/* a * 2^8 as int32 bits, a = (t's bits 6..29) - 2^23 in [-2^23, 2^23): those
+ * bits moved to the top, and the top one flipped (subtracting 2^31) */
+#define PE_A_BITS(t) ((((t) << 2) & 0xFFFFFF00u) ^ 0x80000000u)
+
+#define PE_SINCOS_REMAINDER(F, U32, I32, CVT_F, CVT_I32, AS_I32, hi, lo, EIGHTH)                \
     U32 t = (hi) + (EIGHTH);                            /* phase + 1/8 turn */                   \
-    U32 mh = t & 0x3FFFFFFFu;                           /* top of r + 2^61 */                    \
-    I32 a = CVT_I32(mh >> 6) - (1 << 23);               /* [-2^23, 2^23) */                      \
-    I32 b = CVT_I32(((mh & 0x3Fu) << 18) | ((lo) >> 14)); /* [0, 2^24) */                        \
-    F fa = CVT_F(a);                                                                             \
+    I32 b = CVT_I32(((t & 0x3Fu) << 18) | ((lo) >> 14)); /* [0, 2^24) */                         \
+    F fa = CVT_F(AS_I32(PE_A_BITS(t)));                 /* a * 2^8, exact */                     \
     F fb = CVT_F(b)
 
 #define PE_SINCOS_POLYNOMIALS(F, FMA, x2)                                                        \
@@ -190,10 +199,11 @@ PE_INLINE pe_u64 pe_phase128_low(pe_i64 p, pe_u64 f_lo)
         *cos_out = AS_F(AS_U32(cv) ^ cos_sign);                                                  \
     } while (0)
 
-#define PE_DEFINE_SINCOS(NAME, F, U32, I32, CVT_F, CVT_I32, AS_U32, AS_F, SELECT, FMA, EIGHTH) \
+#define PE_DEFINE_SINCOS(NAME, F, U32, I32, CVT_F, CVT_I32, AS_U32, AS_F, AS_I32, SELECT, FMA, \
+                         EIGHTH)                                                                 \
     PE_INLINE void NAME(U32 hi, U32 lo, F *sin_out, F *cos_out)                                  \
     {                                                                                            \
-        PE_SINCOS_REMAINDER(F, U32, I32, CVT_F, CVT_I32, hi, lo, EIGHTH);                        \
+        PE_SINCOS_REMAINDER(F, U32, I32, CVT_F, CVT_I32, AS_I32, hi, lo, EIGHTH);                \
         F xh = fa * PE_K_HI;                                                                     \
         F e1 = FMA(fa, (F)(PE_K_HI), -xh);                  /* exact product error */            \
         F xl = FMA(fa, (F)(PE_K_LO), FMA(fb, (F)(PE_K_HI_SMALL), e1));                           \
@@ -221,11 +231,11 @@ PE_INLINE pe_u64 pe_phase128_low(pe_i64 p, pe_u64 f_lo)
  * rounded f16 99.9941 % (pair 99.9944 %), bf16 99.9995 % (99.9998 %); the
  * same largest errors, 2^-12 and 2^-9 (bench/RESULTS.md, thirteenth
  * round). */
-#define PE_DEFINE_SINCOS_NARROW(NAME, F, U32, I32, CVT_F, CVT_I32, AS_U32, AS_F, SELECT, FMA,  \
-                                EIGHTH)                                                      \
+#define PE_DEFINE_SINCOS_NARROW(NAME, F, U32, I32, CVT_F, CVT_I32, AS_U32, AS_F, AS_I32, SELECT, \
+                                FMA, EIGHTH)                                                 \
     PE_INLINE void NAME(U32 hi, U32 lo, F *sin_out, F *cos_out)                                  \
     {                                                                                            \
-        PE_SINCOS_REMAINDER(F, U32, I32, CVT_F, CVT_I32, hi, lo, EIGHTH);                        \
+        PE_SINCOS_REMAINDER(F, U32, I32, CVT_F, CVT_I32, AS_I32, hi, lo, EIGHTH);                \
         F x = FMA(fa, (F)(PE_K_HI), FMA(fb, (F)(PE_K_HI_SMALL), fa * (F)(PE_K_LO)));             \
         F x2 = x * x;                                                                            \
         F x3 = x * x2;                                                                           \
@@ -236,8 +246,7 @@ PE_INLINE pe_u64 pe_phase128_low(pe_i64 p, pe_u64 f_lo)
         /* (t's bit 29 clear), and its sign bit goes in with one */                              \
         /* three-input logic instruction (where ~(t << 2) took three). */                        \
         F s_any_zero = FMA(x3, ps, x);                                                           \
-        U32 a_bits = (mh >> 6) - (1u << 23);            /* a's bits */                           \
-        F s = AS_F((AS_U32(s_any_zero) & 0x7FFFFFFFu) | (a_bits & 0x80000000u));                 \
+        F s = AS_F((AS_U32(s_any_zero) & 0x7FFFFFFFu) | (PE_A_BITS(t) & 0x80000000u));           \
         F c = FMA(x2, pc, (F)(1.0f));                                                            \
         PE_SINCOS_QUADRANT(F, U32, I32, CVT_I32, AS_U32, AS_F, SELECT, t, s, c);                 \
     }
@@ -246,22 +255,23 @@ PE_INLINE pe_u64 pe_phase128_low(pe_i64 p, pe_u64 f_lo)
  * devices' scalar path) and for sixteen pairs as vectors (pe_sincos16*). */
 #ifdef PE_OPENCL
 PE_DEFINE_SINCOS(pe_sincos32, float, uint, int, convert_float, convert_int, as_uint, as_float,
-                 select, fma, 1u << 29)
+                 as_int, select, fma, 1u << 29)
 PE_DEFINE_SINCOS(pe_sincos16, float16, uint16, int16, convert_float16, convert_int16,
-                 as_uint16, as_float16, select, fma, 0)
+                 as_uint16, as_float16, as_int16, select, fma, 0)
 PE_DEFINE_SINCOS_NARROW(pe_sincos32_narrow, float, uint, int, convert_float, convert_int,
-                        as_uint, as_float, select, fma, 1u << 29)
+                        as_uint, as_float, as_int, select, fma, 1u << 29)
 PE_DEFINE_SINCOS_NARROW(pe_sincos16_narrow, float16, uint16, int16, convert_float16,
-                        convert_int16, as_uint16, as_float16, select, fma, 0)
+                        convert_int16, as_uint16, as_float16, as_int16, select, fma, 0)
 #else
 #define PE_HOST_CVT_F(x) ((float)(x))
 #define PE_HOST_CVT_I32(x) ((pe_i32)(x))
 #define PE_HOST_SELECT(a, b, mask) ((mask) ? (b) : (a))
 PE_DEFINE_SINCOS(pe_sincos32, float, pe_u32, pe_i32, PE_HOST_CVT_F, PE_HOST_CVT_I32,
-                 pe_as_uint_host, pe_as_float_host, PE_HOST_SELECT, fmaf, 1u << 29)
+                 pe_as_uint_host, pe_as_float_host, pe_as_int_host, PE_HOST_SELECT, fmaf,
+                 1u << 29)
 PE_DEFINE_SINCOS_NARROW(pe_sincos32_narrow, float, pe_u32, pe_i32, PE_HOST_CVT_F,
-                        PE_HOST_CVT_I32, pe_as_uint_host, pe_as_float_host, PE_HOST_SELECT, fmaf,
-                        1u << 29)
+                        PE_HOST_CVT_I32, pe_as_uint_host, pe_as_float_host, pe_as_int_host,
+                        PE_HOST_SELECT, fmaf, 1u << 29)
 #endif
 
 /* sin and cos of a 64-bit phase: for float32 storage, and for storage in
