@@ -282,10 +282,10 @@ static inline cl_uint clpe__rows_per_item(const clpe_launch_shape *shape, bool s
  * 8 work-items per compute unit: each work-item's first steps come unasked
  * for and its phases are set from a multiply, so fewer, longer work-items
  * pay that less often, until too few are left to share the compute units
- * evenly. On the 2-core CPU at batch 8 x seq 4096, 64 rows against 8: the
- * add bf16 and f16 +4 %, their gathers +10 to 13 %; at seq 512 and 256 the
- * best were 32 and 16 rows (16 work-items), at seq 128 and 64 the 8 rows
- * (bench/RESULTS.md, nineteenth round). */
+ * evenly. On the 2-core CPU at batch 8 x seq 4096, 32 or 64 rows against 8:
+ * the bf16 and f16 adds +2 to +4 %, their gathers +3 to +12 %; at seq 512
+ * and 256 the best were about 32 and 16 rows (16 work-items), at seq 128
+ * and 64 the 8 rows (bench/RESULTS.md, nineteenth round). */
 static inline cl_uint clpe__row_kernel_rows_per_item(const clpe_launch_shape *shape,
                                                      clpe_dtype dtype, bool shared_positions,
                                                      size_t batch_per_launch,
