@@ -38,6 +38,7 @@
 #define MAX_VARIANTS 8
 #define VOCAB 8192
 #define AUTO_SECONDS 0.05 /* a variant's calls in one round, when --calls is not given */
+#define ROPE_HEAD_DIM 128 /* --op rope: clpe-bench's default head_dim */
 
 /* clpe-bench's row for dtype (BENCH_DTYPES), by value or by name. */
 static const dtype_info *dtype_row(clpe_dtype dtype)
@@ -72,7 +73,10 @@ static const char *const usage_text =
     "  --device SEL   device (default: $CLPE_DEVICE, else the first GPU, else\n"
     "                 the first device)\n"
     "  --dtype T      f32, f16, bf16 or f64 (default f32)\n"
-    "  --op OP        add, add-out, gather or table (default add)\n"
+    "  --op OP        add, add-out, gather, table or rope (default add); rope\n"
+    "                 rotates queries and keys of head_dim 128 in place, as\n"
+    "                 clpe-bench's rope line: of the d / 128 heads a fifth are\n"
+    "                 keys (d 1280: 8 query heads, 2 key heads)\n"
     "  --batch N      sequences, sharing their positions (default 8)\n"
     "  --seq N        rows per sequence (default 4096)\n"
     "  --d N          model width (default 1024)\n"
@@ -151,8 +155,8 @@ static int parse_args(int argc, char **argv, ab_options *o)
                 o->device = v;
             else if (!strcmp(a, "--op")) {
                 if (strcmp(v, "add") && strcmp(v, "add-out") && strcmp(v, "gather") &&
-                    strcmp(v, "table"))
-                    return usage_error("--op must be add, add-out, gather or table", v);
+                    strcmp(v, "table") && strcmp(v, "rope"))
+                    return usage_error("--op must be add, add-out, gather, table or rope", v);
                 o->op = v;
             } else if (dtype_from_name(v, &o->dtype) != 0)
                 return usage_error("--dtype must be f32, f16, bf16 or f64", v);
@@ -171,6 +175,8 @@ static int parse_args(int argc, char **argv, ab_options *o)
         return usage_error("give at least one VARIANT (- for the defaults)", NULL);
     if (o->d % 4 != 0)
         return usage_error("--d must be a multiple of 4 (the stream moves float4)", NULL);
+    if (!strcmp(o->op, "rope") && (o->d % ROPE_HEAD_DIM != 0 || o->d / ROPE_HEAD_DIM < 5))
+        return usage_error("--op rope needs --d a multiple of 128, at least 640", NULL);
     return 0;
 }
 
@@ -192,9 +198,25 @@ static int apply_variant(const char *variant, int on)
     return status;
 }
 
-/* One call of the operation on enc. */
-static clpe_status enqueue_op(clpe_encoder *enc, const bench_env *env, const ab_options *o)
+/* --op rope: the query heads in x, then the key heads (a fifth of the d /
+ * ROPE_HEAD_DIM heads) in y, so that queries and keys together hold as many
+ * elements as the stream moves, as in clpe-bench (d = (heads + kv_heads) *
+ * head_dim). */
+static clpe_status enqueue_rope(clpe_rope *rope, const bench_env *env, const ab_options *o)
 {
+    size_t heads = o->d / ROPE_HEAD_DIM, kv_heads = heads / 5;
+    clpe_rope_tensor q = {.buffer = env->x, .heads = heads - kv_heads};
+    clpe_rope_tensor k = {.buffer = env->y, .heads = kv_heads};
+    return clpe_enqueue_rope(rope, env->host_queue, o->batch, o->seq, &q, &k, NULL, 0, 0, NULL,
+                             NULL);
+}
+
+/* One call of the operation on enc (rope: on its rotary object). */
+static clpe_status enqueue_op(clpe_encoder *enc, clpe_rope *rope, const bench_env *env,
+                              const ab_options *o)
+{
+    if (rope)
+        return enqueue_rope(rope, env, o);
     clpe_tensor x = {.buffer = env->x}, y = {.buffer = env->y}, emb = {.buffer = env->emb};
     clpe_positions start = {.source = CLPE_POSITIONS_START};
     clpe_token_ids ids = {.buffer = env->ids};
@@ -210,14 +232,15 @@ static clpe_status enqueue_op(clpe_encoder *enc, const bench_env *env, const ab_
     return clpe_enqueue_table(enc, queue, 0, o->batch * o->seq, &x, 0, NULL, NULL);
 }
 
-/* count calls of enc's operation, or of the stream kernel (enc NULL) over
+/* count calls of enc's operation (rope's, if not NULL), or of the stream
+ * kernel (enc NULL) over
  * global work-items, then the queue's finish. */
-static cl_int run_calls(clpe_encoder *enc, cl_kernel stream, size_t global, size_t count,
-                        const bench_env *env, const ab_options *o)
+static cl_int run_calls(clpe_encoder *enc, clpe_rope *rope, cl_kernel stream, size_t global,
+                        size_t count, const bench_env *env, const ab_options *o)
 {
     cl_int err = CL_SUCCESS;
     for (size_t c = 0; c < count && err == CL_SUCCESS; ++c)
-        err = enc ? enqueue_op(enc, env, o)
+        err = enc ? enqueue_op(enc, rope, env, o)
                   : clEnqueueNDRangeKernel(env->host_queue, stream, 1, NULL, &global, NULL, 0,
                                            NULL, NULL);
     return err == CL_SUCCESS ? clFinish(env->host_queue) : err;
@@ -245,6 +268,8 @@ static int run(const ab_options *o)
         return 1;
     }
     cl_int err = env_fill_data(&env, env.x, bytes);
+    if (err == CL_SUCCESS) /* rope's keys */
+        err = env_fill_data(&env, env.y, bytes);
     /* the plain streams: one float and a float4 per work-item */
     static const char *const stream_names[2] = {"stream_f32", "stream4_f32"};
     cl_kernel stream[2] = {NULL, NULL};
@@ -259,6 +284,9 @@ static int run(const ab_options *o)
             err = clSetKernelArg(stream[k], 2, sizeof zero, &zero);
     }
     clpe_encoder *enc[MAX_VARIANTS] = {0};
+    clpe_rope *rope[MAX_VARIANTS] = {0};
+    clpe_rope_config rope_cfg = clpe_rope_config_default(ROPE_HEAD_DIM);
+    rope_cfg.dtype = o->dtype;
     clpe_config cfg = clpe_config_default((uint32_t)o->d);
     cfg.dtype = o->dtype;
     for (size_t v = 0; v < o->n_variants && err == CL_SUCCESS; ++v) {
@@ -269,8 +297,11 @@ static int run(const ab_options *o)
             break;
         }
         enc[v] = clpe_encoder_create(env.ctx, device, &cfg, NULL, &st);
+        /* the rotary object shares the encoder's program, so its knobs */
+        if (enc[v] && !strcmp(o->op, "rope"))
+            rope[v] = clpe_rope_create_like(enc[v], &rope_cfg, &st);
         apply_variant(o->variants[v], 0);
-        if (!enc[v]) {
+        if (!enc[v] || (!strcmp(o->op, "rope") && !rope[v])) {
             fprintf(stderr, "clpe-bench-ab: variant '%s': %s\n", o->variants[v],
                     clpe_status_string(st));
             err = st;
@@ -289,10 +320,12 @@ static int run(const ab_options *o)
             size_t count = r == 0 ? 1 : calls[v];
             cl_kernel k = v >= n ? stream[v - n] : NULL;
             if (r == 0) /* the first call may build the kernel: not the one timed */
-                err = run_calls(v < n ? enc[v] : NULL, k, global, 1, &env, o);
+                err = run_calls(v < n ? enc[v] : NULL, v < n ? rope[v] : NULL, k, global, 1, &env,
+                                o);
             double t0 = bench_now();
             if (err == CL_SUCCESS)
-                err = run_calls(v < n ? enc[v] : NULL, k, global, count, &env, o);
+                err = run_calls(v < n ? enc[v] : NULL, v < n ? rope[v] : NULL, k, global, count,
+                                &env, o);
             double seconds = bench_now() - t0;
             if (r == 0) {
                 double want = seconds > 0 ? ceil(AUTO_SECONDS / seconds) : 1.0;
@@ -339,8 +372,10 @@ static int run(const ab_options *o)
                    bench_median(best, (int)rounds));
         free(best);
     }
-    for (size_t v = 0; v < n; ++v)
+    for (size_t v = 0; v < n; ++v) {
+        clpe_rope_release(rope[v]);
         clpe_encoder_release(enc[v]);
+    }
     free(rate);
     free(ratio);
     for (int k = 0; k < 2; ++k)

@@ -265,9 +265,20 @@ static inline cl_uint clpe__rows_per_item(const clpe_launch_shape *shape, bool s
 
 /* Most rows a 16-bit work-item serving a batch walks (below). */
 #define CLPE_ROWS16_BATCH_MAX 64u
-/* Work-items per compute unit such a launch keeps at least, where its rows
- * allow more than 8 times the shape's rows per item (below). */
-#define CLPE_ROWS16_ITEMS_PER_UNIT 8u
+/* Work-items per compute unit a launch keeps at least when its work-items
+ * walk more rows than clpe__rows_per_item gives (below). */
+#define CLPE_ITEMS_PER_UNIT_MIN 8u
+
+/* Rows per work-item that leave a launch of launch_rows rows, pair_items
+ * work-items wide, at least CLPE_ITEMS_PER_UNIT_MIN work-items per compute
+ * unit; at most cap. */
+static inline size_t clpe__balanced_rows(const clpe_launch_shape *shape, size_t launch_rows,
+                                         size_t pair_items, size_t cap)
+{
+    size_t items = (size_t)CLPE_ITEMS_PER_UNIT_MIN * shape->compute_units;
+    size_t balanced = launch_rows * pair_items / items;
+    return balanced < cap ? balanced : cap;
+}
 
 /* The same for the row kernels (table, add, gather) of the encoder's dtype
  * outside the tile walk, for a launch of launch_rows rows whose rows take
@@ -296,10 +307,31 @@ static inline cl_uint clpe__row_kernel_rows_per_item(const clpe_launch_shape *sh
     if (!(sixteen_bit && shape->pairs_per_item > 1 && shared_positions && batch_per_launch > 1))
         return rows;
     rows *= 8; /* at most 8 x 4096 (CLPE_ROWS_PER_ITEM's limit) */
-    size_t items = (size_t)CLPE_ROWS16_ITEMS_PER_UNIT * shape->compute_units;
-    size_t balanced = launch_rows * pair_items / items;
-    if (balanced > CLPE_ROWS16_BATCH_MAX)
-        balanced = CLPE_ROWS16_BATCH_MAX;
+    size_t balanced = clpe__balanced_rows(shape, launch_rows, pair_items, CLPE_ROWS16_BATCH_MAX);
+    return balanced > rows ? (cl_uint)balanced : rows;
+}
+
+/* The same for rotary (clpe_rope.cl). On the vector path, a work-item
+ * serving a batch that shares its positions walks the shape's rows per
+ * item, as one serving a single sequence does, not the 1 row (at batch 8)
+ * of clpe__rows_per_item, as long as the launch keeps
+ * CLPE_ITEMS_PER_UNIT_MIN work-items per compute unit: a rotary row is
+ * heavier than an add's (every head of q and k), so the phases set from a
+ * multiply at each work-item's first row weigh more than the rows it
+ * leaves to the caches. On the 2-core CPU at batch 8, against 1 row:
+ * seq 4096 f16 +7.5 %, bf16 +5.5 %, f32 and f64 +2 %; seq 256 f16 +10 %,
+ * bf16 +4 %, f32 +11 %; seq 64 (4 rows, 16 work-items; 16 rows lost 20 %)
+ * +2 to 5 %. At batch 2, 4 and 32 (the rule's 4, 2 and 1 rows), 16 rows
+ * ran the 16-bit types 3.5 to 7 % faster (bench/RESULTS.md, twentieth
+ * round). GPUs (one pair per work-item) keep clpe__rows_per_item. */
+static inline cl_uint clpe__rope_rows_per_item(const clpe_launch_shape *shape,
+                                               bool shared_positions, size_t batch_per_launch,
+                                               size_t launch_rows, size_t pair_items)
+{
+    cl_uint rows = clpe__rows_per_item(shape, shared_positions, batch_per_launch);
+    if (shape->pairs_per_item == 1 || !shared_positions || batch_per_launch <= 1)
+        return rows;
+    size_t balanced = clpe__balanced_rows(shape, launch_rows, pair_items, shape->rows_per_item);
     return balanced > rows ? (cl_uint)balanced : rows;
 }
 

@@ -149,8 +149,9 @@ static cl_int set_rope_launch_args(cl_kernel kernel, const void *call, size_t s0
 static cl_uint pitch32(size_t pitch, size_t count) { return count > 1 ? (cl_uint)pitch : 0; }
 
 static cl_int set_rope_fixed_args(const clpe_rope *rope, cl_kernel kernel, const rope_call *c,
-                                  size_t rows, size_t batch)
+                                  const clpe_launch_grid *grid)
 {
+    const size_t rows = grid->rows_per_launch, batch = grid->batch_per_launch;
     cl_mem q = c->q.buffer, k = c->k.buffer, positions = c->positions.buffer;
     clpe_real_arg amp = clpe__real_arg(rope->cfg.dtype, rope->amplitude);
     bool half_split = rope->cfg.pairing == CLPE_ROPE_HALF_SPLIT;
@@ -163,8 +164,7 @@ static cl_int set_rope_fixed_args(const clpe_rope *rope, cl_kernel kernel, const
     cl_uint n_pairs = rope->n_pairs, partner = half_split ? rope->n_pairs : 1,
             stride = half_split ? 1 : 2, inverse = c->inverse;
     cl_uint seq = c->seq > INDEX_MAX ? 0 : (cl_uint)c->seq;
-    cl_uint rows_per_item = clpe__rows_per_item(
-        &rope->shared->shape, c->positions.source == CLPE_POSITIONS_START, batch);
+    cl_uint rows_per_item = grid->rows_per_item;
     cl_uint source = (cl_uint)c->positions.source;
     cl_int err = SET(kernel, PE_ROPE_ARG_Q, q);
     if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_ARG_K, k);
@@ -242,14 +242,16 @@ clpe_status clpe_enqueue_rope(clpe_rope *rope, cl_command_queue queue, size_t ba
                         {c.k.row_pitch, c.k.batch_pitch, c.k.extent}};
     clpe__plan_launches(&rope->shared->shape, seq, batch, e, k ? 2 : 1, &grid.rows_per_launch,
                         &grid.batch_per_launch);
-    grid.rows_per_item =
-        clpe__rows_per_item(&rope->shared->shape, grid.shared_positions, grid.batch_per_launch);
+    grid.rows_per_item = clpe__rope_rows_per_item(
+        &rope->shared->shape, grid.shared_positions, grid.batch_per_launch,
+        grid.seq < grid.rows_per_launch ? grid.seq : grid.rows_per_launch,
+        (grid.pairs + grid.pairs_per_item - 1) / grid.pairs_per_item);
     clpe_kernel_id id = clpe__kernel_for(CLPE_OP_ROPE, rope->cfg.dtype);
     cl_kernel kernel;
     status = clpe__kernel_acquire(rope->shared, id, &kernel);
     if (status != CLPE_SUCCESS)
         return status;
-    status = set_rope_fixed_args(rope, kernel, &c, grid.rows_per_launch, grid.batch_per_launch);
+    status = set_rope_fixed_args(rope, kernel, &c, &grid);
     if (status == CLPE_SUCCESS)
         status = clpe__run_launches(&grid, queue, kernel, set_rope_launch_args, &c, false,
                                     num_events, wait_list, event);

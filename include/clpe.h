@@ -314,7 +314,11 @@ typedef struct clpe_launch_info {
                                  batch) of them, at least 1; f16 and bf16 with 512
                                  pairs 8 times that, or more where the launch has the
                                  rows: up to 64 while it keeps 8 work-items per compute
-                                 unit */
+                                 unit. Rotary on a vector shape (pairs_per_item 64)
+                                 walks rows_per_item whatever the batch, or fewer
+                                 (never below rows_per_item / (2 x batch)) where a
+                                 launch would keep less than 8 work-items per
+                                 compute unit */
     size_t work_group_size;   /* largest work-group along the pairs */
     size_t max_launch_rows;   /* rows one launch covers at most */
     size_t max_launch_batch;  /* sequences one launch covers at most */

@@ -348,6 +348,27 @@ Test(rope, split_launches_equal_one_launch)
     unsetenv("CLPE_MAX_LAUNCH_BATCH");
 }
 
+/* Sequences sharing their positions (a start) over many rows: on the CPU's
+ * vector path each work-item then walks up to 16 rows for every sequence
+ * of the batch (clpe__rope_rows_per_item), fewer where the launch is short;
+ * 300 rows are not a multiple of 16, so the last work-item of the launch
+ * walks fewer, and launches of 100 rows split the call again. Every dtype
+ * against the host, bit for bit. */
+Test(rope, long_shared_batches_match_the_host)
+{
+    const clpe_dtype dtypes[] = {CLPE_DTYPE_F32, CLPE_DTYPE_F16, CLPE_DTYPE_BF16, CLPE_DTYPE_F64};
+    for (int split = 0; split < 2; ++split) {
+        if (split)
+            setenv("CLPE_MAX_LAUNCH_ROWS", "100", 1);
+        for (int t = 0; t < 4; ++t) {
+            rope_case a = {dtypes[t], (clpe_rope_pairing)(t % 2), 64, 0, 3, 300, 4, 2,
+                           false, 0, CLPE_POSITIONS_START, -123457, 0};
+            run_case(&a, 40 + (uint64_t)t);
+        }
+    }
+    unsetenv("CLPE_MAX_LAUNCH_ROWS");
+}
+
 Test(rope, cache_equals_host_and_holds_the_rotation)
 {
     for (int pairing = 0; pairing < 2; ++pairing) {
