@@ -1462,6 +1462,10 @@ Test(cli, measure_write_reports_both_rates_and_leaves_the_right_file, .timeout =
     cr_assert(strstr(r.err, "plain write of the same bytes to the same file system"), "[%s]",
               r.err);
     cr_assert(strstr(r.err, "ratio ") && strstr(r.err, "CPU time"), "[%s]", r.err);
+    /* and the same writes after reserving the bytes, as the encode writes */
+    cr_assert(strstr(r.err, "the same writes after reserving the bytes") &&
+                  strstr(r.err, "the writer reserved the file in"),
+              "[%s]", r.err);
     /* The timing passes are emptied again: the file holds the encoding only. */
     npy_file f = npy_load(path);
     cr_assert_eq(f.rows, 1000);
@@ -1469,6 +1473,7 @@ Test(cli, measure_write_reports_both_rates_and_leaves_the_right_file, .timeout =
     float *ref = malloc(1000 * 64 * sizeof *ref);
     cr_assert(ref);
     host_rows(&cfg, -37, 1000, ref);
+    /* the bytes were reserved with the size kept: the file ends where its data ends */
     cr_assert_eq(f.data_len, 1000 * 64 * sizeof *ref);
     cr_assert(memcmp(f.data, ref, f.data_len) == 0, "data differ from the host emulation");
     free(ref);

@@ -67,6 +67,8 @@ clpe_encoder *cli_encoder_create(const cli_device *dev, const clpe_config *cfg);
 double cli_now(void);
 /* CPU seconds (user + system) of every thread of the process so far. */
 double cli_cpu_seconds(void);
+/* CPU seconds the calling thread has run. */
+double cli_thread_cpu_seconds(void);
 
 /* The commands. Each returns an exit status. */
 int cli_cmd_devices(const cli_args *args);

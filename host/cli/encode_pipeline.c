@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Chunks in flight: one being written, the others computing or mapped. */
 #define SLOTS 4
@@ -73,6 +74,22 @@ static void *writer_main(void *arg)
     pipeline *p = arg;
     const encode_job *job = p->job;
     uint64_t written = 0;
+    const double cpu0 = cli_thread_cpu_seconds();
+    if (job->reserve) {
+        const double t_reserve = cli_now();
+        const off_t at = lseek(job->fd, 0, SEEK_CUR);
+        int err = at < 0 ? 0 : cli_reserve(job->fd, (uint64_t)at, job->seq * job->row_bytes);
+        p->timing.reserving_s = cli_now() - t_reserve;
+        if (err) {
+            pthread_mutex_lock(&p->lock);
+            p->writer_stopped = 1;
+            p->write_err = err;
+            pthread_cond_broadcast(&p->changed);
+            pthread_mutex_unlock(&p->lock);
+            return NULL;
+        }
+    }
+    p->timing.writer_cpu_s = cli_thread_cpu_seconds() - cpu0;
     for (uint64_t c = 0; c < p->nchunks; ++c) {
         slot *sl = &p->slots[c % SLOTS];
         const double t_wait = cli_now();
@@ -95,6 +112,7 @@ static void *writer_main(void *arg)
         else
             write_err = cli_write_all(job->fd, sl->host, (size_t)bytes);
         p->timing.writing_s += cli_now() - t_write;
+        p->timing.writer_cpu_s = cli_thread_cpu_seconds() - cpu0;
         const int failed = err != CL_SUCCESS || write_err;
         pthread_mutex_lock(&p->lock);
         if (failed) {

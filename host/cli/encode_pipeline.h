@@ -10,6 +10,10 @@
  * writer never waits on an enqueue. Where the device shares host memory the
  * map copies nothing; on a discrete GPU it is a DMA into pinned memory.
  *
+ * A regular file's bytes are reserved first (cli_reserve), by the writer
+ * while the device computes the first chunks: the file system then hands
+ * out its pages in one call, not in every write.
+ *
  * Before the first chunk, each launch size the run uses (the chunk, and a
  * shorter last chunk) is run once: drivers compile a kernel per launch
  * shape on first use (PoCL does), which would otherwise stall the writer
@@ -30,6 +34,8 @@ typedef struct encode_job {
     uint64_t row_bytes;
     uint64_t chunk_rows;   /* >= 1; chunk_rows * row_bytes fits a size_t and a device buffer */
     int fd;                /* the data goes here, in order, after what fd holds */
+    int reserve;           /* 1: fd is a regular file; the writer first reserves the
+                              data's bytes (cli_reserve) while the first chunks compute */
     /* Called by the writer thread after each chunk (may be NULL). */
     void (*progress)(void *ctx, uint64_t bytes_written);
     void *progress_ctx;
@@ -40,8 +46,11 @@ typedef struct encode_job {
 typedef struct encode_timing {
     double started_at; /* cli_now() when the first chunk was enqueued, after warm-up */
     double started_cpu; /* cli_cpu_seconds() then */
+    double reserving_s; /* in cli_reserve, with job->reserve */
     double writing_s;
     double waiting_s;
+    double writer_cpu_s; /* the writer thread's CPU time: below reserving_s + writing_s
+                            when other threads took its core */
 } encode_timing;
 
 /* Run the job. Returns 0 when every row is written. On failure returns -1:

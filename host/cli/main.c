@@ -84,8 +84,9 @@ static const char ENCODE_HELP[] =
     "  --chunk-rows R     rows per chunk (default: about 1 MiB on a CPU, 8 MiB\n"
     "                     on other devices)\n"
     "  --measure-write    first time plain writes of the same bytes to the same\n"
-    "                     file system (in the output's temporary file) and print\n"
-    "                     that rate next to the encode's\n"
+    "                     file system (in the output's temporary file), then the\n"
+    "                     same after reserving the bytes as the encode does, and\n"
+    "                     print both rates next to the encode's\n"
     "  -q, --quiet        no progress bar and no summary on stderr\n" CONFIG_FLAGS
     "\n"
     "example: clpe encode --seq 1000000 --d 512 -o pe.npy\n";

@@ -13,15 +13,29 @@
  * Returns 0, or the errno of the write that failed. */
 int cli_write_all(int fd, const void *buf, size_t len);
 
+/* Reserve `bytes` bytes of the regular file fd from `offset` for the
+ * writes to come, keeping its size (Linux's fallocate, FALLOC_FL_KEEP_SIZE).
+ * A file system hands out its pages faster in one call than one write at a
+ * time: on tmpfs, 8.2 GB reserved in about 0.63 s and then written took
+ * 2.2 to 3.9 s where the same writes alone took 4.1 to 5.2 (2-core VM).
+ * It also finds a full file system before any byte is written. Returns 0
+ * when reserved, or when the file system (or system) cannot reserve ahead
+ * (the writes then take their pages as they go); else the errno of a
+ * reservation refused for want of room, quota or file size (ENOSPC,
+ * EDQUOT, EFBIG) or failed by the device (EIO). */
+int cli_reserve(int fd, uint64_t offset, uint64_t bytes);
+
 /* Write `bytes` bytes from buf (chunk bytes per write; buf holds chunk
  * bytes) to the regular file open as fd, empty it again, and repeat once;
  * *rate gets the better pass in bytes per second, *cpu_s the CPU seconds
- * that pass took. The first pass may pay
+ * that pass took. With `reserve`, each pass first reserves the bytes
+ * (cli_reserve, timed with the writes), as `clpe encode` does. The first
+ * pass may pay
  * for memory the system has never touched (a virtual machine's first use
  * of its RAM runs at a third of the speed), which a write right after it
  * would not. Returns 0, or the errno of a failed write or truncate; fd is
  * left empty at offset 0 either way it succeeds. */
 int cli_measure_plain_write(int fd, uint64_t bytes, const unsigned char *buf, size_t chunk,
-                            double *rate, double *cpu_s);
+                            int reserve, double *rate, double *cpu_s);
 
 #endif
