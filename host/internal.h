@@ -319,10 +319,10 @@ static inline cl_uint clpe__row_kernel_rows_per_item(const clpe_launch_shape *sh
  * heavier than an add's (every head of q and k), so the phases set from a
  * multiply at each work-item's first row weigh more than the rows it
  * leaves to the caches. On the 2-core CPU at batch 8, against 1 row:
- * seq 4096 f16 +7.5 %, bf16 +5.5 %, f32 and f64 +2 %; seq 256 f16 +10 %,
- * bf16 +4 %, f32 +11 %; seq 64 (4 rows, 16 work-items; 16 rows lost 20 %)
+ * seq 4096 f16 +7.7 %, bf16 +5.5 %, f32 and f64 +2 %; seq 256 f16 +10 %,
+ * bf16 +5 %, f32 +11 %; seq 64 (4 rows, 16 work-items; 16 rows lost 20 %)
  * +2 to 5 %. At batch 2, 4 and 32 (the rule's 4, 2 and 1 rows), 16 rows
- * ran the 16-bit types 3.5 to 7 % faster (bench/RESULTS.md, twentieth
+ * ran the 16-bit types 3 to 6.5 % faster (bench/RESULTS.md, twentieth
  * round). GPUs (one pair per work-item) keep clpe__rows_per_item. */
 static inline cl_uint clpe__rope_rows_per_item(const clpe_launch_shape *shape,
                                                bool shared_positions, size_t batch_per_launch,
