@@ -1548,6 +1548,47 @@ Test(cli, output_file_the_user_cannot_write_is_refused, .timeout = 60)
     rm_dir(dir);
 }
 
+/* The file's bytes are reserved before they are written (cli_reserve): a
+ * file system that refuses for want of room fails the encode with one line
+ * and leaves nothing at the path, and one that cannot reserve at all gets
+ * the file written as it comes. */
+Test(cli, refused_reservation_is_a_clean_error, .timeout = 60)
+{
+#ifndef CLPE_RESERVE_SHIM_PATH
+    cr_skip_test("built without the reservation shim");
+#else
+    char dir[64], path[128];
+    make_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/pe.npy", dir);
+    run_result r = run_env((const char *const[]){"LD_PRELOAD=" CLPE_RESERVE_SHIM_PATH,
+                                                 "CLPE_FAULT_FALLOCATE_ERRNO=28", NULL},
+                           (const char *const[]){"encode", "--seq", "1000", "--d", "64", "-o",
+                                                 path, NULL});
+    cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    assert_one_error_line(&r, "No space left on device");
+    cr_assert_eq(dir_entries(dir), 0, "a file was left behind");
+    run_free(&r);
+
+    r = run_env((const char *const[]){"LD_PRELOAD=" CLPE_RESERVE_SHIM_PATH,
+                                      "CLPE_FAULT_FALLOCATE_ERRNO=95", NULL},
+                (const char *const[]){"encode", "--seq", "1000", "--d", "64", "--start", "5",
+                                      "-q", "-o", path, NULL});
+    cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    cr_assert_str_eq(r.err, "");
+    npy_file f = npy_load(path);
+    clpe_config cfg = clpe_config_default(64);
+    float *ref = malloc(1000 * 64 * sizeof *ref);
+    cr_assert(ref);
+    host_rows(&cfg, 5, 1000, ref);
+    cr_assert_eq(f.data_len, 1000 * 64 * sizeof *ref);
+    cr_assert(memcmp(f.data, ref, f.data_len) == 0, "data differ from the host emulation");
+    free(ref);
+    free(f.whole);
+    run_free(&r);
+    rm_dir(dir);
+#endif
+}
+
 Test(cli, failed_kernel_build_is_one_line, .timeout = 60)
 {
 #ifndef CLPE_FAULT_SHIM_PATH
