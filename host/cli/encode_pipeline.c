@@ -89,7 +89,6 @@ static void *writer_main(void *arg)
             return NULL;
         }
     }
-    p->timing.writer_cpu_s = cli_thread_cpu_seconds() - cpu0;
     for (uint64_t c = 0; c < p->nchunks; ++c) {
         slot *sl = &p->slots[c % SLOTS];
         const double t_wait = cli_now();
@@ -112,7 +111,6 @@ static void *writer_main(void *arg)
         else
             write_err = cli_write_all(job->fd, sl->host, (size_t)bytes);
         p->timing.writing_s += cli_now() - t_write;
-        p->timing.writer_cpu_s = cli_thread_cpu_seconds() - cpu0;
         const int failed = err != CL_SUCCESS || write_err;
         pthread_mutex_lock(&p->lock);
         if (failed) {
@@ -129,6 +127,9 @@ static void *writer_main(void *arg)
         if (job->progress)
             job->progress(job->progress_ctx, written);
     }
+    /* Read once, at the end: the timing is printed only when every chunk
+     * is written. */
+    p->timing.writer_cpu_s = cli_thread_cpu_seconds() - cpu0;
     return NULL;
 }
 

@@ -49,8 +49,8 @@ typedef struct encode_timing {
     double reserving_s; /* in cli_reserve, with job->reserve */
     double writing_s;
     double waiting_s;
-    double writer_cpu_s; /* the writer thread's CPU time: below reserving_s + writing_s
-                            when other threads took its core */
+    double writer_cpu_s; /* the writer thread's CPU time, when every chunk is written:
+                            below reserving_s + writing_s when other threads took its core */
 } encode_timing;
 
 /* Run the job. Returns 0 when every row is written. On failure returns -1:
