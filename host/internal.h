@@ -244,6 +244,8 @@ typedef struct clpe_launch_grid {
     const clpe_program_shared *program;
     size_t pairs, seq, batch, rows_per_launch, batch_per_launch;
     cl_uint pairs_per_item; /* clpe__pairs_per_item of the kernel's dtype */
+    bool zero_column_item; /* one more work-item in dimension 0: the odd-d
+                              zero column's (kernels/clpe_rows.cl) */
     bool shared_positions; /* one work-item serves every sequence */
     cl_uint rows_per_item; /* clpe__rows_per_item of the above */
 } clpe_launch_grid;

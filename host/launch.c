@@ -213,9 +213,10 @@ clpe_status clpe__run_launches(const clpe_launch_grid *grid, cl_command_queue qu
         num_events = gate.num_events;
         wait_list = gate.wait_list;
     }
-    /* dimension 0 counts groups of pairs_per_item pairs; a narrow encoding
-     * gets a narrower work-group rather than idle work-items */
-    size_t groups = ceil_div(grid->pairs, grid->pairs_per_item);
+    /* dimension 0 counts groups of pairs_per_item pairs (and the zero
+     * column's work-item); a narrow encoding gets a narrower work-group
+     * rather than idle work-items */
+    size_t groups = ceil_div(grid->pairs, grid->pairs_per_item) + grid->zero_column_item;
     size_t local_x = 1;
     while (local_x < groups && local_x * 2 <= shape->local_x)
         local_x *= 2;
@@ -265,6 +266,8 @@ clpe_status clpe__launch_rows(clpe_encoder *enc, cl_command_queue queue,
     clpe_launch_grid grid = {.program = enc->shared, .pairs = enc->slots.n_pairs,
                              .pairs_per_item =
                                  clpe__pairs_per_item(&enc->shared->shape, enc->cfg.dtype),
+                             .zero_column_item = (enc->cfg.flags & CLPE_FLAG_ODD_D_ZERO_COLUMN) &&
+                                                 (enc->cfg.d & 1u),
                              .seq = call->seq, .batch = call->batch,
                              .shared_positions = call->positions.source == CLPE_POSITIONS_START};
     plan_blocks(enc, call, &grid.rows_per_launch, &grid.batch_per_launch);

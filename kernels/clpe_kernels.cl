@@ -113,6 +113,19 @@ static inline ulong pe_position(global const long *positions, uint b, uint s,
     return first + (ulong)g->start + s;
 }
 
+/* The row of [s_begin, s_begin + count) at position `at`, where row s_begin
+ * is at p and each row one on (modulo 2^64, as the positions wrap), or
+ * 0xFFFFFFFF: no row (rows stay below it). Found once per walk, so a walk of
+ * consecutive positions tests each row against a 32-bit row rather than a
+ * 64-bit position: the padding row and the row after which the position
+ * wraps past INT64_MAX. On sm_90 the one-pair add f32 kernel needed 4 fewer
+ * registers (bench/RESULTS.md, twenty-first round). */
+static inline uint pe_row_at(ulong p, ulong at, uint s_begin, uint count)
+{
+    ulong ahead = at - p;
+    return ahead < count ? s_begin + (uint)ahead : 0xFFFFFFFFu;
+}
+
 /* What a rotary kernel needs besides its buffers (PE_ROPE_KERNEL_ARGS). */
 typedef struct pe_rope_geometry {
     long start;

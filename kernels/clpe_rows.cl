@@ -198,8 +198,11 @@ PE_INLINE void PE_FN(pe_prefetch_row)(int op, global const PE_T *out, global con
 #endif
 
 /* The odd-d zero column of rows [s_begin, s_stop): in * scale + 0 (0 for
- * the table), written after the rows by the work-item holding the last
- * pair, so the row loop carries no test for it. */
+ * the table), written by a work-item of its own, the one after the last
+ * pair's (the host adds it to the grid): the row loop carries no test for
+ * it, and the walk keeps none of its bounds live past the rows. Written
+ * after the rows by the last pair's work-item, it held the one-pair add f32
+ * kernel at 48 registers on sm_90 (bench/RESULTS.md, twenty-first round). */
 PE_INLINE void PE_FN(pe_zero_column)(int op, global PE_T *out, global const PE_T *in,
                                      global const int *ids, uint s_begin, uint s_stop,
                                      uint b_first, uint b_stop, PE_R scale,
@@ -351,7 +354,9 @@ PE_INLINE void PE_FN(pe_store_step)(int op, global PE_T *out, global const PE_T 
 #endif
 
 /* Row s, at position p, of every sequence this work-item serves: its pairs
- * i0 .. i_end-1 computed once and applied to each.
+ * i0 .. i_end-1 computed once and applied to each. zero_row: p is the
+ * padding position (its values are zeros); wraps: p is INT64_MAX (the tick
+ * to the next row, where pe_row ticks, wraps).
  *
  * The vector groups go in steps of PE_STEP_GROUPS: a step's values are
  * computed, then stored into every sequence, each asking for the lines of
@@ -369,11 +374,10 @@ PE_INLINE void PE_FN(pe_row)(int op, global PE_T *out, global const PE_T *in,
                              global const int *ids, global uint *bad_ids,
                              global const ulong *tw_hi, global const PE_TWL *tw_lo,
                              PE_R scale, PE_FN(pe_phases) *ph, uint i0, uint i_end,
-                             uint s, ulong p, uint b_first, uint b_stop, bool aligned,
-                             bool tick, const pe_geometry *g)
+                             uint s, ulong p, bool zero_row, bool wraps, uint b_first,
+                             uint b_stop, bool aligned, bool tick, const pe_geometry *g)
 {
     bool reporter = i0 == 0; /* one work-item per row reports bad ids */
-    bool zero_row = (g->flags & PE_FLAG_PADDING_ROW) && p == (ulong)g->padding_position;
 #if PE_GROUPS
     uint i = i0 + PE_GL * ph->groups;
 #if PE_STEP_GROUPS == PE_GROUPS
@@ -400,7 +404,7 @@ PE_INLINE void PE_FN(pe_row)(int op, global PE_T *out, global const PE_T *in,
              * consecutive positions and PE_TICK_IN_STEPS) */
             if (tick) {
                 PE_GODO_FN(tick)(&ph->group[k0 + k]);
-                if (p == 0x7FFFFFFFFFFFFFFFUL)
+                if (wraps)
                     PE_GODO_FN(wrap)(&ph->group[k0 + k]);
             }
             if (zero_row) {
@@ -465,7 +469,7 @@ PE_INLINE void PE_FN(pe_row)(int op, global PE_T *out, global const PE_T *in,
                 PE_FN(pe_input_row)(op, in, ids, bad_ids, b, s, reporter && i == i0, g);
             PE_FN(pe_store_pair)(orow, xrow, op, scale, i, sv, cv, g);
         }
-    } while (++i < i_end);
+    } while (PE_W > 1 && ++i < i_end); /* one pair: clang kept a loop of one turn */
 }
 
 /* Pairs i0 .. i_end-1 of rows [s_begin, s_stop) of sequences [b_first,
@@ -487,24 +491,30 @@ PE_INLINE void PE_FN(pe_rows_span)(int op, global PE_T *out, global const PE_T *
         PE_NO_UNROLL
         for (uint s = s_begin; s < s_stop; ++s) {
             ulong p = pe_position(positions, b_first, s, g);
+            bool zero_row =
+                (g->flags & PE_FLAG_PADDING_ROW) && p == (ulong)g->padding_position;
             PE_FN(pe_phases_set)(&ph, p);
             PE_FN(pe_row)(op, out, in, ids, bad_ids, tw_hi, tw_lo, scale, &ph, i0, i_end, s, p,
-                          b_first, b_stop, aligned, false, g);
+                          zero_row, false, b_first, b_stop, aligned, false, g);
         }
     } else {
-        /* consecutive positions: set once, then one odometer tick per row */
+        /* consecutive positions: set once, then one odometer tick per row;
+         * the padding row and the wrap found once, as rows (pe_row_at) */
         ulong p = pe_position(positions, b_first, s_begin, g);
         PE_FN(pe_phases_set)(&ph, p);
+        uint count = s_stop - s_begin;
+        uint s_zero = (g->flags & PE_FLAG_PADDING_ROW)
+                          ? pe_row_at(p, (ulong)g->padding_position, s_begin, count)
+                          : 0xFFFFFFFFu;
+        uint s_wrap = pe_row_at(p, 0x7FFFFFFFFFFFFFFFUL, s_begin, count);
         PE_NO_UNROLL
         for (uint s = s_begin; s < s_stop; ++s, ++p) {
             PE_FN(pe_row)(op, out, in, ids, bad_ids, tw_hi, tw_lo, scale, &ph, i0, i_end, s, p,
-                          b_first, b_stop, aligned, PE_TICK_IN_STEPS, g);
-            PE_FN(pe_phases_tick)(&ph, p == 0x7FFFFFFFFFFFFFFFUL, !PE_TICK_IN_STEPS);
+                          s == s_zero, s == s_wrap, b_first, b_stop, aligned,
+                          PE_TICK_IN_STEPS, g);
+            PE_FN(pe_phases_tick)(&ph, s == s_wrap, !PE_TICK_IN_STEPS);
         }
     }
-    /* the odd-d zero column is written by the group holding the last pair */
-    if ((g->flags & PE_FLAG_ODD_D_ZERO_COLUMN) && (g->d & 1u) && i_end == g->n_pairs)
-        PE_FN(pe_zero_column)(op, out, in, ids, s_begin, s_stop, b_first, b_stop, scale, g);
 }
 
 #if PE_GROUPS && PE_TILE_PAIRS
@@ -644,8 +654,6 @@ PE_INLINE void PE_FN(pe_tile_walk)(int op, global PE_T *out, global const PE_T *
                                        cv + r * groups, next, g);
             }
     }
-    if ((g->flags & PE_FLAG_ODD_D_ZERO_COLUMN) && (g->d & 1u) && i_end == g->n_pairs)
-        PE_FN(pe_zero_column)(op, out, in, ids, s_begin, s_stop, 0, g->batch, scale, g);
 }
 #undef PE_TILE_SLOTS
 #undef PE_TILE_FILL_ROWS
@@ -659,12 +667,13 @@ PE_INLINE void PE_FN(pe_rows_walk)(int op, global PE_T *out, global const PE_T *
 {
 #if PE_GROUPS && PE_TILE_PAIRS
     bool tiles = (g->flags & PE_FLAG_TILE_WALK) != 0;
-    uint i0 = (uint)get_global_id(0) * (tiles ? PE_TILE_PAIRS : PE_W);
+    uint span = tiles ? PE_TILE_PAIRS : PE_W;
 #else
-    uint i0 = (uint)get_global_id(0) * PE_W;
+    uint span = PE_W;
 #endif
+    uint i0 = (uint)get_global_id(0) * span;
     uint s_begin = (uint)get_global_id(1) * g->rows_per_item;
-    if (i0 >= g->n_pairs || s_begin >= g->rows)
+    if (s_begin >= g->rows)
         return;
     uint s_stop = s_begin + min(g->rows_per_item, g->rows - s_begin);
     /* positions from a start are the same in every sequence: compute each
@@ -672,11 +681,17 @@ PE_INLINE void PE_FN(pe_rows_walk)(int op, global PE_T *out, global const PE_T *
     bool same_positions = g->pos_source == PE_POS_START;
     uint b_first = same_positions ? 0 : (uint)get_global_id(2);
     uint b_stop = same_positions ? g->batch : b_first + 1;
+    if (i0 >= g->n_pairs) {
+        /* the first work-item past the pairs writes the odd-d zero column */
+        if ((g->flags & PE_FLAG_ODD_D_ZERO_COLUMN) && (g->d & 1u) && i0 - span < g->n_pairs)
+            PE_FN(pe_zero_column)(op, out, in, ids, s_begin, s_stop, b_first, b_stop, scale, g);
+        return;
+    }
 #if PE_GROUPS && PE_TILE_PAIRS
     /* the tile walk; where it cannot serve (a tail of pairs, pairs without
      * a cosine, vectors not aligned), the span walk PE_W pairs at a time,
      * from one call site (a second would compile the walk twice) */
-    uint i_end = min(i0 + (tiles ? PE_TILE_PAIRS : PE_W), g->n_pairs);
+    uint i_end = min(i0 + span, g->n_pairs);
     if (tiles && same_positions && aligned && (i_end - i0) % PE_GL == 0 && i_end <= g->n_cos) {
         PE_FN(pe_tile_walk)(op, out, in, ids, bad_ids, positions, tw_hi, tw_lo, scale, i0, i_end,
                             s_begin, s_stop, g);
