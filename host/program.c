@@ -167,9 +167,11 @@ static void pool_destroy(clpe_kernel_pool *pool)
 /* Options for the device's vendor, after those above. Intel's CPU cores
  * run the memory form of vcvtps2ph (convert float32 to float16 and store)
  * as one vector instruction less than a conversion and a store; AMD's run
- * it slower. PoCL compiles for both as skylake-avx512, so the kernels
- * cannot tell them apart, and the vendor decides (PE_F16_STORE_FOLDED in
- * kernels/clpe_storage.cl; other devices compile nothing that reads it). */
+ * it slower. AMD's gain from asking for lines to be written with prefetchw;
+ * Intel's lose. PoCL compiles for both as skylake-avx512, so the kernels
+ * cannot tell them apart, and the vendor decides (PE_F16_STORE_FOLDED and
+ * PE_PREFETCH_FOR_WRITE in kernels/clpe_storage.cl; other devices compile
+ * nothing that reads them). */
 static clpe_status append_vendor_options(cl_device_id device, char *options, size_t capacity)
 {
     bool intel = false;
@@ -178,7 +180,8 @@ static clpe_status append_vendor_options(cl_device_id device, char *options, siz
         return status;
     if (intel) {
         size_t used = strlen(options);
-        snprintf(options + used, capacity - used, " -DPE_F16_STORE_FOLDED=1");
+        snprintf(options + used, capacity - used,
+                 " -DPE_F16_STORE_FOLDED=1 -DPE_PREFETCH_FOR_WRITE=0");
     }
     return CLPE_SUCCESS;
 }

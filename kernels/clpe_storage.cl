@@ -62,10 +62,22 @@ static inline uint pe_prefetch_steps(uint sequences, uint batch_steps)
     return sequences >= 4 ? batch_steps : sequences >= 2 ? 4 : 8;
 }
 
+/* PE_PREFETCH_FOR_WRITE: whether lines that will be written are asked for
+ * for writing (prefetchw), by the device's vendor as PE_F16_STORE_FOLDED.
+ * AMD's cores gained from it (AMD EPYC, batch 8 x seq 4096: the f32 add
+ * +4 to +8 %, f16 +6 %, bf16 +3.5 %; bench/RESULTS.md, seventh round).
+ * Intel's lost: on the 2-core Xeon with x streamed from memory, a plain
+ * read prefetch ran the f32 add at batch 8 +24 %, its gather +8 to +10 %,
+ * the 16-bit adds alike (twenty-first round); there the library passes
+ * -DPE_PREFETCH_FOR_WRITE=0. A prefetch is a hint: the same bits. */
+#ifndef PE_PREFETCH_FOR_WRITE
+#define PE_PREFETCH_FOR_WRITE 1
+#endif
+
 /* The lines of n pairs from pair i0 of one row (elements of `size` bytes):
  * interleaved, one span of 2n elements; else two of n, from element a + i0
  * and b + i0 (where the sines and the cosines, or a rotary pair's halves,
- * start). for_write when the lines will be written. */
+ * start). for_write when the lines will be written (PE_PREFETCH_FOR_WRITE). */
 static inline void pe_prefetch_pairs(global const void *row, uint size, bool interleaved,
                                      uint a, uint b, uint i0, uint n, bool for_write)
 {
@@ -75,7 +87,7 @@ static inline void pe_prefetch_pairs(global const void *row, uint size, bool int
     for (uint k = 0; k < spans; ++k) {
         const char *p = base + (ulong)((interleaved ? 2 * i0 : (k ? b : a) + i0) * size);
         for (uint off = 0; off < bytes; off += 64) {
-            if (for_write)
+            if (for_write && PE_PREFETCH_FOR_WRITE)
                 __builtin_prefetch(p + off, 1);
             else
                 __builtin_prefetch(p + off);
