@@ -36,21 +36,12 @@ while(TRUE)
 endwhile()
 string(APPEND text "${rest}")
 
-# hex bytes, 16 to a line
+# hex bytes, 16 to a line: two regular expressions over the whole text, since
+# a loop over the bytes in the CMake language takes minutes.
 string(HEX "${text}" hex)
-string(LENGTH "${hex}" hex_len)
-set(body "")
-set(col 0)
-math(EXPR last "${hex_len} - 2")
-foreach(pos RANGE 0 ${last} 2)
-  string(SUBSTRING "${hex}" ${pos} 2 byte)
-  string(APPEND body "0x${byte},")
-  math(EXPR col "${col} + 1")
-  if(col EQUAL 16)
-    string(APPEND body "\n")
-    set(col 0)
-  endif()
-endforeach()
+string(REPEAT "[0-9a-f]" 32 sixteen_bytes)
+string(REGEX REPLACE "(${sixteen_bytes})" "\\1\n" hex "${hex}")
+string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," body "${hex}")
 
 file(WRITE "${OUTPUT}.tmp"
   "/* Generated from ${INPUT} by cmake/embed_kernels.cmake. Do not edit. */\n"
