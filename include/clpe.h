@@ -520,6 +520,18 @@ typedef enum clpe_rope_scaling {
     CLPE_ROPE_FREQUENCIES = 6   /* the caller's frequencies w_i (frequencies[]), m = attention_factor or 1 */
 } clpe_rope_scaling;
 
+/* The frequencies clpe computes exactly: every w_i in [0, CLPE_ROPE_MAX_FREQUENCY)
+ * radians per position, whatever the scaling that gives it. Each is computed
+ * from the exact values of the given doubles at 256 bits and rounded once to
+ * its tuning word, so the angle p * w_i is exact at every int64 position
+ * (to 2^-97 turn per unit of |p| for the 32- and 16-bit types, 2^-129 for
+ * f64). A configuration whose frequencies leave that range (a LONGROPE
+ * factor below 2^-32, a FREQUENCIES value of 2^32 or more, anything infinite)
+ * is refused with CLPE_ERROR_INVALID_SCALING; frequencies above 2pi are
+ * aliases of ones below it anyway. Very small frequencies are exact too:
+ * their tuning words round to the nearest step. */
+#define CLPE_ROPE_MAX_FREQUENCY 4294967296.0 /* 2^32 */
+
 /* What a rotary object computes. Start from clpe_rope_config_default(). */
 typedef struct clpe_rope_config {
     uint32_t head_dim;           /* elements per head: 2 .. CLPE_MAX_D */
@@ -547,9 +559,10 @@ typedef struct clpe_rope_config {
     int32_t no_truncate;         /* YARN: non-zero = truncate False */
     double attention_factor;     /* YARN, LONGROPE, FREQUENCIES: m; 0 means as Hugging Face computes it */
     uint64_t seq_len;            /* DYNAMIC and LONGROPE: the call's length, max(position) + 1 */
-    const double *short_factor;  /* LONGROPE: rotary_dim/2 factors */
-    const double *long_factor;   /* LONGROPE: rotary_dim/2 factors */
-    const double *frequencies;   /* FREQUENCIES: rotary_dim/2 values w_i (copied at creation) */
+    const double *short_factor;  /* LONGROPE: rotary_dim/2 factors (read by LONGROPE only) */
+    const double *long_factor;   /* LONGROPE: rotary_dim/2 factors (read by LONGROPE only) */
+    const double *frequencies;   /* FREQUENCIES: rotary_dim/2 values w_i (copied at creation;
+                                    read by FREQUENCIES only) */
     uint64_t reserved[4];        /* zero */
 } clpe_rope_config;
 
