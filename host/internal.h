@@ -374,6 +374,23 @@ clpe_status clpe__launch_rows(clpe_encoder *enc, cl_command_queue queue,
                               const clpe_row_call *call, bool gated, cl_uint num_events,
                               const cl_event *wait_list, cl_event *event);
 
+/* ---- rope_region.c: rotary query and key tensors ---- */
+
+/* A checked query or key tensor, in elements: the device call's and the
+ * host emulation's alike. */
+typedef struct clpe_rope_region {
+    size_t offset, heads, head_pitch, row_pitch, batch_pitch;
+    size_t extent;    /* elements of one token: (heads-1)*head_pitch + head_dim */
+    size_t end_bytes; /* bytes from the start past the last element touched */
+} clpe_rope_region;
+
+/* Defaults (0 pitches), heads, tokens and sequences that must not share an
+ * element (CLPE_ERROR_INVALID_PITCH), the kernels' 32-bit head steps and
+ * the size of a [batch, seq, heads, head_dim] tensor, buffer aside. */
+clpe_status clpe__resolve_rope_region(const clpe_rope *rope, size_t offset_bytes, size_t heads,
+                                      size_t head_pitch, size_t row_pitch, size_t batch_pitch,
+                                      size_t batch, size_t seq, clpe_rope_region *r);
+
 /* ---- rope_freq.c: rotary frequencies ---- */
 
 /* CLPE_ERROR_INVALID_SCALING unless the scaling and its parameters are

@@ -131,10 +131,11 @@ enum {
     CLPE_ERROR_INVALID_PITCH = -2010,       /* row pitch < d, or sequences overlap */
     CLPE_ERROR_BUFFER_TOO_SMALL = -2011,    /* data buffer ends before the last element touched */
     CLPE_ERROR_POSITION_OVERFLOW = -2012,   /* a position would leave int64 */
-    CLPE_ERROR_CONTEXT_MISMATCH = -2013,    /* queue or buffer belongs to another context */
+    CLPE_ERROR_CONTEXT_MISMATCH = -2013,    /* queue, buffer or event belongs to another context */
     CLPE_ERROR_DEVICE_MISMATCH = -2014,     /* queue belongs to another device */
     CLPE_ERROR_DEVICE_UNSUPPORTED = -2015,  /* device lacks 64-bit integers or a full profile */
-    CLPE_ERROR_INVALID_WAIT_LIST = -2016,   /* wait list NULL with a count, or a count with no list */
+    CLPE_ERROR_INVALID_WAIT_LIST = -2016,   /* wait list NULL with a count, a count with no list,
+                                               or an entry that is not an event */
     CLPE_ERROR_MISALIGNED_OFFSET = -2017,   /* byte offset not a multiple of the element size */
     CLPE_ERROR_INVALID_POSITIONS = -2018,   /* unknown position source, or its buffer missing */
     CLPE_ERROR_INDEX_BUFFER_TOO_SMALL = -2019, /* position/starts buffer ends too early */
@@ -143,17 +144,19 @@ enum {
     CLPE_ERROR_NO_DEVICE = -2022,           /* no OpenCL device, or none matches the selector */
     CLPE_ERROR_TOO_LARGE = -2023,           /* a size whose byte count overflows size_t */
     CLPE_ERROR_DTYPE_MISMATCH = -2024,      /* embedding table dtype differs from the encoder's */
-    CLPE_ERROR_ALIASING = -2025,            /* input and output share a buffer but not a layout */
+    CLPE_ERROR_ALIASING = -2025,            /* an output shares memory with another argument */
     CLPE_ERROR_UNKNOWN_PRESET = -2026,      /* clpe_config_preset: no preset by that name */
     CLPE_ERROR_INVALID_IDS = -2027,         /* token-id buffer missing, misaligned or too small */
     CLPE_ERROR_RESERVED_FIELD = -2028,      /* a reserved field of a struct is not zero */
     CLPE_ERROR_INVALID_ROPE = -2029,        /* rotary: head_dim, rotary_dim, pairing or heads */
     CLPE_ERROR_INVALID_SCALING = -2030,     /* rotary: unknown scaling or a parameter out of range */
+    CLPE_ERROR_BUFFER_ACCESS = -2031,       /* a buffer's CL_MEM_READ_ONLY / CL_MEM_WRITE_ONLY
+                                               forbids what the call does with it */
 
     /* One past the last error code (counting down). Not a status: it moves
      * whenever a code is added, so never store it; tests loop from
      * CLPE_ERROR_NULL_ENCODER down to it. */
-    CLPE_ERROR_END_UNSTABLE = -2031
+    CLPE_ERROR_END_UNSTABLE = -2032
 };
 
 /* A short English description of any clpe_status, OpenCL codes included.
@@ -389,8 +392,9 @@ CLPE_API clpe_status clpe_enqueue_add(clpe_encoder *enc, cl_command_queue queue,
 
 /* Fused add, out of place: out = x * scale + PE over [batch, seq, d], with
  * the rounding of clpe_enqueue_add.
- * x and out may be the same buffer only with the same offset and pitches
- * (then it is the in-place add); otherwise CLPE_ERROR_ALIASING. */
+ * x and out may be the same elements of the same buffer (the same offset
+ * and pitches: the in-place add) or elements that do not meet; any other
+ * sharing is CLPE_ERROR_ALIASING (see "Buffers shared between arguments"). */
 CLPE_API clpe_status clpe_enqueue_add_out(clpe_encoder *enc, cl_command_queue queue,
                                           size_t batch, size_t seq, const clpe_tensor *x,
                                           const clpe_tensor *out,
@@ -435,8 +439,8 @@ CLPE_API clpe_status clpe_enqueue_gather(clpe_encoder *enc, cl_command_queue que
  * of 8), ready to be the CLPE_POSITIONS_IDS source of add and gather.
  * fairseq: pad_id = padding_idx, first_position = padding_idx + 1,
  * pad_position = padding_idx. first_position + seq - 1 must fit in int64
- * (else CLPE_ERROR_POSITION_OVERFLOW); ids and positions_out must be
- * different buffers (else CLPE_ERROR_ALIASING). */
+ * (else CLPE_ERROR_POSITION_OVERFLOW); ids and positions_out must not share
+ * a byte (else CLPE_ERROR_ALIASING). */
 CLPE_API clpe_status clpe_enqueue_pad_positions(clpe_encoder *enc, cl_command_queue queue,
                                                 size_t batch, size_t seq,
                                                 const clpe_token_ids *ids, int32_t pad_id,
@@ -651,6 +655,24 @@ CLPE_API clpe_status clpe_host_rope(const clpe_rope *rope, size_t batch, size_t 
  * (0 means rotary_dim) into cos and sin. */
 CLPE_API clpe_status clpe_host_rope_cache(const clpe_rope *rope, int64_t start, size_t n,
                                           void *cos, void *sin, size_t row_pitch);
+
+/* ---- Buffers shared between arguments ---------------------------------
+ *
+ * Every call, on the device and in the host emulation alike, refuses with
+ * CLPE_ERROR_ALIASING an argument it writes that shares a byte with any
+ * other argument (inputs may share freely). Within one cl_mem, or host
+ * memory, the bytes compared are the elements each layout touches, not the
+ * ranges around them: q and k heads interleaved per token in one fused QKV
+ * buffer, or cos and sin in the two halves of each row of one buffer, do
+ * not meet and are accepted; a layout that meets itself (rows, heads or
+ * sequences overlapping) is CLPE_ERROR_INVALID_PITCH. A sub-buffer is
+ * compared through its parent (CL_MEM_ASSOCIATED_MEMOBJECT, CL_MEM_OFFSET)
+ * and a CL_MEM_USE_HOST_PTR buffer through its host memory: two different
+ * cl_mem whose storage overlaps (a buffer and its sub-buffer, overlapping
+ * sub-buffers) collide whenever one is written, whatever their elements,
+ * since OpenCL leaves that undefined; sub-buffers that do not overlap are
+ * independent. A buffer written must not be CL_MEM_READ_ONLY, nor one read
+ * CL_MEM_WRITE_ONLY (else CLPE_ERROR_BUFFER_ACCESS). */
 
 /* ---- Device selection --------------------------------------------------- */
 
