@@ -618,7 +618,11 @@ typedef struct clpe_rope_tensor {
  * positions as for clpe_enqueue_add (NULL: start 0); a negative start, or
  * negative position ids, rotate backwards (re-rotating cached keys by
  * -delta is one call whose error does not grow with delta). q and k must
- * not overlap. flags: 0 or CLPE_ROPE_INVERSE. */
+ * not share an element, but may interleave in one buffer: the q and k heads
+ * of a fused QKV projection output, [tokens, (hq + 2 hk) * head_dim], are
+ * q = {offset 0, hq heads} and k = {offset hq * head_dim elements, hk heads},
+ * both with row_pitch (hq + 2 hk) * head_dim (see "Buffers shared between
+ * arguments"). flags: 0 or CLPE_ROPE_INVERSE. */
 CLPE_API clpe_status clpe_enqueue_rope(clpe_rope *rope, cl_command_queue queue, size_t batch,
                                        size_t seq, const clpe_rope_tensor *q,
                                        const clpe_rope_tensor *k, const clpe_positions *positions,
