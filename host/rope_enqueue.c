@@ -51,7 +51,8 @@ static cl_int set_rope_launch_args(cl_kernel kernel, const void *call, size_t s0
     const clpe_position_args *pos = &c->positions;
     cl_ulong flat = (cl_ulong)b0 * c->seq + s0;
     cl_ulong q_base = c->q.r.offset + b0 * c->q.r.batch_pitch + s0 * c->q.r.row_pitch;
-    cl_ulong k_base = c->k.buffer ? c->k.r.offset + b0 * c->k.r.batch_pitch + s0 * c->k.r.row_pitch : 0;
+    cl_ulong k_base =
+        c->k.buffer ? c->k.r.offset + b0 * c->k.r.batch_pitch + s0 * c->k.r.row_pitch : 0;
     cl_ulong pos_base = pos->source == CLPE_POSITIONS_IDS            ? pos->offset + flat
                         : pos->source == CLPE_POSITIONS_PER_SEQUENCE ? pos->offset + b0
                                                                      : 0;
@@ -149,7 +150,8 @@ clpe_status clpe_enqueue_rope(clpe_rope *rope, cl_command_queue queue, size_t ba
             {.buffer = c.q.buffer, .bytes = clpe__rope_footprint(rope, &c.q.r, batch, seq),
              .access = CLPE_ACCESS_READ_WRITE},
             {.buffer = k ? c.k.buffer : NULL,
-             .bytes = k ? clpe__rope_footprint(rope, &c.k.r, batch, seq) : clpe__footprint_bytes(0, 0),
+             .bytes = k ? clpe__rope_footprint(rope, &c.k.r, batch, seq)
+                        : clpe__footprint_bytes(0, 0),
              .access = CLPE_ACCESS_READ_WRITE},
             clpe__positions_operand(&c.positions, batch, seq)};
         status = clpe__check_operands(ops, 3);
