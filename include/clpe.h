@@ -561,7 +561,8 @@ typedef struct clpe_rope_config {
     double mscale;               /* YARN: 0 means unset */
     double mscale_all_dim;       /* YARN: 0 means unset */
     int32_t no_truncate;         /* YARN: non-zero = truncate False */
-    double attention_factor;     /* YARN, LONGROPE, FREQUENCIES: m; 0 means as Hugging Face computes it */
+    double attention_factor;     /* YARN, LONGROPE, FREQUENCIES: m; 0 means as Hugging Face computes it
+                                    (m must be finite as a float unless dtype is f64) */
     uint64_t seq_len;            /* DYNAMIC and LONGROPE: the call's length, max(position) + 1 */
     const double *short_factor;  /* LONGROPE: rotary_dim/2 factors (read by LONGROPE only) */
     const double *long_factor;   /* LONGROPE: rotary_dim/2 factors (read by LONGROPE only) */

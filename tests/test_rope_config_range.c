@@ -280,3 +280,40 @@ Test(rope_config_range, longrope_factors_that_push_a_frequency_past_the_limit_ar
     cr_expect_leq(err, 0x1p-21, "error %g", err);
     clpe_rope_release(rope);
 }
+
+/* The 32- and 16-bit dtypes multiply by the amplitude as a float: one that
+ * rounds to infinity there is refused, the largest finite one accepted;
+ * float64 takes any finite amplitude. */
+Test(rope_config_range, amplitudes_beyond_float_are_refused_for_float_dtypes)
+{
+    double w[PAIRS];
+    for (int i = 0; i < PAIRS; ++i)
+        w[i] = 0.5;
+    clpe_rope_config cfg = clpe_rope_config_default(HEAD_DIM);
+    cfg.scaling = CLPE_ROPE_FREQUENCIES;
+    cfg.frequencies = w;
+    const clpe_dtype narrow[] = {CLPE_DTYPE_F32, CLPE_DTYPE_F16, CLPE_DTYPE_BF16};
+    for (size_t j = 0; j < 3; ++j) {
+        cfg.dtype = narrow[j];
+        clpe_status st = -1;
+        cfg.attention_factor = 1e300;
+        cr_expect_null(clpe_rope_create_host(&cfg, &st), "dtype %d: m 1e300 accepted", cfg.dtype);
+        cr_expect_eq(st, CLPE_ERROR_INVALID_SCALING);
+        cfg.attention_factor = 0x1.ffffffp127; /* rounds to 2^128 as a float */
+        cr_expect_null(clpe_rope_create_host(&cfg, &st), "dtype %d: m 2^128 - 2^103 accepted",
+                       cfg.dtype);
+        cfg.attention_factor = 0x1.fffffep127; /* FLT_MAX */
+        clpe_rope *rope = clpe_rope_create_host(&cfg, &st);
+        cr_expect_not_null(rope, "dtype %d: FLT_MAX refused (%d)", cfg.dtype, st);
+        clpe_rope_release(rope);
+    }
+    cfg.dtype = CLPE_DTYPE_F64;
+    cfg.attention_factor = 1e300;
+    clpe_status st = -1;
+    clpe_rope *rope = clpe_rope_create_host(&cfg, &st);
+    cr_expect_not_null(rope, "f64: m 1e300 refused (%d)", st);
+    double dc[HEAD_DIM], ds[HEAD_DIM];
+    cr_assert_eq(clpe_host_rope_cache(rope, 1, 1, dc, ds, 0), CLPE_SUCCESS);
+    cr_expect(isfinite(dc[0]) && isfinite(ds[0]), "f64 cache not finite");
+    clpe_rope_release(rope);
+}
