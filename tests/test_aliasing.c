@@ -378,6 +378,15 @@ Test(aliasing, sub_buffers_are_compared_through_their_parent)
     cr_expect_eq(clpe_enqueue_gather(enc, cl.queue, 1, 2, &tid, &emb, CLPE_DTYPE_F32, 2, &out,
                                      NULL, parent, 0, NULL, NULL),
                  CLPE_ERROR_ALIASING);
+    /* pad positions written into a sub-buffer over the ids */
+    cr_expect_eq(clpe_enqueue_pad_positions(enc, cl.queue, 1, 2, &tid, 0, 1, 0, id_sub, 0, 0, NULL,
+                                            NULL),
+                 CLPE_ERROR_ALIASING);
+    /* rope positions read from a sub-buffer of q */
+    clpe_positions qpos = {.source = CLPE_POSITIONS_PER_SEQUENCE, .buffer = high};
+    clpe_rope_tensor q_parent = {.buffer = parent, .heads = 1};
+    cr_expect_eq(clpe_enqueue_rope(rope, cl.queue, 1, 2, &q_parent, NULL, &qpos, 0, 0, NULL, NULL),
+                 CLPE_ERROR_ALIASING);
     clFinish(cl.queue);
     unsigned char *after = test_buffer_read(&cl, parent, bytes);
     cr_expect_eq(memcmp(after, before, bytes), 0, "a refused call wrote");
