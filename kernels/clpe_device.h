@@ -55,7 +55,7 @@
  * clpe_*_device_words define CLPE_DEVICE_LAYOUT as the library's. */
 #define CLPE_DEVICE_WORDS_LAYOUT 1
 #if defined(CLPE_DEVICE_LAYOUT) && CLPE_DEVICE_LAYOUT != CLPE_DEVICE_WORDS_LAYOUT
-#error "clpe_device.h: this header and the clpe library are of different versions (layout of the words)"
+#error "clpe_device.h: this header and the clpe library differ in the layout of the words"
 #endif
 #ifdef __FAST_RELAXED_MATH__
 #error "clpe_device.h: built with -cl-fast-relaxed-math, which changes the arithmetic and its bits"
