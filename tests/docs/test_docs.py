@@ -25,7 +25,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("CLPE_BUILD_DIR", ROOT / "build")).resolve()
-FENCE = re.compile(r"^```([\w+-]*)[ \t]*\n(.*?)^```[ \t]*$", re.M | re.S)
+# A fence may be indented (a block inside a list item); its lines lose that indent.
+FENCE = re.compile(r"^([ \t]*)```([\w+-]*)[ \t]*\n(.*?)^\1```[ \t]*$", re.M | re.S)
 MARKER = re.compile(r"<!--\s*fragment\s*(?::\s*(.*?))?\s*-->\s*\Z", re.S)
 LANGUAGES = {"c": "c", "python": "python", "py": "python", "sh": "sh", "bash": "sh",
              "shell": "sh"}
@@ -41,16 +42,19 @@ def code_blocks():
     for doc in documents():
         text = doc.read_text()
         for match in FENCE.finditer(text):
-            language = LANGUAGES.get(match.group(1).lower())
+            indent, language, code = match.group(1), match.group(2), match.group(3)
+            language = LANGUAGES.get(language.lower())
             if language is None:
                 continue
+            code = "".join(line[len(indent):] if line.startswith(indent) else line
+                           for line in code.splitlines(True))
             line = text.count("\n", 0, match.start()) + 1
             marker = MARKER.search(text, 0, match.start())
             reason = None
             if marker and not text[marker.end():match.start()].strip():
                 reason = (marker.group(1) or "").strip()
             name = "%s:%d" % (doc.relative_to(ROOT), line)
-            found.append(pytest.param(language, match.group(2), reason, id=name))
+            found.append(pytest.param(language, code, reason, id=name))
     return found
 
 
