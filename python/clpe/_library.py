@@ -1,11 +1,14 @@
 """Find and load libclpe, and declare the C prototypes of clpe.h.
 
-The library is the one the package was built with (libclpe.so next to this
-file), unless the environment variable CLPE_LIBRARY names another file.
+The library is the one the package was built with (next to this file:
+libclpe.so on Linux, libclpe.dylib on macOS, clpe.dll or libclpe.dll on
+Windows), unless the environment variable CLPE_LIBRARY names another file;
+failing both, an installed libclpe the system's loader finds.
 """
 import ctypes
 import ctypes.util
 import os
+import sys
 from ctypes import (POINTER, c_char_p, c_double, c_int, c_int32, c_int64, c_size_t, c_uint,
                     c_uint32, c_void_p)
 
@@ -90,12 +93,24 @@ OPTIONAL_PROTOTYPES = {
 }
 
 
+def library_names(platform=None):
+    """File names of libclpe on a platform (sys.platform by default), most
+    likely first."""
+    platform = sys.platform if platform is None else platform
+    if platform.startswith("win") or platform == "cygwin":
+        return ["clpe.dll", "libclpe.dll"]
+    if platform == "darwin":
+        return ["libclpe.dylib"]
+    return ["libclpe.so"]
+
+
 def _candidates():
     override = os.environ.get("CLPE_LIBRARY")
     if override:
         return [override]
     here = os.path.dirname(os.path.abspath(__file__))
-    found = [os.path.join(here, "libclpe.so")]
+    found = [os.path.join(here, name) for name in library_names()
+             if os.path.exists(os.path.join(here, name))]
     system = ctypes.util.find_library("clpe")
     if system:
         found.append(system)
@@ -123,6 +138,7 @@ def load_library():
             function.restype = restype
             function.argtypes = argtypes
         return lib, path
+    tried = tried or ["no %s beside the package" % " or ".join(library_names())]
     raise ImportError("clpe: cannot load libclpe: tried %s. Install the package with "
                       "`pip install ./python` from a clpe checkout, or set CLPE_LIBRARY "
-                      "to the path of libclpe.so" % "; ".join(tried))
+                      "to the path of the library" % "; ".join(tried))
