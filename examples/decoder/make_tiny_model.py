@@ -27,7 +27,8 @@ def tiny_config(arch):
         return transformers.XGLMConfig(
             vocab_size=512, d_model=64, ffn_dim=160, num_layers=2, attention_heads=4,
             max_position_embeddings=64, activation_function="gelu", scale_embedding=True,
-            dropout=0.0, attention_dropout=0.0, activation_dropout=0.0, layerdrop=0.0)
+            dropout=0.0, attention_dropout=0.0, activation_dropout=0.0, layerdrop=0.0,
+            tie_word_embeddings=False)
     raise ValueError(f"unknown architecture {arch!r} (llama, xglm)")
 
 
