@@ -4,7 +4,8 @@
     python3 examples/decoder/make_tiny_model.py llama /tmp/tiny-llama
     build/examples/decoder/clpe-decoder /tmp/tiny-llama --prompt 1,2,3,4 --steps 8
 
-The model is LlamaForCausalLM or XGLMForCausalLM with a few layers, a small
+The model is LlamaForCausalLM ("llama"; "llama3": with Llama 3.1's rotary
+scaling and tied embeddings) or XGLMForCausalLM ("xglm") with a few layers, a small
 width and vocabulary and weights from a fixed seed, saved with
 save_pretrained as config.json + model.safetensors. Needs torch and
 transformers. tests/frameworks/test_decoder_hf.py builds its models with the
@@ -23,13 +24,22 @@ def tiny_config(arch):
             vocab_size=512, hidden_size=64, intermediate_size=160, num_hidden_layers=2,
             num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
             rms_norm_eps=1e-5, rope_theta=10000.0, tie_word_embeddings=False)
+    if arch == "llama3":
+        # Llama 3.1's rotary scaling (its long wavelengths stretched, a
+        # smooth band between) and tied input and output embeddings
+        return transformers.LlamaConfig(
+            vocab_size=512, hidden_size=64, intermediate_size=160, num_hidden_layers=2,
+            num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+            rms_norm_eps=1e-5, rope_theta=10000.0, tie_word_embeddings=True,
+            rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                          "high_freq_factor": 4.0, "original_max_position_embeddings": 64})
     if arch == "xglm":
         return transformers.XGLMConfig(
             vocab_size=512, d_model=64, ffn_dim=160, num_layers=2, attention_heads=4,
             max_position_embeddings=64, activation_function="gelu", scale_embedding=True,
             dropout=0.0, attention_dropout=0.0, activation_dropout=0.0, layerdrop=0.0,
             tie_word_embeddings=False)
-    raise ValueError(f"unknown architecture {arch!r} (llama, xglm)")
+    raise ValueError(f"unknown architecture {arch!r} (llama, llama3, xglm)")
 
 
 def make_model(arch, seed=0, init_std=0.2):
@@ -44,7 +54,7 @@ def make_model(arch, seed=0, init_std=0.2):
     if arch == "xglm":
         config.init_std = init_std
     torch.manual_seed(seed)
-    cls = transformers.LlamaForCausalLM if arch == "llama" else transformers.XGLMForCausalLM
+    cls = transformers.XGLMForCausalLM if arch == "xglm" else transformers.LlamaForCausalLM
     model = cls(config).eval()
     # Norm weights and biases start at 1 and 0; give them values too, so that
     # a wrong weight or a missing bias shows in the comparison.
@@ -57,7 +67,7 @@ def make_model(arch, seed=0, init_std=0.2):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("arch", choices=["llama", "xglm"])
+    parser.add_argument("arch", choices=["llama", "llama3", "xglm"])
     parser.add_argument("out_dir")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()

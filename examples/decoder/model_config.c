@@ -103,6 +103,37 @@ static int get_activation(const json_value *root, const char *key, const char *d
     return -1;
 }
 
+/* rope_scaling: null, linear or llama3 (clpe_rope_config has every scaling
+ * of Hugging Face; these two are the ones this example maps). */
+static int read_rope_scaling(const json_value *rs, model_config *cfg, char *err, size_t cap)
+{
+    if (!rs || rs->type == JSON_NULL)
+        return 0;
+    const json_value *type = json_get(rs, "rope_type");
+    if (!type)
+        type = json_get(rs, "type"); /* the older name of the field */
+    const char *name = type && type->type == JSON_STRING ? type->string : "";
+    cfg->rope_factor = get_number(rs, "factor", 0.0);
+    if (strcmp(name, "default") == 0)
+        return 0;
+    if (strcmp(name, "linear") == 0 && cfg->rope_factor >= 1.0) {
+        cfg->rope_scaling = ROPE_SCALING_LINEAR;
+        return 0;
+    }
+    if (strcmp(name, "llama3") == 0 && cfg->rope_factor >= 1.0) {
+        cfg->rope_scaling = ROPE_SCALING_LLAMA3;
+        cfg->rope_low_freq_factor = get_number(rs, "low_freq_factor", 0.0);
+        cfg->rope_high_freq_factor = get_number(rs, "high_freq_factor", 0.0);
+        cfg->rope_original_max = get_number(rs, "original_max_position_embeddings", 0.0);
+        if (cfg->rope_low_freq_factor > 0.0 && cfg->rope_high_freq_factor > cfg->rope_low_freq_factor &&
+            cfg->rope_original_max >= 1.0)
+            return 0;
+    }
+    snprintf(err, cap, "config.json: rope_scaling '%s' is not supported here (linear and llama3 "
+                       "with their parameters are; clpe_rope_config has the others)", name);
+    return -1;
+}
+
 static int read_llama(const json_value *root, model_config *cfg, char *err, size_t cap)
 {
     cfg->arch = ARCH_LLAMA;
@@ -119,12 +150,8 @@ static int read_llama(const json_value *root, model_config *cfg, char *err, size
     cfg->rope_theta = get_number(root, "rope_theta", 10000.0);
     cfg->attention_bias = get_bool(root, "attention_bias", 0);
     cfg->mlp_bias = get_bool(root, "mlp_bias", 0);
-    const json_value *scaling = json_get(root, "rope_scaling");
-    if (scaling && scaling->type != JSON_NULL) {
-        snprintf(err, cap, "config.json: rope_scaling is not supported by this example "
-                           "(clpe_rope_config has every Hugging Face scaling; map it in decoder.c)");
+    if (read_rope_scaling(json_get(root, "rope_scaling"), cfg, err, cap) != 0)
         return -1;
-    }
     if (cfg->heads % cfg->kv_heads != 0) {
         snprintf(err, cap, "config.json: num_attention_heads is not a multiple of num_key_value_heads");
         return -1;

@@ -20,6 +20,13 @@ typedef enum activation {
     ACT_RELU
 } activation;
 
+typedef enum rope_scaling_kind {
+    ROPE_SCALING_NONE,
+    ROPE_SCALING_LINEAR, /* rope_scaling {"rope_type": "linear", "factor"} */
+    ROPE_SCALING_LLAMA3  /* {"rope_type": "llama3", "factor", "low_freq_factor",
+                            "high_freq_factor", "original_max_position_embeddings"} */
+} rope_scaling_kind;
+
 typedef struct model_config {
     model_arch arch;
     size_t vocab;
@@ -33,6 +40,8 @@ typedef struct model_config {
     activation act;
     /* Llama */
     double rope_theta;
+    rope_scaling_kind rope_scaling;
+    double rope_factor, rope_low_freq_factor, rope_high_freq_factor, rope_original_max;
     int attention_bias;
     int mlp_bias;
     /* XGLM */

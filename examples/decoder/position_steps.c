@@ -54,6 +54,16 @@ int position_steps_create(decoder *d, char *err, size_t cap)
         rc.base = m->rope_theta;
         rc.pairing = CLPE_ROPE_HALF_SPLIT; /* Hugging Face's rotate_half */
         rc.dtype = CLPE_DTYPE_F32;
+        if (m->rope_scaling == ROPE_SCALING_LINEAR) {
+            rc.scaling = CLPE_ROPE_LINEAR;
+            rc.factor = m->rope_factor;
+        } else if (m->rope_scaling == ROPE_SCALING_LLAMA3) {
+            rc.scaling = CLPE_ROPE_LLAMA3;
+            rc.factor = m->rope_factor;
+            rc.low_freq_factor = m->rope_low_freq_factor;
+            rc.high_freq_factor = m->rope_high_freq_factor;
+            rc.original_max_position = m->rope_original_max;
+        }
         d->rope = clpe_rope_create_like(d->input_encoder, &rc, &s);
         if (!d->rope) {
             clpe_encoder_release(d->input_encoder);

@@ -56,7 +56,7 @@ from make_tiny_model import make_model  # noqa: E402
 mp = mpmath.mp.clone() if hasattr(mpmath.mp, "clone") else mpmath.mp
 mp.prec = 256
 
-ARCHS = ["llama", "xglm"]
+ARCHS = ["llama", "llama3", "xglm"]  # llama3: Llama 3.1's rotary scaling, tied embeddings
 PROMPT = [5, 17, 42, 99, 3, 250, 7, 11]
 STEPS = 8
 LONG_STARTS = [2**20, 2**24, 2**62]
@@ -104,6 +104,10 @@ def models(tmp_path_factory):
         directory = tmp_path_factory.mktemp(arch)
         model.save_pretrained(directory, safe_serialization=True)
         assert (directory / "model.safetensors").is_file()
+        if arch == "llama3":  # tied: the file holds the embedding once, under one name
+            from safetensors import safe_open
+            with safe_open(directory / "model.safetensors", "pt") as f:
+                assert ("lm_head.weight" in f.keys()) != ("model.embed_tokens.weight" in f.keys())
         out[arch] = (model, directory)
     return out
 
@@ -121,14 +125,40 @@ def exact_angles(positions, frequencies):
     return cos, sin
 
 
+def exact_rotary_frequencies(config):
+    """Hugging Face's inv_freq (modeling_rope_utils: default and llama3),
+    evaluated exactly: w_i = theta^(-2i/head_dim), then Llama 3.1's scaling."""
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+    theta = mp.mpf(config.rope_theta)
+    frequencies = [theta ** (-mp.mpf(2 * i) / head_dim) for i in range(head_dim // 2)]
+    scaling = config.rope_scaling or {}
+    kind = scaling.get("rope_type", scaling.get("type", "default"))
+    if kind == "default":
+        return frequencies
+    assert kind == "llama3", kind
+    factor = mp.mpf(scaling["factor"])
+    low, high = mp.mpf(scaling["low_freq_factor"]), mp.mpf(scaling["high_freq_factor"])
+    old_context = mp.mpf(scaling["original_max_position_embeddings"])
+    out = []
+    for w in frequencies:
+        wavelength = 2 * mp.pi / w
+        if wavelength < old_context / high:
+            out.append(w)
+        elif wavelength > old_context / low:
+            out.append(w / factor)
+        else:
+            smooth = (old_context / wavelength - low) / (high - low)
+            out.append((1 - smooth) * w / factor + smooth * w)
+    return out
+
+
 class ExactRotary(torch.nn.Module):
-    """LlamaRotaryEmbedding with exact cos/sin: w_i = theta^(-2i/head_dim)."""
+    """LlamaRotaryEmbedding with exact cos/sin (its attention_scaling is 1
+    for default and llama3)."""
 
     def __init__(self, config):
         super().__init__()
-        head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
-        theta = mp.mpf(config.rope_theta)
-        self.frequencies = [theta ** (-mp.mpf(2 * i) / head_dim) for i in range(head_dim // 2)]
+        self.frequencies = exact_rotary_frequencies(config)
 
     def forward(self, x, position_ids):
         cos, sin = exact_angles(position_ids[0].tolist(), self.frequencies)
@@ -184,7 +214,7 @@ def hf_logits(arch, model, ids, start, exact=False):
     model = copy.deepcopy(model)
     cfg = model.config
     positions = torch.arange(len(ids), dtype=torch.int64)[None] + start
-    if arch == "llama" and exact:
+    if arch != "xglm" and exact:
         model.model.rotary_emb = ExactRotary(cfg)
     if arch == "xglm":
         table = model.model.embed_positions
@@ -219,6 +249,15 @@ def distance(a, reference):
 
 
 # ---- the tests -------------------------------------------------------------------
+
+def test_exact_frequencies_are_hf_inv_freq(models):
+    """The exact frequencies are the formula Hugging Face rounds to float32."""
+    for arch in ("llama", "llama3"):
+        model, _ = models[arch]
+        ours = np.array([float(w) for w in exact_rotary_frequencies(model.config)])
+        theirs = model.model.rotary_emb.inv_freq.double().numpy()
+        assert np.allclose(ours, theirs, rtol=1e-6, atol=0), arch
+
 
 def test_xglm_row_formula_is_hf_table(models):
     """The float32 formula used beyond XGLM's table is the table's own."""
@@ -277,6 +316,8 @@ def rusticl_present(decoder, directory, tmp_path):
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_rusticl(decoder, models, arch, tmp_path):
+    if arch == "llama3":
+        pytest.skip("one Llama on Rusticl is enough: it takes a minute per model")
     model, directory = models[arch]
     if not rusticl_present(decoder, directory, tmp_path):
         pytest.skip("no Rusticl device (mesa-opencl-icd with RUSTICL_ENABLE=llvmpipe)")
