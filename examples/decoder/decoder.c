@@ -42,10 +42,22 @@ static int cl_fail(char *err, size_t cap, const char *what, cl_int e)
 
 /* ---- buffers ---------------------------------------------------------------- */
 
+/* A buffer of bytes (a multiple of 4) holding init, or zeros: BLAS calls
+ * with beta = 0 still read their output (0 * NaN is NaN), so no buffer may
+ * start with whatever the allocation held. */
 static cl_mem new_buffer(decoder *d, size_t *account, size_t bytes, const void *init, cl_int *e)
 {
+    const size_t size = bytes ? bytes : 4;
     cl_mem_flags flags = CL_MEM_READ_WRITE | (init ? CL_MEM_COPY_HOST_PTR : 0);
-    cl_mem m = clCreateBuffer(d->context, flags, bytes ? bytes : 4, (void *)init, e);
+    cl_mem m = clCreateBuffer(d->context, flags, size, (void *)init, e);
+    if (m && !init) {
+        const cl_uint zero = 0;
+        *e = clEnqueueFillBuffer(d->queue, m, &zero, sizeof zero, 0, size, 0, NULL, NULL);
+        if (*e != CL_SUCCESS) {
+            clReleaseMemObject(m);
+            m = NULL;
+        }
+    }
     if (m)
         *account += bytes;
     return m;
@@ -347,13 +359,18 @@ void decoder_device_name(const decoder *d, char *out, size_t cap)
 static int linear(decoder *d, cl_mem x, size_t x_off, cl_mem w, cl_mem bias, cl_mem y,
                   size_t y_off, size_t rows, size_t in, size_t out, char *err, size_t cap)
 {
-    CLBlastStatusCode s = CLBlastSgemm(CLBlastLayoutRowMajor, CLBlastTransposeNo,
-                                       CLBlastTransposeYes, rows, out, in, 1.0f, x, x_off, in, w, 0,
-                                       in, 0.0f, y, y_off, out, &d->queue,
-                                       profile_event(&d->prof, STEP_MATMUL));
+    /* One row (a decode step) is a matrix-vector product: GEMV streams W
+     * once, where GEMM would pad the single row to a whole tile. */
+    CLBlastStatusCode s =
+        rows == 1 ? CLBlastSgemv(CLBlastLayoutRowMajor, CLBlastTransposeNo, out, in, 1.0f, w, 0,
+                                 in, x, x_off, 1, 0.0f, y, y_off, 1, &d->queue,
+                                 profile_event(&d->prof, STEP_MATMUL))
+                  : CLBlastSgemm(CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeYes,
+                                 rows, out, in, 1.0f, x, x_off, in, w, 0, in, 0.0f, y, y_off, out,
+                                 &d->queue, profile_event(&d->prof, STEP_MATMUL));
     if (s != CLBlastSuccess) {
-        snprintf(err, cap, "CLBlastSgemm (%zu x %zu x %zu) failed: status %d", rows, out, in,
-                 (int)s);
+        snprintf(err, cap, "CLBlast %s (%zu x %zu x %zu) failed: status %d",
+                 rows == 1 ? "Sgemv" : "Sgemm", rows, out, in, (int)s);
         return -1;
     }
     if (!bias)

@@ -42,7 +42,17 @@ def tiny_config(arch):
     raise ValueError(f"unknown architecture {arch!r} (llama, llama3, xglm)")
 
 
-def make_model(arch, seed=0, init_std=0.2):
+SMALL = {  # --small: a larger model for timing (about 30M parameters)
+    "llama": dict(vocab_size=8192, hidden_size=512, intermediate_size=1408, num_hidden_layers=8,
+                  num_attention_heads=8, num_key_value_heads=8, head_dim=64,
+                  max_position_embeddings=2048),
+    "xglm": dict(vocab_size=8192, d_model=512, ffn_dim=1408, num_layers=8, attention_heads=8,
+                 max_position_embeddings=2048),
+}
+SMALL["llama3"] = SMALL["llama"]
+
+
+def make_model(arch, seed=0, init_std=0.2, small=False):
     """A tiny model with random weights from seed. init_std is larger than
     Hugging Face's default 0.02 so that the logits differ visibly between
     tokens and positions."""
@@ -50,6 +60,9 @@ def make_model(arch, seed=0, init_std=0.2):
     import transformers
 
     config = tiny_config(arch)
+    if small:
+        for key, value in SMALL[arch].items():
+            setattr(config, key, value)
     config.initializer_range = init_std
     if arch == "xglm":
         config.init_std = init_std
@@ -70,8 +83,10 @@ def main():
     parser.add_argument("arch", choices=["llama", "llama3", "xglm"])
     parser.add_argument("out_dir")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--small", action="store_true",
+                        help="8 layers, hidden 512, vocabulary 8192 instead (for timing)")
     args = parser.parse_args()
-    model = make_model(args.arch, args.seed)
+    model = make_model(args.arch, args.seed, small=args.small)
     model.save_pretrained(args.out_dir, safe_serialization=True)
     print(f"{args.out_dir}: {args.arch}, {sum(p.numel() for p in model.parameters())} parameters")
     return 0

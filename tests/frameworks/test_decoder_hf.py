@@ -355,3 +355,37 @@ def test_missing_model_is_refused(decoder, tmp_path):
                             text=True, timeout=600)
     assert result.returncode == 1
     assert "config.json" in result.stderr
+
+
+def broken_copy(directory, tmp_path, config_edit=None, safetensors_edit=None):
+    import json
+    import shutil
+    out = tmp_path / "broken"
+    shutil.copytree(directory, out)
+    if config_edit:
+        config = json.loads((out / "config.json").read_text())
+        config_edit(config)
+        (out / "config.json").write_text(json.dumps(config))
+    if safetensors_edit:
+        path = out / "model.safetensors"
+        path.write_bytes(safetensors_edit(path.read_bytes()))
+    return out
+
+
+@pytest.mark.parametrize("config_edit, safetensors_edit, message", [
+    (lambda c: c.update(model_type="gpt2"), None, "model_type 'gpt2' is not supported"),
+    (lambda c: c.update(hidden_size=32, head_dim=8), None, "has shape [512, 64], expected [512, 32]"),
+    (lambda c: c.update(rope_scaling={"rope_type": "yarn", "factor": 2.0}), None, "rope_scaling 'yarn'"),
+    (lambda c: c.update(num_hidden_layers=3), None, "'model.layers.2.input_layernorm.weight' is missing"),
+    (None, lambda b: b[: len(b) // 2], "outside the file"),
+    (None, lambda b: (1 << 40).to_bytes(8, "little") + b[8:], "header longer than the file"),
+    (None, lambda b: b[:8] + b"[" + b[9:], "header: JSON"),
+])
+def test_bad_model_is_refused(decoder, models, tmp_path, config_edit, safetensors_edit, message):
+    _, directory = models["llama"]
+    broken = broken_copy(directory, tmp_path, config_edit, safetensors_edit)
+    result = subprocess.run([str(decoder), str(broken), "--prompt", "1"], capture_output=True,
+                            text=True, timeout=600)
+    assert result.returncode == 1, result.stderr
+    assert message in result.stderr
+    assert "tokens:" not in result.stdout
