@@ -6,7 +6,8 @@
  *
  *   h = norm1(x)                         rms_norm (Llama) / layer_norm (XGLM)
  *   q = h Wq^T                           CLBlast
- *   Llama: k = h Wk^T; rotate q, k; k -> key cache     position_rope_into_cache (clpe)
+ *   Llama: k = h Wk^T; rotate q, k; k -> key cache     position_rope_into_cache (clpe;
+ *          with ROPE_DEVICE the keys here, the queries inside attention)
  *   XGLM:  h Wk^T -> key cache                          (no rotary)
  *   h Wv^T -> value cache                CLBlast, written in place in the cache
  *   attn = attention(q, cache)           attention
@@ -214,14 +215,17 @@ static int work_buffers(decoder *d, char *err, size_t cap)
 
 static int build_kernels(decoder *d, char *err, size_t cap)
 {
-    const char *src = decoder_kernel_source;
+    /* With ROPE_DEVICE, clpe's device functions come first (clpe_device.h). */
+    const int device_rope = d->rope_words != NULL;
+    const char *sources[2] = {clpe_device_source(), decoder_kernel_source};
     cl_int e;
-    d->program = clCreateProgramWithSource(d->context, 1, &src, NULL, &e);
+    d->program = clCreateProgramWithSource(d->context, device_rope ? 2 : 1,
+                                           sources + (device_rope ? 0 : 1), NULL, &e);
     if (!d->program)
         return cl_fail(err, cap, "clCreateProgramWithSource", e);
-    char options[128];
-    snprintf(options, sizeof options, "-D HEAD_DIM=%zu -D NORM_GROUP=%d", d->cfg.head_dim,
-             NORM_GROUP);
+    char options[256];
+    snprintf(options, sizeof options, "-D HEAD_DIM=%zu -D NORM_GROUP=%d %s", d->cfg.head_dim,
+             NORM_GROUP, device_rope ? d->rope_words_options : "");
     e = clBuildProgram(d->program, 1, &d->device, options, NULL, NULL);
     if (e != CL_SUCCESS) {
         size_t len = 0;
@@ -251,6 +255,14 @@ static int build_kernels(decoder *d, char *err, size_t cap)
         if (!*list[i].kernel)
             return cl_fail(err, cap, list[i].name, e);
     }
+    if (device_rope) {
+        d->attention_rotating_q = clCreateKernel(d->program, "attention_rotating_q", &e);
+        if (!d->attention_rotating_q)
+            return cl_fail(err, cap, "attention_rotating_q", e);
+        d->rope_keys_into_cache = clCreateKernel(d->program, "rope_keys_into_cache", &e);
+        if (!d->rope_keys_into_cache)
+            return cl_fail(err, cap, "rope_keys_into_cache", e);
+    }
     return 0;
 }
 
@@ -265,6 +277,7 @@ int decoder_create(decoder *d, const model_config *cfg, const st_file *f,
     d->cache_rows = opt->cache_rows;
     d->start = opt->start;
     d->prof.enabled = opt->profile;
+    d->rope_mode = cfg->arch == ARCH_LLAMA ? opt->rope_mode : ROPE_ENQUEUE;
     if (d->max_tokens == 0 || d->cache_rows == 0 || d->cache_rows > UINT32_MAX) {
         snprintf(err, cap, "nothing to run (no tokens, or a cache over 2^32 rows)");
         return -1;
@@ -287,8 +300,8 @@ int decoder_create(decoder *d, const model_config *cfg, const st_file *f,
         cl_fail(err, cap, "clCreateCommandQueue", e);
         goto fail;
     }
-    if (build_kernels(d, err, cap) != 0 || work_buffers(d, err, cap) != 0 ||
-        upload_weights(d, f, err, cap) != 0 || position_steps_create(d, err, cap) != 0)
+    if (work_buffers(d, err, cap) != 0 || position_steps_create(d, err, cap) != 0 ||
+        build_kernels(d, err, cap) != 0 || upload_weights(d, f, err, cap) != 0)
         goto fail;
     return 0;
 fail:
@@ -326,8 +339,11 @@ void decoder_release(decoder *d)
                      &d->logits, &d->ids,    &d->gather_positions,     &d->bad_ids};
     for (size_t j = 0; j < sizeof all / sizeof all[0]; j++)
         release_mem(all[j]);
-    cl_kernel kernels[] = {d->rms_norm, d->layer_norm, d->add_bias, d->add_into,
-                           d->activation, d->gated_activation, d->attention};
+    cl_kernel kernels[] = {d->rms_norm,         d->layer_norm,
+                           d->add_bias,         d->add_into,
+                           d->activation,       d->gated_activation,
+                           d->attention,        d->attention_rotating_q,
+                           d->rope_keys_into_cache};
     for (size_t j = 0; j < sizeof kernels / sizeof kernels[0]; j++)
         if (kernels[j])
             clReleaseKernel(kernels[j]);
@@ -425,7 +441,7 @@ static int elementwise(decoder *d, cl_kernel k, cl_mem a, cl_mem b, int act, siz
 static int attention(decoder *d, size_t layer, size_t n, size_t row, char *err, size_t cap)
 {
     const model_config *m = &d->cfg;
-    cl_kernel k = d->attention;
+    cl_kernel k = d->rope_mode == ROPE_DEVICE ? d->attention_rotating_q : d->attention;
     cl_uint first = (cl_uint)row, heads = (cl_uint)m->heads, kv_heads = (cl_uint)m->kv_heads;
     float scale = (float)(1.0 / sqrt((double)m->head_dim));
     cl_int e = clSetKernelArg(k, 0, sizeof d->q, &d->q);
@@ -436,6 +452,8 @@ static int attention(decoder *d, size_t layer, size_t n, size_t row, char *err, 
     e |= clSetKernelArg(k, 5, sizeof heads, &heads);
     e |= clSetKernelArg(k, 6, sizeof kv_heads, &kv_heads);
     e |= clSetKernelArg(k, 7, sizeof scale, &scale);
+    if (d->rope_mode == ROPE_DEVICE)
+        e |= position_attention_args(d, k, 8, row);
     size_t global = n * m->heads;
     if (e == CL_SUCCESS)
         e = clEnqueueNDRangeKernel(d->queue, k, 1, NULL, &global, NULL, 0, NULL,

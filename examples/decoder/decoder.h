@@ -19,6 +19,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* How Llama's rotary is applied (position_steps.h). */
+typedef enum rope_mode {
+    ROPE_ENQUEUE, /* clpe_enqueue_rope on q and k, then k copied into the cache */
+    ROPE_DEVICE   /* clpe_device.h in kernels of the decoder: keys rotated into the
+                     cache in one pass, queries rotated inside the attention kernel */
+} rope_mode;
+
 typedef struct layer_buffers {
     cl_mem norm1_w, norm1_b;          /* input_layernorm / self_attn_layer_norm */
     cl_mem q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b;
@@ -46,6 +53,7 @@ typedef struct decoder {
     cl_command_queue queue;
     cl_program program;
     cl_kernel rms_norm, layer_norm, add_bias, add_into, activation, gated_activation, attention;
+    cl_kernel attention_rotating_q, rope_keys_into_cache; /* ROPE_DEVICE */
 
     cl_mem embed, final_w, final_b, lm_head;
     layer_buffers *layers;
@@ -56,6 +64,9 @@ typedef struct decoder {
     clpe_encoder *input_encoder; /* the input stage's gather (+ encoding for XGLM) */
     clpe_rope *rope;             /* Llama */
     int64_t first_position;      /* what the input stage adds to a model position (XGLM: 2) */
+    rope_mode rope_mode;
+    cl_mem rope_words;           /* ROPE_DEVICE: clpe_rope_device_words */
+    const char *rope_words_options;
 
     memory_use memory;
     profile prof;
@@ -67,6 +78,7 @@ typedef struct decoder_options {
     size_t cache_rows;
     int64_t start;
     int profile;         /* collect OpenCL profiling events per step */
+    rope_mode rope_mode; /* Llama */
 } decoder_options;
 
 /* Select the device, build the kernels, upload the weights of model_file,

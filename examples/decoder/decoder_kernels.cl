@@ -4,8 +4,15 @@
  * Matrix products are CLBlast's and every position step is clpe's; these are
  * the rest of a transformer layer. Rows are [tokens, width], row-major.
  * Built with -D HEAD_DIM=<head_dim> -D NORM_GROUP=<work-group size of the
- * norms, a power of two>.
+ * norms, a power of two>. For Llama with --rope device, clpe_device.h
+ * (clpe_device_source()) comes first in the program, which defines
+ * CLPE_DEVICE_H and the kernels at the end of this file.
  */
+
+/* No a * b + c fused into an fma behind the code's back: clpe_device.h
+ * turns contraction off for what follows it, and with it off here too the
+ * program computes the same bits with or without the header. */
+#pragma OPENCL FP_CONTRACT OFF
 
 /* Sum of a row's values over one work-group, in a fixed order (so every
  * run gives the same bits). */
@@ -109,25 +116,14 @@ __kernel void gated_activation(__global float *gate, __global const float *up, i
     gate[i] = activate(gate[i], act) * up[i];
 }
 
-/* Causal self-attention over a KV cache, one work-item per (token, head):
- *   q     [tokens, heads * HEAD_DIM], the tokens at cache rows first .. first+tokens-1
- *   k, v  [cache rows, kv_heads * HEAD_DIM], rows 0 .. first+t valid for token t
- *   out   [tokens, heads * HEAD_DIM]
- * softmax(q . k * scale) . v, with the softmax's maximum subtracted first;
- * head h reads kv head h / (heads / kv_heads) (grouped-query attention). */
-__kernel void attention(__global const float *q, __global const float *k,
-                        __global const float *v, __global float *out, uint first, uint heads,
-                        uint kv_heads, float scale)
+/* Causal self-attention of one query qr (one token, one head) over a KV
+ * cache:
+ *   k, v  [cache rows, kv_heads * HEAD_DIM], rows 0 .. last valid
+ * softmax(q . k * scale) . v, with the softmax's maximum subtracted first,
+ * written to oh. */
+static void attend(const float *qr, __global const float *k, __global const float *v,
+                   __global float *oh, uint last, uint kvh, uint kv_width, float scale)
 {
-    const uint t = get_global_id(0) / heads, h = get_global_id(0) % heads;
-    const uint kvh = h / (heads / kv_heads);
-    const uint kv_width = kv_heads * HEAD_DIM;
-    __global const float *qh = q + ((size_t)t * heads + h) * HEAD_DIM;
-    float qr[HEAD_DIM];
-    for (uint d = 0; d < HEAD_DIM; d++)
-        qr[d] = qh[d];
-    const uint last = first + t;
-
     float top = -INFINITY;
     for (uint j = 0; j <= last; j++) {
         __global const float *kj = k + (size_t)j * kv_width + kvh * HEAD_DIM;
@@ -151,7 +147,73 @@ __kernel void attention(__global const float *q, __global const float *k,
         for (uint d = 0; d < HEAD_DIM; d++)
             acc[d] += w * vj[d];
     }
-    __global float *oh = out + ((size_t)t * heads + h) * HEAD_DIM;
     for (uint d = 0; d < HEAD_DIM; d++)
         oh[d] = acc[d] / total;
 }
+
+/* Attention for tokens at cache rows first .. first+tokens-1, one work-item
+ * per (token, head):
+ *   q     [tokens, heads * HEAD_DIM]
+ *   out   [tokens, heads * HEAD_DIM]
+ * token t sees cache rows 0 .. first+t; head h reads kv head
+ * h / (heads / kv_heads) (grouped-query attention). */
+__kernel void attention(__global const float *q, __global const float *k,
+                        __global const float *v, __global float *out, uint first, uint heads,
+                        uint kv_heads, float scale)
+{
+    const uint t = get_global_id(0) / heads, h = get_global_id(0) % heads;
+    __global const float *qh = q + ((size_t)t * heads + h) * HEAD_DIM;
+    float qr[HEAD_DIM];
+    for (uint d = 0; d < HEAD_DIM; d++)
+        qr[d] = qh[d];
+    attend(qr, k, v, out + ((size_t)t * heads + h) * HEAD_DIM, first + t,
+           h / (heads / kv_heads), kv_heads * HEAD_DIM, scale);
+}
+
+#ifdef CLPE_DEVICE_H
+/* The same attention, rotating each query as it loads it: token t at
+ * position first_position + t, with clpe's rotation of a pair
+ * (clpe_rope_pair: the bits clpe_enqueue_rope writes). rope holds a rotary
+ * object's words (clpe_rope_device_words). */
+__kernel void attention_rotating_q(__global const float *q, __global const float *k,
+                                   __global const float *v, __global float *out, uint first,
+                                   uint heads, uint kv_heads, float scale,
+                                   __global const ulong *rope, long first_position)
+{
+    const uint t = get_global_id(0) / heads, h = get_global_id(0) % heads;
+    __global const float *qh = q + ((size_t)t * heads + h) * HEAD_DIM;
+    float qr[HEAD_DIM];
+    for (uint d = 0; d < HEAD_DIM; d++)
+        qr[d] = qh[d];
+    const long p = first_position + (long)t;
+    for (uint i = 0; i < clpe_words_pairs(rope); i++) {
+        const uint a = clpe_rope_slot_a(rope, i), b = clpe_rope_slot_b(rope, i);
+        const float2 r = clpe_rope_pair(rope, p, i, qh[a], qh[b]);
+        qr[a] = r.x;
+        qr[b] = r.y;
+    }
+    attend(qr, k, v, out + ((size_t)t * heads + h) * HEAD_DIM, first + t,
+           h / (heads / kv_heads), kv_heads * HEAD_DIM, scale);
+}
+
+/* Keys rotated into the cache in one pass, one work-item per (token, kv
+ * head): cache row `row` + t gets k's token t rotated to position
+ * first_position + t (elements past the rotary ones copied as they are). */
+__kernel void rope_keys_into_cache(__global const float *k, __global float *cache, uint row,
+                                   uint kv_heads, __global const ulong *rope, long first_position)
+{
+    const uint t = get_global_id(0) / kv_heads, h = get_global_id(0) % kv_heads;
+    const size_t from = ((size_t)t * kv_heads + h) * HEAD_DIM;
+    const size_t to = ((size_t)(row + t) * kv_heads + h) * HEAD_DIM;
+    const long p = first_position + (long)t;
+    const uint n = clpe_words_pairs(rope);
+    for (uint i = 0; i < n; i++) {
+        const uint a = clpe_rope_slot_a(rope, i), b = clpe_rope_slot_b(rope, i);
+        const float2 r = clpe_rope_pair(rope, p, i, k[from + a], k[from + b]);
+        cache[to + a] = r.x;
+        cache[to + b] = r.y;
+    }
+    for (uint d = 2 * n; d < HEAD_DIM; d++)
+        cache[to + d] = k[from + d];
+}
+#endif

@@ -3,7 +3,7 @@
  * model directory on an OpenCL device, its position steps done by clpe.
  *
  *   clpe-decoder MODEL_DIR --prompt 1,2,3 [--steps N] [--start P]
- *                [--logits FILE.npy] [--device SEL] [--stats]
+ *                [--logits FILE.npy] [--device SEL] [--rope enqueue|device] [--stats]
  */
 #include "decoder.h"
 #include "npy.h"
@@ -29,6 +29,10 @@ static const char usage[] =
     "                    the same as Hugging Face's position_ids = P, P+1, ...\n"
     "  --logits FILE     write the logits of every position (prompt and generated,\n"
     "                    but the last) as float32 .npy, [prompt + steps - 1, vocab]\n"
+    "  --rope MODE       Llama's rotary: enqueue (default: clpe_enqueue_rope on q and k,\n"
+    "                    then a copy into the KV cache) or device (clpe_device.h in the\n"
+    "                    decoder's kernels: keys rotated into the cache in one pass,\n"
+    "                    queries inside attention); the same bits either way\n"
     "  --device SEL      OpenCL device: an index, gpu, cpu, or part of a name\n"
     "                    (default: CLPE_DEVICE, else the first GPU, else the first device)\n"
     "  --stats           after a warm-up run: tokens/s for prefill and decode, the time\n"
@@ -41,6 +45,7 @@ typedef struct options {
     int64_t start;
     const char *logits_path;
     const char *device;
+    rope_mode rope;
     int stats;
 } options;
 
@@ -72,6 +77,16 @@ static int parse_args(int argc, char **argv, options *o)
             o->prompt = argv[++i];
         } else if (strcmp(a, "--logits") == 0 && has_value) {
             o->logits_path = argv[++i];
+        } else if (strcmp(a, "--rope") == 0 && has_value) {
+            const char *mode = argv[++i];
+            if (strcmp(mode, "enqueue") == 0) {
+                o->rope = ROPE_ENQUEUE;
+            } else if (strcmp(mode, "device") == 0) {
+                o->rope = ROPE_DEVICE;
+            } else {
+                fprintf(stderr, "clpe-decoder: --rope takes enqueue or device, not '%s'\n", mode);
+                return -1;
+            }
         } else if (strcmp(a, "--device") == 0 && has_value) {
             o->device = argv[++i];
         } else if (strcmp(a, "--steps") == 0 && has_value) {
@@ -212,6 +227,11 @@ static void print_stats(const decoder *d, const timing *t)
     const profile *p = &d->prof;
     const double mib = 1024.0 * 1024.0;
     printf("device: %s\n", name);
+    if (d->cfg.arch == ARCH_LLAMA)
+        printf("rotary: %s\n", d->rope_mode == ROPE_DEVICE
+                                   ? "clpe_device.h (keys rotated into the cache; queries "
+                                     "inside attention, counted there)"
+                                   : "clpe_enqueue_rope on q and k, keys copied into the cache");
     printf("prefill: %zu tokens in %.3f ms, %.1f tokens/s\n", t->prefill_tokens,
            t->prefill_s * 1e3, (double)t->prefill_tokens / t->prefill_s);
     if (t->decode_tokens)
@@ -274,7 +294,7 @@ int main(int argc, char **argv)
     }
     decoder d;
     decoder_options dopt = {.device = o.device, .max_tokens = n, .cache_rows = rows,
-                            .start = o.start, .profile = o.stats};
+                            .start = o.start, .profile = o.stats, .rope_mode = o.rope};
     int rc = decoder_create(&d, &cfg, &file, &dopt, err, sizeof err);
     st_close(&file);
     if (rc != 0) {

@@ -65,10 +65,12 @@ int position_steps_create(decoder *d, char *err, size_t cap)
             rc.original_max_position = m->rope_original_max;
         }
         d->rope = clpe_rope_create_like(d->input_encoder, &rc, &s);
-        if (!d->rope) {
-            clpe_encoder_release(d->input_encoder);
-            d->input_encoder = NULL;
+        if (!d->rope)
             return clpe_fail(err, cap, "clpe_rope_create_like", s);
+        if (d->rope_mode == ROPE_DEVICE) {
+            s = clpe_rope_device_words(d->rope, &d->rope_words, &d->rope_words_options);
+            if (s != CLPE_SUCCESS)
+                return clpe_fail(err, cap, "clpe_rope_device_words", s);
         }
         /* the padding positions of the Llama gather: all zero */
         int64_t zero = 0;
@@ -82,6 +84,9 @@ int position_steps_create(decoder *d, char *err, size_t cap)
 
 void position_steps_release(decoder *d)
 {
+    if (d->rope_words)
+        clReleaseMemObject(d->rope_words);
+    d->rope_words = NULL;
     clpe_rope_release(d->rope);
     clpe_encoder_release(d->input_encoder);
     d->rope = NULL;
@@ -105,9 +110,29 @@ int position_input_stage(decoder *d, size_t n, size_t row, char *err, size_t cap
     return s == CLPE_SUCCESS ? 0 : clpe_fail(err, cap, "clpe_enqueue_gather", s);
 }
 
+static int rope_device(decoder *d, size_t layer, size_t n, size_t row, char *err, size_t cap)
+{
+    cl_kernel k = d->rope_keys_into_cache;
+    cl_uint first_row = (cl_uint)row, kv_heads = (cl_uint)d->cfg.kv_heads;
+    cl_long position = d->start + (cl_long)row;
+    cl_int e = clSetKernelArg(k, 0, sizeof d->k, &d->k);
+    e |= clSetKernelArg(k, 1, sizeof(cl_mem), &d->layers[layer].k_cache);
+    e |= clSetKernelArg(k, 2, sizeof first_row, &first_row);
+    e |= clSetKernelArg(k, 3, sizeof kv_heads, &kv_heads);
+    e |= clSetKernelArg(k, 4, sizeof d->rope_words, &d->rope_words);
+    e |= clSetKernelArg(k, 5, sizeof position, &position);
+    size_t global = n * d->cfg.kv_heads;
+    if (e == CL_SUCCESS)
+        e = clEnqueueNDRangeKernel(d->queue, k, 1, NULL, &global, NULL, 0, NULL,
+                                   profile_event(&d->prof, STEP_POSITION));
+    return e == CL_SUCCESS ? 0 : clpe_fail(err, cap, "rope_keys_into_cache", e);
+}
+
 int position_rope_into_cache(decoder *d, size_t layer, size_t n, size_t row, char *err,
                              size_t cap)
 {
+    if (d->rope_mode == ROPE_DEVICE)
+        return rope_device(d, layer, n, row, err, cap);
     const model_config *m = &d->cfg;
     const clpe_rope_tensor q = {.buffer = d->q, .heads = m->heads};
     const clpe_rope_tensor k = {.buffer = d->k, .heads = m->kv_heads};
@@ -120,4 +145,11 @@ int position_rope_into_cache(decoder *d, size_t layer, size_t n, size_t row, cha
     cl_int e = clEnqueueCopyBuffer(d->queue, d->k, d->layers[layer].k_cache, 0, row * kv_width,
                                    n * kv_width, 0, NULL, profile_event(&d->prof, STEP_POSITION));
     return e == CL_SUCCESS ? 0 : clpe_fail(err, cap, "clEnqueueCopyBuffer (keys into the cache)", e);
+}
+
+cl_int position_attention_args(decoder *d, cl_kernel attention, cl_uint first_arg, size_t row)
+{
+    cl_long position = d->start + (cl_long)row;
+    cl_int e = clSetKernelArg(attention, first_arg, sizeof d->rope_words, &d->rope_words);
+    return e | clSetKernelArg(attention, first_arg + 1, sizeof position, &position);
 }

@@ -15,7 +15,10 @@ transformers on the CPU:
   to float32, and whose XGLM positions are float32 integers), and within
   1e-4 of it;
 - the logits are bit-identical in clpe's two launch shapes
-  (CLPE_PAIRS_PER_ITEM=1 and the default);
+  (CLPE_PAIRS_PER_ITEM=1 and the default), and with Llama's rotary applied
+  by clpe_device.h inside the decoder's own kernels (--rope device);
+- rotary sees only position differences: Llama's logits at 2^20, 2^24 and
+  2^62 are its logits at 0 to float32 rounding;
 - the same checks on Mesa Rusticl (llvmpipe), where it is installed.
 
 Hugging Face XGLM keeps a table of max_position_embeddings + 2 rows; for
@@ -77,11 +80,12 @@ def decoder():
     return path
 
 
-def run_decoder(decoder, model_dir, tmp_path, start, env=None, steps=STEPS, prompt=PROMPT):
+def run_decoder(decoder, model_dir, tmp_path, start, env=None, steps=STEPS, prompt=PROMPT,
+                extra=()):
     """Generated tokens and the logits of every row, [len(prompt) + steps - 1, vocab]."""
     logits = tmp_path / f"logits-{start}-{os.getpid()}.npy"
     cmd = [str(decoder), str(model_dir), "--prompt", ",".join(map(str, prompt)),
-           "--steps", str(steps), "--start", str(start), "--logits", str(logits)]
+           "--steps", str(steps), "--start", str(start), "--logits", str(logits), *extra]
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=600,
                             env={**os.environ, **(env or {})})
     assert result.returncode == 0, f"{' '.join(cmd)}\n{result.stdout}\n{result.stderr}"
@@ -305,6 +309,35 @@ def test_launch_shapes_bit_identical(decoder, models, arch, tmp_path):
                                        env={"CLPE_PAIRS_PER_ITEM": "1"})
         assert tokens1 == tokens
         assert logits1.tobytes() == logits.tobytes()
+
+
+@pytest.mark.parametrize("arch", ["llama", "llama3"])
+def test_rope_in_own_kernels_bit_identical(decoder, models, arch, tmp_path):
+    """--rope device (clpe_device.h inside the decoder's attention and cache
+    write) gives the bits of --rope enqueue (clpe_enqueue_rope, then a copy)."""
+    _, directory = models[arch]
+    for start in (0, 2**24, 2**62):
+        tokens, logits = run_decoder(decoder, directory, tmp_path, start)
+        tokens_d, logits_d = run_decoder(decoder, directory, tmp_path, start,
+                                         extra=["--rope", "device"])
+        assert tokens_d == tokens
+        assert logits_d.tobytes() == logits.tobytes()
+
+
+@pytest.mark.parametrize("arch", ["llama", "llama3"])
+def test_rotary_logits_do_not_depend_on_start(decoder, models, arch, tmp_path):
+    """Rotary attention sees only position differences, so exact rotations
+    give the logits of start 0 at any start, to float32 rounding."""
+    model, directory = models[arch]
+    tokens, at_zero = run_decoder(decoder, directory, tmp_path, 0)
+    for start in LONG_STARTS:
+        tokens_s, at_start = run_decoder(decoder, directory, tmp_path, start)
+        hf32 = hf_logits(arch, model, PROMPT + tokens[:-1], start)
+        ours, theirs = distance(at_start, at_zero), distance(hf32, at_zero)
+        print(f"{arch} start {start} vs start 0: clpe-decoder {ours:.2e}, "
+              f"Hugging Face float32 {theirs:.2e}")
+        assert tokens_s == tokens
+        assert ours <= 1e-5
 
 
 def rusticl_present(decoder, directory, tmp_path):
