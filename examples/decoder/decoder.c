@@ -80,10 +80,16 @@ static int upload(decoder *d, const st_file *f, const char *name, size_t rows, s
     int ok = cols ? t->ndim == 2 && t->shape[0] == rows && t->shape[1] == cols
                   : t->ndim == 1 && t->shape[0] == rows;
     if (!ok) {
-        snprintf(err, cap, "model.safetensors: tensor '%s' has shape [%llu%s%llu], expected [%zu%s%zu]",
-                 name, (unsigned long long)t->shape[0], t->ndim > 1 ? ", " : "",
-                 t->ndim > 1 ? (unsigned long long)t->shape[1] : 0ULL, rows, cols ? ", " : "",
-                 cols);
+        char have[64] = "", want[64];
+        for (int j = 0; j < t->ndim; j++)
+            snprintf(have + strlen(have), sizeof have - strlen(have), "%s%llu", j ? ", " : "",
+                     (unsigned long long)t->shape[j]);
+        if (cols)
+            snprintf(want, sizeof want, "%zu, %zu", rows, cols);
+        else
+            snprintf(want, sizeof want, "%zu", rows);
+        snprintf(err, cap, "model.safetensors: tensor '%s' has shape [%s], expected [%s]", name,
+                 have, want);
         return -1;
     }
     float *host = malloc(t->elements * sizeof *host);
@@ -109,29 +115,40 @@ static int upload_layer(decoder *d, const st_file *f, size_t i, char *err, size_
      upload(d, f, name, rows, cols, optional, &L->field, err, cap))
     int rc;
     if (m->arch == ARCH_LLAMA) {
-        const int ab = !m->attention_bias, mb = !m->mlp_bias; /* biases optional unless configured */
+        /* biases are optional unless the config asks for them */
+        const int ab = !m->attention_bias, mb = !m->mlp_bias;
         rc = W(norm1_w, "input_layernorm.weight", H, 0, 0) ||
-             W(q_w, "self_attn.q_proj.weight", Q, H, 0) || W(q_b, "self_attn.q_proj.bias", Q, 0, ab) ||
-             W(k_w, "self_attn.k_proj.weight", KV, H, 0) || W(k_b, "self_attn.k_proj.bias", KV, 0, ab) ||
-             W(v_w, "self_attn.v_proj.weight", KV, H, 0) || W(v_b, "self_attn.v_proj.bias", KV, 0, ab) ||
-             W(o_w, "self_attn.o_proj.weight", H, Q, 0) || W(o_b, "self_attn.o_proj.bias", H, 0, ab) ||
+             W(q_w, "self_attn.q_proj.weight", Q, H, 0) ||
+             W(q_b, "self_attn.q_proj.bias", Q, 0, ab) ||
+             W(k_w, "self_attn.k_proj.weight", KV, H, 0) ||
+             W(k_b, "self_attn.k_proj.bias", KV, 0, ab) ||
+             W(v_w, "self_attn.v_proj.weight", KV, H, 0) ||
+             W(v_b, "self_attn.v_proj.bias", KV, 0, ab) ||
+             W(o_w, "self_attn.o_proj.weight", H, Q, 0) ||
+             W(o_b, "self_attn.o_proj.bias", H, 0, ab) ||
              W(norm2_w, "post_attention_layernorm.weight", H, 0, 0) ||
              W(gate_w, "mlp.gate_proj.weight", m->ffn, H, 0) ||
              W(gate_b, "mlp.gate_proj.bias", m->ffn, 0, mb) ||
-             W(up_w, "mlp.up_proj.weight", m->ffn, H, 0) || W(up_b, "mlp.up_proj.bias", m->ffn, 0, mb) ||
+             W(up_w, "mlp.up_proj.weight", m->ffn, H, 0) ||
+             W(up_b, "mlp.up_proj.bias", m->ffn, 0, mb) ||
              W(down_w, "mlp.down_proj.weight", H, m->ffn, 0) ||
              W(down_b, "mlp.down_proj.bias", H, 0, mb);
     } else {
         rc = W(norm1_w, "self_attn_layer_norm.weight", H, 0, 0) ||
              W(norm1_b, "self_attn_layer_norm.bias", H, 0, 0) ||
-             W(q_w, "self_attn.q_proj.weight", Q, H, 0) || W(q_b, "self_attn.q_proj.bias", Q, 0, 0) ||
-             W(k_w, "self_attn.k_proj.weight", KV, H, 0) || W(k_b, "self_attn.k_proj.bias", KV, 0, 0) ||
-             W(v_w, "self_attn.v_proj.weight", KV, H, 0) || W(v_b, "self_attn.v_proj.bias", KV, 0, 0) ||
+             W(q_w, "self_attn.q_proj.weight", Q, H, 0) ||
+             W(q_b, "self_attn.q_proj.bias", Q, 0, 0) ||
+             W(k_w, "self_attn.k_proj.weight", KV, H, 0) ||
+             W(k_b, "self_attn.k_proj.bias", KV, 0, 0) ||
+             W(v_w, "self_attn.v_proj.weight", KV, H, 0) ||
+             W(v_b, "self_attn.v_proj.bias", KV, 0, 0) ||
              W(o_w, "self_attn.out_proj.weight", H, Q, 0) ||
              W(o_b, "self_attn.out_proj.bias", H, 0, 0) ||
              W(norm2_w, "final_layer_norm.weight", H, 0, 0) ||
-             W(norm2_b, "final_layer_norm.bias", H, 0, 0) || W(up_w, "fc1.weight", m->ffn, H, 0) ||
-             W(up_b, "fc1.bias", m->ffn, 0, 0) || W(down_w, "fc2.weight", H, m->ffn, 0) ||
+             W(norm2_b, "final_layer_norm.bias", H, 0, 0) ||
+             W(up_w, "fc1.weight", m->ffn, H, 0) ||
+             W(up_b, "fc1.bias", m->ffn, 0, 0) ||
+             W(down_w, "fc2.weight", H, m->ffn, 0) ||
              W(down_b, "fc2.bias", H, 0, 0);
     }
 #undef W
@@ -154,7 +171,8 @@ static int upload_weights(decoder *d, const st_file *f, char *err, size_t cap)
         return -1;
     /* Tied embeddings: save_pretrained keeps one of the two names. */
     if (!d->embed && !d->lm_head) {
-        snprintf(err, cap, "model.safetensors: neither model.embed_tokens.weight nor lm_head.weight");
+        snprintf(err, cap,
+                 "model.safetensors: neither model.embed_tokens.weight nor lm_head.weight");
         return -1;
     }
     if (!d->embed) {

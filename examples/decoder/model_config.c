@@ -125,7 +125,8 @@ static int read_rope_scaling(const json_value *rs, model_config *cfg, char *err,
         cfg->rope_low_freq_factor = get_number(rs, "low_freq_factor", 0.0);
         cfg->rope_high_freq_factor = get_number(rs, "high_freq_factor", 0.0);
         cfg->rope_original_max = get_number(rs, "original_max_position_embeddings", 0.0);
-        if (cfg->rope_low_freq_factor > 0.0 && cfg->rope_high_freq_factor > cfg->rope_low_freq_factor &&
+        if (cfg->rope_low_freq_factor > 0.0 &&
+            cfg->rope_high_freq_factor > cfg->rope_low_freq_factor &&
             cfg->rope_original_max >= 1.0)
             return 0;
     }
@@ -153,7 +154,8 @@ static int read_llama(const json_value *root, model_config *cfg, char *err, size
     if (read_rope_scaling(json_get(root, "rope_scaling"), cfg, err, cap) != 0)
         return -1;
     if (cfg->heads % cfg->kv_heads != 0) {
-        snprintf(err, cap, "config.json: num_attention_heads is not a multiple of num_key_value_heads");
+        snprintf(err, cap,
+                 "config.json: num_attention_heads is not a multiple of num_key_value_heads");
         return -1;
     }
     if (cfg->head_dim % 2 != 0) {

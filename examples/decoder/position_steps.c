@@ -144,7 +144,8 @@ int position_rope_into_cache(decoder *d, size_t layer, size_t n, size_t row, cha
     const size_t kv_width = m->kv_heads * m->head_dim * sizeof(float);
     cl_int e = clEnqueueCopyBuffer(d->queue, d->k, d->layers[layer].k_cache, 0, row * kv_width,
                                    n * kv_width, 0, NULL, profile_event(&d->prof, STEP_POSITION));
-    return e == CL_SUCCESS ? 0 : clpe_fail(err, cap, "clEnqueueCopyBuffer (keys into the cache)", e);
+    return e == CL_SUCCESS ? 0
+                           : clpe_fail(err, cap, "clEnqueueCopyBuffer (keys into the cache)", e);
 }
 
 cl_int position_attention_args(decoder *d, cl_kernel attention, cl_uint first_arg, size_t row)

@@ -69,7 +69,8 @@ static int index_tensor(const char *name, const json_value *v, const unsigned ch
         b->integer < 0 || e->integer < b->integer || (uint64_t)e->integer > data_size)
         return fail(err, cap, "tensor '%s': %s", name, "data_offsets outside the file");
     if ((uint64_t)(e->integer - b->integer) != t->elements * element_size)
-        return fail(err, cap, "tensor '%s': %s", name, "data_offsets disagree with dtype and shape");
+        return fail(err, cap, "tensor '%s': %s", name,
+                    "data_offsets disagree with dtype and shape");
     t->data = data + b->integer;
     t->name = strdup(name);
     return t->name ? 0 : fail(err, cap, "%s%s", "out of memory", "");

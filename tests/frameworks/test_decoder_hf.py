@@ -225,7 +225,8 @@ def hf_logits(arch, model, ids, start, exact=False):
         if exact:
             model.model.embed_positions = XglmRows(xglm_rows_exact, cfg.d_model, table.padding_idx)
         elif start + len(ids) + XGLM_OFFSET > table.weights.shape[0]:
-            model.model.embed_positions = XglmRows(xglm_rows_float32, cfg.d_model, table.padding_idx)
+            model.model.embed_positions = XglmRows(xglm_rows_float32, cfg.d_model,
+                                                   table.padding_idx)
     if exact:
         model = model.double()
     # float64 as the default too: transformers 4.49's XGLM builds its causal
@@ -363,7 +364,8 @@ def test_rusticl(decoder, models, arch, tmp_path):
     ids = PROMPT + tokens[:-1]
     exact = hf_logits(arch, model, ids, start, exact=True)
     ours, theirs = distance(logits, exact), distance(hf_logits(arch, model, ids, start), exact)
-    print(f"{arch} Rusticl start {start}: clpe-decoder {ours:.2e}, Hugging Face float32 {theirs:.2e}")
+    print(f"{arch} Rusticl start {start}: clpe-decoder {ours:.2e}, "
+          f"Hugging Face float32 {theirs:.2e}")
     assert ours < theirs and ours <= TOLERANCE
 
 
@@ -407,9 +409,14 @@ def broken_copy(directory, tmp_path, config_edit=None, safetensors_edit=None):
 
 @pytest.mark.parametrize("config_edit, safetensors_edit, message", [
     (lambda c: c.update(model_type="gpt2"), None, "model_type 'gpt2' is not supported"),
-    (lambda c: c.update(hidden_size=32, head_dim=8), None, "has shape [512, 64], expected [512, 32]"),
-    (lambda c: c.update(rope_scaling={"rope_type": "yarn", "factor": 2.0}), None, "rope_scaling 'yarn'"),
-    (lambda c: c.update(num_hidden_layers=3), None, "'model.layers.2.input_layernorm.weight' is missing"),
+    (lambda c: c.update(hidden_size=32, head_dim=8), None,
+     "has shape [512, 64], expected [512, 32]"),
+    (lambda c: c.update(rope_scaling={"rope_type": "yarn", "factor": 2.0}), None,
+     "rope_scaling 'yarn'"),
+    (lambda c: c.update(intermediate_size=128, rms_norm_eps=1e-6), None,
+     "'model.layers.0.mlp.gate_proj.weight' has shape [160, 64], expected [128, 64]"),
+    (lambda c: c.update(num_hidden_layers=3), None,
+     "'model.layers.2.input_layernorm.weight' is missing"),
     (None, lambda b: b[: len(b) // 2], "outside the file"),
     (None, lambda b: (1 << 40).to_bytes(8, "little") + b[8:], "header longer than the file"),
     (None, lambda b: b[:8] + b"[" + b[9:], "header: JSON"),
