@@ -215,7 +215,7 @@ static int work_buffers(decoder *d, char *err, size_t cap)
         {&d->o, T * m->hidden * F},
         {&d->f1, T * m->ffn * F},
         {&d->f2, T * m->ffn * F},
-        {&d->logits, T * m->vocab * F},
+        {&d->logits, d->max_logit_rows * m->vocab * F},
         {&d->ids, T * sizeof(int32_t)},
         {&d->gather_positions, T * sizeof(int64_t)},
         {&d->bad_ids, 2 * sizeof(uint32_t)},
@@ -292,11 +292,13 @@ int decoder_create(decoder *d, const model_config *cfg, const st_file *f,
     memset(d, 0, sizeof *d);
     d->cfg = *cfg;
     d->max_tokens = opt->max_tokens;
+    d->max_logit_rows = opt->max_logit_rows;
     d->cache_rows = opt->cache_rows;
     d->start = opt->start;
     d->prof.enabled = opt->profile;
     d->rope_mode = cfg->arch == ARCH_LLAMA ? opt->rope_mode : ROPE_ENQUEUE;
-    if (d->max_tokens == 0 || d->cache_rows == 0 || d->cache_rows > UINT32_MAX) {
+    if (d->max_tokens == 0 || d->cache_rows == 0 || d->cache_rows > UINT32_MAX ||
+        d->max_logit_rows == 0 || d->max_logit_rows > d->max_tokens) {
         snprintf(err, cap, "nothing to run (no tokens, or a cache over 2^32 rows)");
         return -1;
     }
@@ -522,7 +524,7 @@ int decoder_forward(decoder *d, const int32_t *ids, size_t n, size_t row, size_t
 {
     const model_config *m = &d->cfg;
     if (n == 0 || n > d->max_tokens || row > d->cache_rows - n || logit_rows == 0 ||
-        logit_rows > n) {
+        logit_rows > n || logit_rows > d->max_logit_rows) {
         snprintf(err, cap, "decoder_forward: %zu tokens at row %zu do not fit", n, row);
         return -1;
     }

@@ -45,6 +45,7 @@ typedef struct memory_use {
 typedef struct decoder {
     model_config cfg;
     size_t max_tokens; /* most tokens one forward call takes */
+    size_t max_logit_rows; /* most rows of logits one forward call returns */
     size_t cache_rows;
     int64_t start;     /* position of cache row 0 */
 
@@ -75,6 +76,7 @@ typedef struct decoder {
 typedef struct decoder_options {
     const char *device;  /* clpe_select_device selector; NULL: CLPE_DEVICE or the default */
     size_t max_tokens;
+    size_t max_logit_rows; /* 1 .. max_tokens: the logits buffer's rows */
     size_t cache_rows;
     int64_t start;
     int profile;         /* collect OpenCL profiling events per step */
@@ -90,7 +92,8 @@ void decoder_release(decoder *d);
 
 /* Run n tokens (ids) through the model at cache rows row .. row+n-1 (their
  * keys and values are written there; rows before row must hold the earlier
- * tokens). Writes logits for the last `logit_rows` tokens (1 .. n) into
+ * tokens). Writes logits for the last `logit_rows` tokens (1 .. n, at most
+ * max_logit_rows) into
  * logits_out, [logit_rows, vocab]. Blocks until done. */
 int decoder_forward(decoder *d, const int32_t *ids, size_t n, size_t row, size_t logit_rows,
                     float *logits_out, char *err, size_t err_cap);

@@ -294,6 +294,7 @@ int main(int argc, char **argv)
     }
     decoder d;
     decoder_options dopt = {.device = o.device, .max_tokens = n, .cache_rows = rows,
+                            .max_logit_rows = o.logits_path ? n : 1,
                             .start = o.start, .profile = o.stats, .rope_mode = o.rope};
     int rc = decoder_create(&d, &cfg, &file, &dopt, err, sizeof err);
     st_close(&file);
