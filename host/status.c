@@ -93,6 +93,7 @@ const char *clpe_status_string(clpe_status status)
     case CLPE_ERROR_RESERVED_FIELD: return "a reserved struct field is not zero";
     case CLPE_ERROR_INVALID_ROPE: return "rotary: invalid head_dim, rotary_dim, pairing or heads";
     case CLPE_ERROR_INVALID_SCALING: return "rotary: unknown scaling or a scaling parameter out of range";
+    case CLPE_ERROR_INVALID_SLOTS: return "KV cache: a slot out of range, or two tokens on one slot";
     default:
         return clpe_status_is_opencl(status) ? opencl_status_string(status) : "unknown status";
     }

@@ -1,0 +1,226 @@
+/*
+ * clpe_rope_kv.cl - rotary into a KV cache (clpe_rope_kv_*): q rotated in
+ * place or into q_out, k rotated and v copied into a contiguous or paged
+ * cache at each token's slot, in one pass over the projection output; and
+ * the check of the slots that comes before it (clpe_kv_check_slots).
+ * Included by clpe_kernels.cl after everything else (and after
+ * clpe_rope_kv_interface.h): it needs the storage functions
+ * (clpe_storage.cl) and the sine and cosine of a pair at a position
+ * (clpe_odometer.cl). The functions and kernel of one storage type are
+ * PE_ROPE_KV_FUNCTIONS, written once below and expanded for each type with
+ * PE_NAME, PE_T, PE_R, PE_TWL, PE_W, PE_SINCOS_AT, PE_KV_SELF and PE_KV_BITS
+ * (an unsigned type of the storage type's size: copies move bits) set.
+ *
+ * The arithmetic is clpe_rope.cl's, pair by pair: c = cos * m, s = sin * m
+ * (s negated for the inverse), each rounded; a' = fma(a, c, -(b * s)),
+ * b' = fma(a, s, b * c), rounded once to the storage type, and for the
+ * cache from there to the cache's type: the bits of clpe_rope followed by
+ * a copy. The angles of a token are computed once, for every head of q
+ * and k.
+ *
+ * A work-item takes PE_W pairs of a block of rows_per_item tokens, as the
+ * rotary kernels do, with the same pairs per work-item (the host plans its
+ * launches with them); each token's angles come straight from its
+ * position (pe_sincos_at), since the tokens of a call rarely run in order.
+ */
+
+
+#define PE_KIND_KV_CACHE global uchar *
+#define PE_KIND_KV_REPORT global const uint *
+#define PE_KIND_KV_REPORT_OUT global uint *
+#define PE_FN(base) PE_CAT(base, PE_CAT(_, PE_NAME))
+
+#define PE_ROPE_KV_FUNCTIONS                                                                           \
+/* A value of the storage type's arithmetic into element j of a cache                          \
+ * entry: the storage type's own rounding where the cache has that type,                       \
+ * else (under float32 only) half or bfloat16, round to nearest even. */                       \
+static inline void PE_FN(pe_kv_put)(global uchar *entry, uint j, PE_R x, uint cache_dtype)     \
+{                                                                                              \
+    if (PE_KV_SELF == PE_KV_F32 && cache_dtype == PE_KV_F16) {                                 \
+        pe_store_f16((global half *)entry, j, (float)x);                                       \
+        return;                                                                                \
+    }                                                                                          \
+    if (PE_KV_SELF == PE_KV_F32 && cache_dtype == PE_KV_BF16) {                                \
+        pe_store_bf16((global ushort *)entry, j, (float)x);                                    \
+        return;                                                                                \
+    }                                                                                          \
+    PE_FN(pe_store)((global PE_T *)entry, j, x);                                               \
+}                                                                                              \
+                                                                                               \
+/* Element j of a token's head, copied into a cache entry: the bits as they                    \
+ * are where the types agree, else converted. */                                               \
+static inline void PE_FN(pe_kv_copy)(global uchar *entry, global const PE_T *head, uint j,     \
+                                     uint cache_dtype)                                         \
+{                                                                                              \
+    if (cache_dtype == PE_KV_SELF)                                                             \
+        ((global PE_KV_BITS *)entry)[j] = ((global const PE_KV_BITS *)head)[j];                \
+    else                                                                                       \
+        PE_FN(pe_kv_put)(entry, j, PE_FN(pe_load)(head, j), cache_dtype);                      \
+}                                                                                              \
+                                                                                               \
+kernel void PE_FN(clpe_rope_kv)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA))                           \
+{                                                                                              \
+    uint i0 = (uint)get_global_id(0) * PE_W;                                                   \
+    uint s_begin = (uint)get_global_id(1) * rows_per_item;                                     \
+    uint n_cols = (head_dim + 1) / 2; /* columns counted in twos */                            \
+    if (i0 >= n_cols || s_begin >= rows || report[0] != 0)                                     \
+        return;                                                                                \
+    uint s_stop = s_begin + min(rows_per_item, rows - s_begin);                                \
+    uint i_rot = min(i0 + PE_W, n_pairs);         /* pairs this work-item rotates */           \
+    uint c_begin = 2 * i0, c_end = min(2 * (i0 + PE_W), head_dim); /* columns it copies */     \
+    uint tail = max(c_begin, 2 * n_pairs);        /* ... of k and q past rotary_dim */         \
+    PE_R sign = inverse ? (PE_R)-1 : (PE_R)1;                                                  \
+    uint esize = cache_dtype == PE_KV_F64 ? 8 : cache_dtype == PE_KV_F32 ? 4 : 2;              \
+    global PE_T *q_dst = q_out ? q_out : q;                                                    \
+    uint qd_head_pitch = q_out ? q_out_head_pitch : q_head_pitch;                              \
+    uint qd_row_pitch = q_out ? q_out_row_pitch : q_row_pitch;                                 \
+    ulong qd_base = q_out ? q_out_base : q_base;                                               \
+                                                                                               \
+    for (uint s = s_begin; s < s_stop; ++s) {                                                  \
+        ulong p = pos_source == PE_POS_IDS ? (ulong)positions[positions_base + s]              \
+                  : pos_source == PE_POS_START ? (ulong)start + s                              \
+                                               : (ulong)positions[positions_base] +            \
+                                                     (ulong)start + s;                         \
+        long slot = slots[slots_base + s];                                                     \
+        global PE_T *qrow = q ? q + (q_base + s * q_row_pitch) : 0;                            \
+        global PE_T *qdrow = q ? q_dst + (qd_base + s * qd_row_pitch) : 0;                     \
+        global const PE_T *krow = k + (k_base + s * k_row_pitch);                              \
+        global const PE_T *vrow = v + (v_base + s * v_row_pitch);                              \
+        ulong entry = 0;                                                                       \
+        if (slot >= 0)                                                                         \
+            entry = ((ulong)slot / block_size) * cache_block_pitch +                           \
+                    ((ulong)slot % block_size) * cache_slot_pitch;                             \
+        global uchar *key_entry = key_cache + (key_offset + entry) * esize;                    \
+        global uchar *value_entry = value_cache + (value_offset + entry) * esize;              \
+                                                                                               \
+        for (uint i = i0; i < i_rot; ++i) {                                                    \
+            PE_R sv, cv;                                                                       \
+            PE_SINCOS_AT(p, tw_hi, tw_lo, i, &sv, &cv);                                        \
+            cv = cv * amplitude;                                                               \
+            sv = (sv * amplitude) * sign;                                                      \
+            uint ka = i * stride, kb = ka + partner;                                           \
+            for (uint h = 0; qrow && h < q_heads; ++h) {                                       \
+                global PE_T *src = qrow + h * q_head_pitch;                                    \
+                global PE_T *dst = qdrow + h * qd_head_pitch;                                  \
+                PE_R a = PE_FN(pe_load)(src, ka), b = PE_FN(pe_load)(src, kb);                 \
+                PE_FN(pe_store)(dst, ka, fma(a, cv, -(b * sv)));                               \
+                PE_FN(pe_store)(dst, kb, fma(a, sv, b * cv));                                  \
+            }                                                                                  \
+            for (uint h = 0; slot >= 0 && h < kv_heads; ++h) {                                 \
+                global const PE_T *src = krow + h * k_head_pitch;                              \
+                global uchar *dst = key_entry + h * cache_head_pitch * esize;                  \
+                PE_R a = PE_FN(pe_load)(src, ka), b = PE_FN(pe_load)(src, kb);                 \
+                PE_FN(pe_kv_put)(dst, ka, fma(a, cv, -(b * sv)), cache_dtype);                 \
+                PE_FN(pe_kv_put)(dst, kb, fma(a, sv, b * cv), cache_dtype);                    \
+            }                                                                                  \
+        }                                                                                      \
+        for (uint h = 0; slot >= 0 && h < kv_heads; ++h) {                                     \
+            global uchar *kdst = key_entry + h * cache_head_pitch * esize;                     \
+            global uchar *vdst = value_entry + h * cache_head_pitch * esize;                   \
+            for (uint j = c_begin; j < c_end; ++j)                                             \
+                PE_FN(pe_kv_copy)(vdst, vrow + h * v_head_pitch, j, cache_dtype);              \
+            for (uint j = tail; j < c_end; ++j)                                                \
+                PE_FN(pe_kv_copy)(kdst, krow + h * k_head_pitch, j, cache_dtype);              \
+        }                                                                                      \
+        for (uint h = 0; q_out && qrow && h < q_heads; ++h)                                    \
+            for (uint j = tail; j < c_end; ++j)                                                \
+                ((global PE_KV_BITS *)qdrow)[h * qd_head_pitch + j] =                         \
+                    ((global const PE_KV_BITS *)qrow)[h * q_head_pitch + j];           \
+    }                                                                                          \
+}
+
+#define PE_TWL uint
+#define PE_SINCOS_AT pe_sincos_at
+#define PE_R float
+
+#define PE_NAME f32
+#define PE_KV_BITS uint
+#define PE_T float
+#define PE_KV_SELF PE_KV_F32
+#define PE_W PE_PAIRS
+PE_ROPE_KV_FUNCTIONS
+#undef PE_NAME
+#undef PE_T
+#undef PE_KV_SELF
+#undef PE_KV_BITS
+#undef PE_W
+
+#define PE_NAME f16
+#define PE_KV_BITS ushort
+#define PE_T half
+#define PE_KV_SELF PE_KV_F16
+#define PE_W PE_PAIRS_ROPE16
+PE_ROPE_KV_FUNCTIONS
+#undef PE_NAME
+#undef PE_T
+#undef PE_KV_SELF
+#undef PE_KV_BITS
+
+#define PE_NAME bf16
+#define PE_KV_BITS ushort
+#define PE_T ushort
+#define PE_KV_SELF PE_KV_BF16
+PE_ROPE_KV_FUNCTIONS
+#undef PE_NAME
+#undef PE_T
+#undef PE_KV_SELF
+#undef PE_KV_BITS
+#undef PE_W
+#undef PE_R
+#undef PE_TWL
+#undef PE_SINCOS_AT
+
+#ifdef cl_khr_fp64
+#define PE_TWL ulong
+#define PE_SINCOS_AT pe_sincos_at128
+#define PE_R double
+#define PE_NAME f64
+#define PE_KV_BITS ulong
+#define PE_T double
+#define PE_KV_SELF PE_KV_F64
+#define PE_W PE_PAIRS
+PE_ROPE_KV_FUNCTIONS
+#undef PE_NAME
+#undef PE_T
+#undef PE_KV_SELF
+#undef PE_KV_BITS
+#undef PE_W
+#undef PE_R
+#undef PE_TWL
+#undef PE_SINCOS_AT
+#endif
+
+/* One work-group: each work-item takes every get_local_size(0)-th token,
+ * checks its slot's range and compares it with every earlier token's. */
+kernel void clpe_kv_check_slots(PE_KV_CHECK_ARGS(PE_PARAM, PE_COMMA))
+{
+    local uint bad_count, first_bad;
+    uint lid = (uint)get_local_id(0), step = (uint)get_local_size(0);
+    if (lid == 0) {
+        bad_count = 0;
+        first_bad = 0xFFFFFFFFu;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    global const long *all = slots + slots_base;
+    for (uint t = lid; t < tokens; t += step) {
+        long slot = all[t];
+        bool bad = slot < -1 || (slot >= 0 && (ulong)slot >= capacity);
+        for (uint u = 0; !bad && slot >= 0 && u < t; ++u)
+            bad = all[u] == slot;
+        if (bad) {
+            atomic_inc(&bad_count);
+            atomic_min(&first_bad, t);
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) {
+        report[0] = bad_count;
+        report[1] = first_bad;
+    }
+}
+
+#undef PE_KIND_KV_CACHE
+#undef PE_KIND_KV_REPORT
+#undef PE_KIND_KV_REPORT_OUT
+#undef PE_FN
+#undef PE_ROPE_KV_FUNCTIONS
