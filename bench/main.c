@@ -275,7 +275,8 @@ static int run_dtype(run_state *s, const dtype_info *dt, clpe_encoder *base)
                               (def->role == OP_ROLE_BASELINE && def->program == OP_PROGRAM_NONE);
             if (def->rotary && calls_rope && skip_rope[0])
                 p->skip = skip_rope;
-            else if (def->rotary && def->role == OP_ROLE_BASELINE && skip_rope_table[0])
+            else if (def->rotary && def->role == OP_ROLE_BASELINE && !calls_rope &&
+                     skip_rope_table[0])
                 p->skip = skip_rope_table;
             else if (def->role == OP_ROLE_CLPE && skip_clpe[0])
                 p->skip = skip_clpe;
