@@ -361,8 +361,10 @@ static cl_int set_fixed_args(const clpe_rope *rope, cl_kernel kernel, const kv_c
     return err;
 }
 
-/* Work-items of the slot check's one work-group. */
+/* Work-items of the slot check's one work-group, and the local memory
+ * its sort leaves to the rest of the kernel. */
 #define CHECK_GROUP_MAX 256
+#define CHECK_LOCAL_RESERVE 1024
 
 /* The slot check, one work-group, its report in `report`. */
 static clpe_status enqueue_check(clpe_program_shared *shared, cl_command_queue queue,
@@ -376,14 +378,30 @@ static clpe_status enqueue_check(clpe_program_shared *shared, cl_command_queue q
     size_t group = 1;
     status = clGetKernelWorkGroupInfo(kernel, shared->device, CL_KERNEL_WORK_GROUP_SIZE,
                                       sizeof group, &group, NULL);
+    cl_ulong local_mem = 0;
+    if (status == CLPE_SUCCESS)
+        status = clGetDeviceInfo(shared->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local_mem,
+                                 &local_mem, NULL);
     if (status == CLPE_SUCCESS) {
         size_t local = 1;
         while (local * 2 <= group && local * 2 <= CHECK_GROUP_MAX && local < c->tokens)
             local *= 2;
+        /* sort where the (slot, token) pairs fit in local memory (with room
+         * for the kernel's own words), else compare every pair */
+        cl_uint sort_size = 1;
+        while (sort_size < c->tokens)
+            sort_size *= 2;
+        if ((cl_ulong)sort_size * sizeof(cl_ulong) + CHECK_LOCAL_RESERVE > local_mem ||
+            c->cache.capacity > ((size_t)1 << 32) || c->tokens < 2)
+            sort_size = 0;
+        size_t sort_bytes = (sort_size ? sort_size : 1) * sizeof(cl_ulong);
         cl_mem slots = c->slots;
         cl_ulong base = c->slots_offset, capacity = c->cache.capacity;
         cl_uint tokens = (cl_uint)c->tokens;
         cl_int err = SET(kernel, PE_KV_CHECK_ARG_SLOTS, slots);
+        if (err == CL_SUCCESS)
+            err = clSetKernelArg(kernel, PE_KV_CHECK_ARG_SORT_KEYS, sort_bytes, NULL);
+        if (err == CL_SUCCESS) err = SET(kernel, PE_KV_CHECK_ARG_SORT_SIZE, sort_size);
         if (err == CL_SUCCESS) err = SET(kernel, PE_KV_CHECK_ARG_SLOTS_BASE, base);
         if (err == CL_SUCCESS) err = SET(kernel, PE_KV_CHECK_ARG_TOKENS, tokens);
         if (err == CL_SUCCESS) err = SET(kernel, PE_KV_CHECK_ARG_CAPACITY, capacity);

@@ -28,6 +28,7 @@
 #define PE_KIND_KV_CACHE global uchar *
 #define PE_KIND_KV_REPORT global const uint *
 #define PE_KIND_KV_REPORT_OUT global uint *
+#define PE_KIND_KV_LOCAL local ulong *
 #define PE_FN(base) PE_CAT(base, PE_CAT(_, PE_NAME))
 
 /* The scalar helpers of one storage type. */
@@ -314,8 +315,12 @@ PE_ROPE_KV_KERNEL
 #undef PE_SINCOS_AT
 #endif
 
-/* One work-group: each work-item takes every get_local_size(0)-th token,
- * checks its slot's range and compares it with every earlier token's. */
+/* One work-group. Each work-item takes every get_local_size(0)-th token
+ * and checks its slot's range. Repeated slots: with sort_size, the (slot,
+ * token) pairs are sorted (bitonic, in local memory; empty places and
+ * tokens without a slot sort last) and a token whose slot equals the one
+ * before it in that order is refused: it has an earlier token with its
+ * slot. Without, each slot is compared with every earlier one. */
 kernel void clpe_kv_check_slots(PE_KV_CHECK_ARGS(PE_PARAM, PE_COMMA))
 {
     local uint bad_count, first_bad;
@@ -326,14 +331,39 @@ kernel void clpe_kv_check_slots(PE_KV_CHECK_ARGS(PE_PARAM, PE_COMMA))
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     global const long *all = slots + slots_base;
-    for (uint t = lid; t < tokens; t += step) {
-        long slot = all[t];
+    for (uint t = lid; t < max(tokens, sort_size); t += step) {
+        long slot = t < tokens ? all[t] : -1;
         bool bad = slot < -1 || (slot >= 0 && (ulong)slot >= capacity);
-        for (uint u = 0; !bad && slot >= 0 && u < t; ++u)
+        for (uint u = 0; !sort_size && !bad && slot >= 0 && u < t; ++u)
             bad = all[u] == slot;
+        if (sort_size)
+            sort_keys[t] = slot >= 0 && !bad ? ((ulong)slot << 32) | t : 0xFFFFFFFFFFFFFFFFUL;
         if (bad) {
             atomic_inc(&bad_count);
             atomic_min(&first_bad, t);
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint k = 2; k <= sort_size; k <<= 1) {
+        for (uint j = k >> 1; j > 0; j >>= 1) {
+            for (uint t = lid; t < sort_size; t += step) {
+                uint other = t ^ j;
+                if (other > t) {
+                    ulong a = sort_keys[t], b = sort_keys[other];
+                    if ((a > b) == ((t & k) == 0)) {
+                        sort_keys[t] = b;
+                        sort_keys[other] = a;
+                    }
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+    }
+    for (uint t = lid + 1; t < sort_size; t += step) {
+        ulong a = sort_keys[t - 1], b = sort_keys[t];
+        if (b != 0xFFFFFFFFFFFFFFFFUL && (a >> 32) == (b >> 32)) {
+            atomic_inc(&bad_count);
+            atomic_min(&first_bad, (uint)b);
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -346,5 +376,6 @@ kernel void clpe_kv_check_slots(PE_KV_CHECK_ARGS(PE_PARAM, PE_COMMA))
 #undef PE_KIND_KV_CACHE
 #undef PE_KIND_KV_REPORT
 #undef PE_KIND_KV_REPORT_OUT
+#undef PE_KIND_KV_LOCAL
 #undef PE_FN
 #undef PE_ROPE_KV_FUNCTIONS

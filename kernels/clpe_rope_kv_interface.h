@@ -79,13 +79,19 @@ enum pe_rope_kv_arg { PE_ROPE_KV_ARGS(PE_ROPE_KV_ENUM_ENTRY, PE_COMMA), PE_ROPE_
 
 /* clpe_kv_check_slots: one work-group reads every slot of the call and
  * writes report[0] (tokens whose slot is out of [-1, capacity) or equals
- * an earlier token's) and report[1] (the first such token, or 0xFFFFFFFF). */
+ * an earlier token's) and report[1] (the first such token, or 0xFFFFFFFF).
+ * With sort_size (a power of two >= tokens; capacity <= 2^32) it finds the
+ * repeated slots by sorting (slot, token) pairs in sort_keys, local memory
+ * of sort_size ulongs; with 0, by comparing each slot with every earlier
+ * one. */
 #define PE_KV_CHECK_ARGS(X, SEP)                                                         \
     X(SLOTS, POS, slots) SEP()                                                           \
     X(SLOTS_BASE, U64, slots_base) SEP()                                                 \
     X(TOKENS, U32, tokens) SEP()                                                         \
     X(CAPACITY, U64, capacity) SEP()            /* num_blocks * block_size */            \
-    X(REPORT_OUT, KV_REPORT_OUT, report)
+    X(REPORT_OUT, KV_REPORT_OUT, report) SEP()                                           \
+    X(SORT_KEYS, KV_LOCAL, sort_keys) SEP()                                              \
+    X(SORT_SIZE, U32, sort_size)
 
 #define PE_KV_CHECK_ENUM_ENTRY(NAME, KIND, name) PE_KV_CHECK_ARG_##NAME
 enum pe_kv_check_arg { PE_KV_CHECK_ARGS(PE_KV_CHECK_ENUM_ENTRY, PE_COMMA), PE_KV_CHECK_ARG_COUNT };
