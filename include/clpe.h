@@ -688,8 +688,10 @@ typedef struct clpe_kv_cache {
  * neither q nor the cache (its event still completes normally), and says so
  * in report when that is given: two uint32 the call writes, [0] the number
  * of tokens refused (a slot out of range, or one an earlier token of the
- * call has), [1] the first of them (0xFFFFFFFF when none). The check reads
- * the slots in one work-group, comparing each with those before it. */
+ * call has), [1] the first of them (0xFFFFFFFF when none). The check runs
+ * in one work-group before the rotation: it sorts the (slot, token) pairs
+ * in local memory (tokens * 8 bytes, rounded up to a power of two), or,
+ * where they do not fit, compares each slot with every earlier one. */
 typedef struct clpe_kv_slots {
     cl_mem buffer;        /* required: int64 slots */
     size_t offset;        /* bytes; a multiple of 8 */

@@ -503,11 +503,12 @@ Test(rope_kv, split_launches_equal_the_host)
 
 /* ---- bad slots: nothing written, the report says which ---- */
 
-static void expect_refused_slots(int64_t bad_value, size_t bad_index, int64_t dup_of)
+static void expect_refused_slots(size_t tokens, int64_t bad_value, size_t bad_index,
+                                 int64_t dup_of)
 {
     clpe_rope_config cfg = clpe_rope_config_default(32);
     clpe_rope *rope = make_rope(&cfg);
-    kv_case c = {CLPE_DTYPE_F32, CLPE_DTYPE_F32, CLPE_ROPE_HALF_SPLIT, 32, 0, 12, 4, 2, true,
+    kv_case c = {CLPE_DTYPE_F32, CLPE_DTYPE_F32, CLPE_ROPE_HALF_SPLIT, 32, 0, tokens, 4, 2, true,
                  false, true, false, CLPE_POSITIONS_START, 3, 0};
     kv_world w;
     world_make(&w, &c, 7);
@@ -558,9 +559,11 @@ static void expect_refused_slots(int64_t bad_value, size_t bad_index, int64_t du
     clpe_rope_release(rope);
 }
 
-Test(rope_kv, slot_past_the_cache_writes_nothing) { expect_refused_slots(32, 5, -1); }
-Test(rope_kv, slot_below_minus_one_writes_nothing) { expect_refused_slots(-2, 0, -1); }
-Test(rope_kv, slot_used_twice_writes_nothing) { expect_refused_slots(0, 9, 2); }
+Test(rope_kv, slot_past_the_cache_writes_nothing) { expect_refused_slots(12, 32, 5, -1); }
+Test(rope_kv, slot_below_minus_one_writes_nothing) { expect_refused_slots(12, -2, 0, -1); }
+Test(rope_kv, slot_used_twice_writes_nothing) { expect_refused_slots(12, 0, 9, 2); }
+/* one token: the check compares instead of sorting */
+Test(rope_kv, lone_token_past_the_cache_writes_nothing) { expect_refused_slots(1, 40, 0, -1); }
 
 /* ---- bad arguments: a status, nothing enqueued, nothing written ---- */
 
