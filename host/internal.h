@@ -18,15 +18,18 @@ typedef enum clpe_op {
     CLPE_OP_GATHER = 2,
     CLPE_OP_ROPE = 3,       /* rotary embedding of queries and keys */
     CLPE_OP_ROPE_CACHE = 4, /* the rotary cos/sin cache */
-    CLPE_OP_COUNT = 5
+    CLPE_OP_ROPE_KV = 5,    /* rotary into a KV cache */
+    CLPE_OP_COUNT = 6
 } clpe_op;
 
 /* Kernels of the program, one pool of cl_kernel objects each: the
- * (op, dtype) kernels at op * 4 + dtype, then the position kernel. */
+ * (op, dtype) kernels at op * 4 + dtype, then the position kernel and the
+ * KV cache's slot check. */
 typedef unsigned clpe_kernel_id;
 #define CLPE_DTYPE_COUNT 4
 #define CLPE_KERNEL_PAD_POSITIONS (CLPE_OP_COUNT * CLPE_DTYPE_COUNT)
-#define CLPE_KERNEL_COUNT (CLPE_KERNEL_PAD_POSITIONS + 1)
+#define CLPE_KERNEL_KV_CHECK_SLOTS (CLPE_KERNEL_PAD_POSITIONS + 1)
+#define CLPE_KERNEL_COUNT (CLPE_KERNEL_KV_CHECK_SLOTS + 1)
 static inline clpe_kernel_id clpe__kernel_for(clpe_op op, clpe_dtype dtype)
 {
     return (clpe_kernel_id)op * CLPE_DTYPE_COUNT + (clpe_kernel_id)dtype;
@@ -403,6 +406,25 @@ clpe_status clpe__rope_check_scaling(const clpe_rope_config *cfg, uint32_t n_pai
 clpe_status clpe__rope_tuning_words(const clpe_rope_config *cfg, uint32_t n_pairs, unsigned bits,
                                     uint64_t *hi, uint64_t *lo, double *frequencies,
                                     double *amplitude);
+
+/* rope_emulate.c: the rotary arithmetic of the kernels on the host. cos
+ * and sin of pair i at position p, times the amplitude, sin times sign (1,
+ * or -1 for the inverse); and (a, b) rotated by them, each value held
+ * exactly in a double. */
+void clpe__rope_cos_sin(const clpe_rope *rope, uint64_t p, uint32_t i, double sign, double *c,
+                        double *s);
+void clpe__rope_rotate(clpe_dtype dtype, double a, double b, double c, double s, double *ra,
+                       double *rb);
+
+/* rope_kv_enqueue.c: one of a KV cache's nested (count, pitch) dimensions
+ * (heads, slots of a block, blocks). CLPE_ERROR_INVALID_PITCH unless no two
+ * entries share an element (sorted by pitch, each dimension starts past
+ * the end of the one inside it); *span: the elements from slot 0's first
+ * past the last entry. Sorts dims. */
+typedef struct clpe_kv_dim {
+    size_t count, pitch;
+} clpe_kv_dim;
+clpe_status clpe__kv_cache_dims(clpe_kv_dim dims[3], size_t head_dim, size_t *span);
 
 /* encoder.c: upload tuning words (the low words as uint, or ulong when
  * bits is 128) into *hi_buf and *lo_buf. */

@@ -13,8 +13,8 @@
 
 /* cos and sin of pair i at position p, times the amplitude; sin negated for
  * the inverse. Float values are held exactly in the doubles. */
-static void rope_cos_sin(const clpe_rope *rope, uint64_t p, uint32_t i, double sign, double *c,
-                         double *s)
+void clpe__rope_cos_sin(const clpe_rope *rope, uint64_t p, uint32_t i, double sign, double *c,
+                        double *s)
 {
     if (rope->cfg.dtype == CLPE_DTYPE_F64) {
         double sv, cv;
@@ -30,8 +30,8 @@ static void rope_cos_sin(const clpe_rope *rope, uint64_t p, uint32_t i, double s
 }
 
 /* (a, b) -> (a c - b s, a s + b c): one product and one fma each. */
-static void rotate(clpe_dtype dtype, double a, double b, double c, double s, double *ra,
-                   double *rb)
+void clpe__rope_rotate(clpe_dtype dtype, double a, double b, double c, double s, double *ra,
+                       double *rb)
 {
     if (dtype == CLPE_DTYPE_F64) {
         *ra = fma(a, c, -(b * s));
@@ -101,8 +101,8 @@ static void rotate_token(const clpe_rope *rope, const host_region *r, size_t b, 
     for (size_t h = 0; h < r->heads; ++h) {
         char *head = r->data + (b * r->batch_pitch + s * r->row_pitch + h * r->head_pitch) * esize;
         double ra, rb;
-        rotate(dtype, clpe__load_elem(dtype, head, ka), clpe__load_elem(dtype, head, kb), c, sn,
-               &ra, &rb);
+        clpe__rope_rotate(dtype, clpe__load_elem(dtype, head, ka),
+                          clpe__load_elem(dtype, head, kb), c, sn, &ra, &rb);
         clpe__store_elem(dtype, head, ka, ra);
         clpe__store_elem(dtype, head, kb, rb);
     }
@@ -148,7 +148,7 @@ clpe_status clpe_host_rope(const clpe_rope *rope, size_t batch, size_t seq,
             uint64_t p = position_of(source, start, host_positions, seq, b, s);
             for (uint32_t i = 0; i < rope->n_pairs; ++i) {
                 double c, sn;
-                rope_cos_sin(rope, p, i, sign, &c, &sn);
+                clpe__rope_cos_sin(rope, p, i, sign, &c, &sn);
                 rotate_token(rope, &rq, b, s, i, c, sn);
                 if (k)
                     rotate_token(rope, &rk, b, s, i, c, sn);
@@ -186,7 +186,7 @@ clpe_status clpe_host_rope_cache(const clpe_rope *rope, int64_t start, size_t n,
         char *srow = (char *)sin + s * r.row_pitch * esize;
         for (uint32_t i = 0; i < rope->n_pairs; ++i) {
             double c, sn;
-            rope_cos_sin(rope, (uint64_t)start + s, i, 1.0, &c, &sn);
+            clpe__rope_cos_sin(rope, (uint64_t)start + s, i, 1.0, &c, &sn);
             size_t ka = i * stride;
             clpe__store_elem(dtype, crow, ka, c);
             clpe__store_elem(dtype, crow, ka + partner, c);

@@ -96,6 +96,7 @@ const char *clpe_status_string(clpe_status status)
     case CLPE_ERROR_INVALID_SCALING: return "rotary: unknown scaling or a scaling parameter out of range";
     case CLPE_ERROR_BUFFER_ACCESS:
         return "a buffer's CL_MEM_READ_ONLY or CL_MEM_WRITE_ONLY flag forbids this use of it";
+    case CLPE_ERROR_INVALID_SLOTS: return "KV cache: a slot out of range, or two tokens on one slot";
     default:
         return clpe_status_is_opencl(status) ? opencl_status_string(status) : "unknown status";
     }

@@ -152,11 +152,12 @@ enum {
     CLPE_ERROR_INVALID_SCALING = -2030,     /* rotary: unknown scaling or a parameter out of range */
     CLPE_ERROR_BUFFER_ACCESS = -2031,       /* a buffer's CL_MEM_READ_ONLY / CL_MEM_WRITE_ONLY
                                                forbids what the call does with it */
+    CLPE_ERROR_INVALID_SLOTS = -2032,       /* KV cache: a slot out of range, or two tokens on one slot */
 
     /* One past the last error code (counting down). Not a status: it moves
      * whenever a code is added, so never store it; tests loop from
      * CLPE_ERROR_NULL_ENCODER down to it. */
-    CLPE_ERROR_END_UNSTABLE = -2032
+    CLPE_ERROR_END_UNSTABLE = -2033
 };
 
 /* A short English description of any clpe_status, OpenCL codes included.
@@ -716,6 +717,111 @@ CLPE_API clpe_status clpe_rope_device_words(const clpe_rope *rope, cl_mem *words
  * put it before your own source (clCreateProgramWithSource takes several
  * strings) instead of an #include and an include path. Never free it. */
 CLPE_API const char *clpe_device_source(void);
+/* ---- Rotary into a KV cache ----------------------------------------------
+ *
+ * After the QKV projection an engine rotates queries and keys and writes
+ * keys and values into its KV cache. clpe_enqueue_rope_kv does it in one
+ * kernel: it reads each token's q, k and v once, writes q rotated (in place,
+ * or to q_out) and writes k rotated and v as it is into the cache slot the
+ * caller gives the token. Every bit equals clpe_enqueue_rope of q and k
+ * followed by a copy of k and v into the cache, converted to the cache's
+ * dtype (round to nearest even).
+ *
+ * The cache: a key and a value tensor of [num_blocks, block_size, heads,
+ * head_dim] through pitches; slot s is entry s % block_size of block
+ * s / block_size:
+ *   contiguous [batch, max_seq, heads, head_dim]: num_blocks = batch,
+ *     block_size = max_seq, slot = b * max_seq + position
+ *   paged [num_blocks, block_size, heads, head_dim] (the layout vLLM's
+ *     reshape_and_cache writes): slot = block * block_size + offset, with
+ *     block taken from the sequence's block table
+ *   heads outside the slots [num_blocks, heads, block_size, head_dim]:
+ *     head_pitch = block_size * head_dim, slot_pitch = head_dim
+ */
+typedef struct clpe_kv_cache {
+    cl_mem key;           /* required */
+    cl_mem value;         /* required; key's buffer is allowed where the two regions
+                             do not overlap */
+    size_t key_offset;    /* bytes to slot 0 of the key cache; a multiple of the element size */
+    size_t value_offset;  /* likewise for the value cache */
+    clpe_dtype dtype;     /* the rope's dtype, or F16 or BF16 under an F32 rope
+                             (else CLPE_ERROR_DTYPE_MISMATCH) */
+    size_t num_blocks;    /* blocks (contiguous: sequences) */
+    size_t block_size;    /* slots per block (contiguous: max_seq) */
+    size_t heads;         /* key/value heads: k's and v's heads */
+    size_t head_pitch;    /* elements from head h to h+1 of a slot; 0 means head_dim */
+    size_t slot_pitch;    /* elements from a slot to the next in its block;
+                             0 means heads * head_pitch */
+    size_t block_pitch;   /* elements from block to block; 0 means block_size * slot_pitch.
+                             No two entries of the cache may share an element */
+    uint64_t reserved[4]; /* zero */
+} clpe_kv_cache;
+
+/* Where each token goes: int64 [tokens] on the device, the cache slot of
+ * token t or -1 (a padding token: its k and v are not written; its q is
+ * rotated as every other). Every slot must be -1 or in [0, num_blocks *
+ * block_size), and no slot may appear twice in one call. The device checks
+ * that before anything is written: a call with a bad slot writes nothing,
+ * neither q nor the cache (its event still completes normally), and says so
+ * in report when that is given: two uint32 the call writes, [0] the number
+ * of tokens refused (a slot out of range, or one an earlier token of the
+ * call has), [1] the first of them (0xFFFFFFFF when none). The check runs
+ * in one work-group before the rotation: it sorts the (slot, token) pairs
+ * in local memory (tokens * 8 bytes, rounded up to a power of two), or,
+ * where they do not fit, compares each slot with every earlier one. */
+typedef struct clpe_kv_slots {
+    cl_mem buffer;        /* required: int64 slots */
+    size_t offset;        /* bytes; a multiple of 8 */
+    cl_mem report;        /* NULL, or a buffer of at least 8 bytes (written at offset 0) */
+    uint64_t reserved[2]; /* zero */
+} clpe_kv_slots;
+
+/* Rotate and cache `tokens` tokens. q, q_out, k and v are [tokens, heads,
+ * head_dim] through head_pitch and row_pitch (clpe_rope_tensor with batch 1;
+ * batch_pitch ignored), of the rope's dtype. A fused QKV projection output
+ * [tokens, (hq + 2 hk) * head_dim] is three such views of one buffer:
+ *   q: offset 0,                    heads hq, row_pitch (hq + 2 hk) * head_dim
+ *   k: offset hq * head_dim,        heads hk, the same row_pitch
+ *   v: offset (hq + hk) * head_dim, heads hk, the same row_pitch
+ * (offsets in bytes: times the element size).
+ * q may be NULL (then q_out too): keys and values only. q_out NULL rotates
+ * q in place; otherwise q_out gets q rotated (its elements past rotary_dim
+ * copied) and q is only read. k and v need cache->heads heads (GQA: q may
+ * have more). Positions as for clpe_enqueue_rope with batch 1 and seq =
+ * tokens. flags: 0 or CLPE_ROPE_INVERSE.
+ * Aliasing (CLPE_ERROR_ALIASING): the caches may not overlap each other or
+ * any other region of the call; q_out may not overlap q, k or v; q written
+ * in place may share a buffer with k and v only token-interleaved (the
+ * fused layout: the same row_pitch, each token's q, k and v apart); the
+ * positions, slots and report buffers are none of the others. */
+CLPE_API clpe_status clpe_enqueue_rope_kv(clpe_rope *rope, cl_command_queue queue, size_t tokens,
+                                          const clpe_rope_tensor *q, const clpe_rope_tensor *q_out,
+                                          const clpe_rope_tensor *k, const clpe_rope_tensor *v,
+                                          const clpe_kv_cache *cache, const clpe_kv_slots *slots,
+                                          const clpe_positions *positions, uint32_t flags,
+                                          cl_uint num_events_in_wait_list,
+                                          const cl_event *event_wait_list, cl_event *event);
+
+/* The host cache of clpe_host_rope_kv: clpe_kv_cache on host memory. */
+typedef struct clpe_host_kv_cache {
+    void *key;
+    void *value;
+    clpe_dtype dtype;
+    size_t num_blocks, block_size, heads, head_pitch, slot_pitch, block_pitch;
+    uint64_t reserved[4]; /* zero */
+} clpe_host_kv_cache;
+
+/* The exact bits of clpe_enqueue_rope_kv on host memory (tensors as for
+ * clpe_host_rope with batch 1; batch_pitch ignored). A bad slot (out of
+ * range, or repeated) returns CLPE_ERROR_INVALID_SLOTS and writes nothing. */
+CLPE_API clpe_status clpe_host_rope_kv(const clpe_rope *rope, size_t tokens,
+                                       const clpe_host_rope_tensor *q,
+                                       const clpe_host_rope_tensor *q_out,
+                                       const clpe_host_rope_tensor *k,
+                                       const clpe_host_rope_tensor *v,
+                                       const clpe_host_kv_cache *cache, const int64_t *slots,
+                                       clpe_position_source source, int64_t start,
+                                       const int64_t *host_positions, uint32_t flags);
 
 /* ---- Device selection --------------------------------------------------- */
 

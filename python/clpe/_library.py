@@ -12,8 +12,9 @@ import sys
 from ctypes import (POINTER, c_char_p, c_double, c_int, c_int32, c_int64, c_size_t, c_uint,
                     c_uint32, c_void_p)
 
-from ._abi import (CAbiEntry, CBuildLog, CConfig, CHostRopeTensor, CLaunchInfo, CPositions,
-                   CRopeConfig, CRopeTensor, CTensor, CTokenIds, c_enum, cl_handle)
+from ._abi import (CAbiEntry, CBuildLog, CConfig, CHostKvCache, CHostRopeTensor, CKvCache,
+                   CKvSlots, CLaunchInfo, CPositions, CRopeConfig, CRopeTensor, CTensor,
+                   CTokenIds, c_enum, cl_handle)
 
 c_status = c_int32
 c_encoder = c_void_p
@@ -90,6 +91,16 @@ OPTIONAL_PROTOTYPES = {
     "clpe_encoder_device_words": (c_status, [c_encoder, POINTER(cl_handle), POINTER(c_char_p)]),
     "clpe_rope_device_words": (c_status, [c_rope, POINTER(cl_handle), POINTER(c_char_p)]),
     "clpe_device_source": (c_char_p, []),
+    "clpe_enqueue_rope_kv": (c_status, [c_rope, cl_handle, c_size_t, POINTER(CRopeTensor),
+                                        POINTER(CRopeTensor), POINTER(CRopeTensor),
+                                        POINTER(CRopeTensor), POINTER(CKvCache),
+                                        POINTER(CKvSlots), POINTER(CPositions), c_uint32,
+                                        c_uint32, c_handle_list, POINTER(cl_handle)]),
+    "clpe_host_rope_kv": (c_status, [c_rope, c_size_t, POINTER(CHostRopeTensor),
+                                     POINTER(CHostRopeTensor), POINTER(CHostRopeTensor),
+                                     POINTER(CHostRopeTensor), POINTER(CHostKvCache),
+                                     POINTER(c_int64), c_enum, c_int64, POINTER(c_int64),
+                                     c_uint32]),
 }
 
 
