@@ -188,6 +188,32 @@ static const clpe_abi_entry abi_table[] = {
     ABI_FIELD(clpe_host_rope_tensor, row_pitch),
     ABI_FIELD(clpe_host_rope_tensor, batch_pitch),
     ABI_FIELD(clpe_host_rope_tensor, reserved),
+
+    /* multimodal rotary */
+    ABI_CONSTANT(CLPE_MROPE_MAX_STREAMS),
+    ABI_TYPE(clpe_mrope_ladder),
+    ABI_CONSTANT(CLPE_MROPE_ONE_LADDER),
+    ABI_CONSTANT(CLPE_MROPE_LADDER_PER_STREAM),
+
+    ABI_TYPE(clpe_mrope_config),
+    ABI_FIELD(clpe_mrope_config, rope),
+    ABI_FIELD(clpe_mrope_config, streams),
+    ABI_FIELD(clpe_mrope_config, section),
+    ABI_FIELD(clpe_mrope_config, ladder),
+    ABI_FIELD(clpe_mrope_config, reserved),
+
+    ABI_TYPE(clpe_mrope_positions),
+    ABI_FIELD(clpe_mrope_positions, buffer),
+    ABI_FIELD(clpe_mrope_positions, offset),
+    ABI_FIELD(clpe_mrope_positions, stream_pitch),
+    ABI_FIELD(clpe_mrope_positions, token_pitch),
+    ABI_FIELD(clpe_mrope_positions, reserved),
+
+    ABI_TYPE(clpe_host_mrope_positions),
+    ABI_FIELD(clpe_host_mrope_positions, data),
+    ABI_FIELD(clpe_host_mrope_positions, stream_pitch),
+    ABI_FIELD(clpe_host_mrope_positions, token_pitch),
+    ABI_FIELD(clpe_host_mrope_positions, reserved),
 };
 
 const clpe_abi_entry *clpe_abi_entries(size_t *count)

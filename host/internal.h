@@ -18,7 +18,9 @@ typedef enum clpe_op {
     CLPE_OP_GATHER = 2,
     CLPE_OP_ROPE = 3,       /* rotary embedding of queries and keys */
     CLPE_OP_ROPE_CACHE = 4, /* the rotary cos/sin cache */
-    CLPE_OP_COUNT = 5
+    CLPE_OP_MROPE = 5,      /* multimodal rotary of queries and keys (mrope.c) */
+    CLPE_OP_MROPE_CACHE = 6, /* its cos/sin cache */
+    CLPE_OP_COUNT = 7
 } clpe_op;
 
 /* Kernels of the program, one pool of cl_kernel objects each: the
@@ -119,6 +121,24 @@ struct clpe_rope {
     cl_mem tw_hi_buf;
     cl_mem tw_lo_buf;
 };
+
+/* A multimodal rotary object: per-pair tuning words laid out as the pairs
+ * are (each stream's ladder in its own section), and the section ends. */
+struct clpe_mrope {
+    clpe_mrope_config cfg;         /* cfg.rope's arrays point at the copies below */
+    uint32_t rotary_dim, n_pairs;
+    uint32_t ends[CLPE_MROPE_MAX_STREAMS - 1]; /* pair i's stream: how many ends are <= i */
+    double amplitude;
+    double *frequencies;
+    double *arrays;
+    uint64_t *tw_hi, *tw_lo;
+    clpe_program_shared *shared;   /* NULL for a host-only object */
+    cl_mem tw_hi_buf;
+    cl_mem tw_lo_buf;
+};
+
+/* The stream pair i of a multimodal rotary object turns with (mrope.c). */
+uint32_t clpe__mrope_stream(const clpe_mrope *m, uint32_t i);
 
 struct clpe_encoder {
     clpe_config cfg;
@@ -373,6 +393,21 @@ clpe_status clpe__run_launches(const clpe_launch_grid *grid, cl_command_queue qu
 clpe_status clpe__launch_rows(clpe_encoder *enc, cl_command_queue queue,
                               const clpe_row_call *call, bool gated, cl_uint num_events,
                               const cl_event *wait_list, cl_event *event);
+
+/* ---- rope_enqueue.c: checked query and key tensors ---- */
+
+/* A checked query or key tensor, in elements. */
+typedef struct clpe_rope_region {
+    cl_mem buffer;
+    size_t offset, heads, head_pitch, row_pitch, batch_pitch;
+    size_t extent;           /* elements of one token: (heads-1)*head_pitch + head_dim */
+    size_t begin_bytes, end_bytes;
+} clpe_rope_region;
+
+/* Defaults, pitches (no two elements of the tensor coincide) and extent of
+ * a [batch, seq, heads, head_dim] tensor of esize-byte elements. */
+clpe_status clpe__resolve_rope_tensor(size_t head_dim, size_t esize, const clpe_rope_tensor *t,
+                                      size_t batch, size_t seq, clpe_rope_region *r);
 
 /* ---- rope_freq.c: rotary frequencies ---- */
 

@@ -9,13 +9,7 @@
 
 #define INDEX_MAX ((size_t)UINT32_MAX)
 
-/* A checked query or key tensor, in elements. */
-typedef struct rope_region {
-    cl_mem buffer;
-    size_t offset, heads, head_pitch, row_pitch, batch_pitch;
-    size_t extent;           /* elements of one token: (heads-1)*head_pitch + head_dim */
-    size_t begin_bytes, end_bytes;
-} rope_region;
+typedef clpe_rope_region rope_region;
 
 typedef struct rope_call {
     const clpe_rope *rope;
@@ -58,8 +52,13 @@ static clpe_status check_no_overlap(dim dims[3], size_t head_dim, size_t *extent
 static clpe_status resolve_rope_tensor(const clpe_rope *rope, const clpe_rope_tensor *t,
                                        size_t batch, size_t seq, rope_region *r)
 {
-    size_t head_dim = rope->cfg.head_dim;
-    size_t esize = clpe__dtype_size(rope->cfg.dtype);
+    return clpe__resolve_rope_tensor(rope->cfg.head_dim, clpe__dtype_size(rope->cfg.dtype), t,
+                                     batch, seq, r);
+}
+
+clpe_status clpe__resolve_rope_tensor(size_t head_dim, size_t esize, const clpe_rope_tensor *t,
+                                      size_t batch, size_t seq, clpe_rope_region *r)
+{
     if (!t)
         return CLPE_ERROR_NULL_POINTER;
     if (!t->buffer)
