@@ -25,13 +25,11 @@ self.rope_kwargs, which it never sets, once positions grow past
 max_position_embeddings. LongRoPE is left out too: Qwen2-VL computes it
 once, at creation, without the call's length.
 
-Environment: CLPE_LIBRARY (default build/libclpe.so). Outside CI a missing
-torch or transformers skips the module; with CI set it fails.
+The clpe package is the installed one (scripts/test.sh installs ./python;
+CLPE_LIBRARY may name another libclpe). Outside CI a missing clpe, torch or
+transformers skips the module; with CI set it fails.
 """
 import math
-import os
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -43,11 +41,7 @@ torch = need("torch")
 transformers = need("transformers")
 from transformers.models.qwen2_vl import modeling_qwen2_vl  # noqa: E402
 
-REPOSITORY = Path(__file__).resolve().parents[2]
-os.environ.setdefault("CLPE_LIBRARY", str(REPOSITORY / "build" / "libclpe.so"))
-if "clpe" not in sys.modules:
-    sys.path.insert(0, str(REPOSITORY / "python"))
-clpe = pytest.importorskip("clpe") if not os.environ.get("CI") else __import__("clpe")
+clpe = need("clpe")
 if not getattr(clpe, "HAS_MROPE", False):
     pytest.skip("the loaded clpe has no multimodal rotary", allow_module_level=True)
 
