@@ -702,8 +702,9 @@ typedef struct clpe_mrope clpe_mrope;
 
 /* Create a multimodal rotary object on (context, device), sharing the
  * built program of an encoder, or for the host emulation only; as
- * clpe_rope_create and its siblings. Invalid streams or sections give
- * CLPE_ERROR_INVALID_ROPE, a scaling its ladder does not take
+ * clpe_rope_create and its siblings: the rope part is checked as there.
+ * Invalid streams or sections give CLPE_ERROR_INVALID_ROPE, an unknown
+ * ladder CLPE_ERROR_INVALID_CONFIG, a scaling the ladder does not take
  * CLPE_ERROR_INVALID_SCALING. */
 CLPE_API clpe_mrope *clpe_mrope_create(cl_context context, cl_device_id device,
                                        const clpe_mrope_config *cfg, clpe_build_log *log,

@@ -99,7 +99,8 @@ def _token_layout(shape, strides, itemsize, streams, what):
 
 
 def _host_positions(positions, streams):
-    """(int64 array kept alive, CHostMropePositions, batch, seq)."""
+    """(the int64 array, which the caller keeps alive through the call,
+    CHostMropePositions pointing into it, batch, seq)."""
     values = np.asarray(positions)
     if values.dtype != np.int64:
         if values.dtype.kind not in "iu":
@@ -198,7 +199,6 @@ class HostMRope(_MropeBase):
             handle, batch, seq, ctypes.byref(q_tensor),
             ctypes.byref(k_tensor) if k_tensor is not None else None,
             ctypes.byref(c_positions), ROPE_INVERSE if inverse else 0), "mrope")
-        del values
         return q
 
     def cache(self, positions):
@@ -212,7 +212,6 @@ class HostMRope(_MropeBase):
         _status.check(_status._lib.clpe_host_mrope_cache(
             self._live(), n, ctypes.byref(c_positions), cos.ctypes.data, sin.ctypes.data, 0),
             "mrope cache")
-        del values
         return cos, sin
 
 
