@@ -198,7 +198,8 @@ Test(cli_files, multimodal_positions_equal_the_host_emulation, .timeout = 120)
     uint64_t rng = 3;
     for (size_t t = 0; t < tokens; ++t)
         for (size_t j = 0; j < 3; ++j)
-            pos[j * tokens + t] = (int64_t)(t + (t > 100 && t < 4000 ? test_rand_u64(&rng) % 64 : 0));
+            pos[j * tokens + t] =
+                (int64_t)(t + (t > 100 && t < 4000 ? test_rand_u64(&rng) % 64 : 0));
     write_npy(pos_path, "<i8", 3, tokens, pos);
     clpe_mrope_config cfg = {.rope = clpe_rope_config_default(64), .streams = 3,
                              .section = {8, 12, 12}};
@@ -357,7 +358,8 @@ Test(cli_files, bad_files_and_flags_fail_cleanly, .timeout = 120)
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
         run_result r = run(cases[c].args);
         cr_expect_eq(r.status, 2, "case %zu: exit %d, want 2: %s", c, r.status, r.err);
-        cr_expect(strncmp(r.err, "clpe: ", 6) == 0 && strchr(r.err, '\n') == r.err + strlen(r.err) - 1,
+        const char *newline = strchr(r.err, '\n');
+        cr_expect(strncmp(r.err, "clpe: ", 6) == 0 && newline == r.err + strlen(r.err) - 1,
                   "case %zu: not one 'clpe: ' line: [%s]", c, r.err);
         cr_expect(strstr(r.err, cases[c].flag), "case %zu: [%s] does not name %s", c, r.err,
                   cases[c].flag);

@@ -46,7 +46,8 @@ static void fill_random(clpe_dtype t, void *data, size_t count, uint64_t *rng)
             break;
         }
         case CLPE_DTYPE_F16:
-            ((uint16_t *)data)[k] = (uint16_t)((test_rand_u64(rng) & 0x83FFu) | (14u + k % 3) << 10);
+            ((uint16_t *)data)[k] =
+                (uint16_t)((test_rand_u64(rng) & 0x83FFu) | (14u + k % 3) << 10);
             break;
         }
     }
@@ -260,8 +261,9 @@ Test(mrope, one_position_in_every_stream_is_plain_rope)
         clpe_rope_tensor ta = {.buffer = a, .heads = heads}, tb = {.buffer = b, .heads = heads};
         clpe_positions p1 = {.source = CLPE_POSITIONS_IDS, .buffer = pids};
         clpe_mrope_positions p3 = {.buffer = pstreams};
-        cr_assert_eq(clpe_enqueue_rope(rope, cl.queue, batch, seq, &ta, NULL, &p1, 0, 0, NULL, NULL),
-                     CLPE_SUCCESS);
+        cr_assert_eq(
+            clpe_enqueue_rope(rope, cl.queue, batch, seq, &ta, NULL, &p1, 0, 0, NULL, NULL),
+            CLPE_SUCCESS);
         cr_assert_eq(clpe_enqueue_mrope(m, cl.queue, batch, seq, &tb, NULL, &p3, 0, 0, NULL, NULL),
                      CLPE_SUCCESS);
         void *ra = test_buffer_read(&cl, a, bytes), *rb = test_buffer_read(&cl, b, bytes);
@@ -367,8 +369,10 @@ Test(mrope, cache_equals_host_and_follows_the_sections)
         for (size_t k = 0; k < 3 * n; ++k)
             pos[k] = (int64_t)(test_rand_u64(&rng) % 5000) - 100;
         cl_mem pb = test_buffer_from(&cl, pos, sizeof pos);
-        cl_mem cb = test_buffer_poisoned(&cl, bytes, 0x5A), sb = test_buffer_poisoned(&cl, bytes, 0x5A);
-        clpe_tensor ct = {.buffer = cb, .row_pitch = pitch}, stt = {.buffer = sb, .row_pitch = pitch};
+        cl_mem cb = test_buffer_poisoned(&cl, bytes, 0x5A);
+        cl_mem sb = test_buffer_poisoned(&cl, bytes, 0x5A);
+        clpe_tensor ct = {.buffer = cb, .row_pitch = pitch};
+        clpe_tensor stt = {.buffer = sb, .row_pitch = pitch};
         clpe_mrope_positions p = {.buffer = pb};
         cr_assert_eq(clpe_enqueue_mrope_cache(m, cl.queue, n, &p, &ct, &stt, 0, NULL, NULL),
                      CLPE_SUCCESS);
@@ -377,7 +381,8 @@ Test(mrope, cache_equals_host_and_follows_the_sections)
         memset(hs, 0x5A, bytes);
         clpe_host_mrope_positions hp = {.data = pos};
         cr_assert_eq(clpe_host_mrope_cache(m, n, &hp, hc, hs, pitch), CLPE_SUCCESS);
-        unsigned char *dc = test_buffer_read(&cl, cb, bytes), *ds = test_buffer_read(&cl, sb, bytes);
+        unsigned char *dc = test_buffer_read(&cl, cb, bytes);
+        unsigned char *ds = test_buffer_read(&cl, sb, bytes);
         cr_assert_eq(memcmp(dc, hc, bytes), 0, "dtype %d: cos cache differs from the host", dt);
         cr_assert_eq(memcmp(ds, hs, bytes), 0, "dtype %d: sin cache differs from the host", dt);
         free(hc);

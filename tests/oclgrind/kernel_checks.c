@@ -431,7 +431,8 @@ static void check_mrope_one(ctx *c, clpe_mrope *m, const clpe_mrope_config *cfg,
         exit(2);
     memset(poison, 0x5A, bytes);
     cl_mem cbuf = buffer_from(c, poison, bytes), sbuf = buffer_from(c, poison, bytes);
-    clpe_tensor ct = {.buffer = cbuf, .row_pitch = pitch}, st = {.buffer = sbuf, .row_pitch = pitch};
+    clpe_tensor ct = {.buffer = cbuf, .row_pitch = pitch};
+    clpe_tensor st = {.buffer = sbuf, .row_pitch = pitch};
     expect_status(c, what, clpe_enqueue_mrope_cache(m, c->queue, tokens, &dp, &ct, &st, 0, NULL,
                                                     NULL));
     expect_buffer(c, what, cbuf, cw, bytes, esize);
