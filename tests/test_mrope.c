@@ -7,6 +7,7 @@
  * 2^-22 * m * hypot(a, b) of the exact rotation (the MPFR reference of
  * reference/); every bad argument gets its status and writes nothing.
  */
+#include "sha256.h"
 #include "support.h"
 
 #include "reference/reference.h"
@@ -569,4 +570,156 @@ Test(mrope, bad_arguments_get_their_status_and_write_nothing)
     clReleaseMemObject(small);
     clReleaseMemObject(qb);
     clpe_mrope_release(m);
+}
+
+/* Every output bit pinned, as tests/test_digests.c pins the other calls:
+ * SHA-256 of q and k (or cos and sin) after the call, through the host
+ * emulation and on the device. The digests were taken from this emulation
+ * once the MPFR and Hugging Face tests above had checked it; a change meant
+ * to move bits updates them from what CLPE_DIGESTS_PRINT=1 prints. */
+typedef struct pinned_case {
+    const char *name;
+    clpe_mrope_config cfg;
+    bool cache, token_major;
+    const char *digest;
+} pinned_case;
+
+static void pinned_config(pinned_case *c, int k)
+{
+    clpe_mrope_config text = {.rope = clpe_rope_config_default(128), .streams = 3,
+                              .section = {16, 24, 24}};
+    text.rope.base = 1000000.0;
+    switch (k) {
+    case 0: /* Qwen2-VL 7B, f32 */
+        c->cfg = text;
+        break;
+    case 1: /* YaRN x4, bf16, interleaved, head_dim 64 */
+        c->cfg = (clpe_mrope_config){.rope = clpe_rope_config_default(64), .streams = 3,
+                                     .section = {8, 12, 12}};
+        c->cfg.rope.dtype = CLPE_DTYPE_BF16;
+        c->cfg.rope.pairing = CLPE_ROPE_INTERLEAVED;
+        c->cfg.rope.scaling = CLPE_ROPE_YARN;
+        c->cfg.rope.factor = 4;
+        c->cfg.rope.original_max_position = 32768;
+        break;
+    case 2: /* the vision tower, f16, positions [patches, 2] */
+        c->cfg = clpe_mrope_config_vision(80);
+        c->cfg.rope.dtype = CLPE_DTYPE_F16;
+        c->token_major = true;
+        break;
+    case 3: /* Llama 3 scaling, f64, partial rotary 96 of 128 */
+        c->cfg = text;
+        c->cfg.rope.dtype = CLPE_DTYPE_F64;
+        c->cfg.rope.rotary_dim = 96;
+        c->cfg.section[0] = 8, c->cfg.section[1] = 20, c->cfg.section[2] = 20;
+        c->cfg.rope.base = 500000.0;
+        c->cfg.rope.scaling = CLPE_ROPE_LLAMA3;
+        c->cfg.rope.factor = 8;
+        c->cfg.rope.low_freq_factor = 1;
+        c->cfg.rope.high_freq_factor = 4;
+        c->cfg.rope.original_max_position = 8192;
+        break;
+    case 4: /* the cos/sin cache of case 0 */
+        c->cfg = text;
+        c->cache = true;
+        break;
+    }
+}
+
+static pinned_case pinned[] = {
+    {.name = "qwen2-vl-7b f32",
+     .digest = "8ef8a5eb1da86fd202a70e1b47d26f334b42b760a7f4eed428694417c0f5ce5c"},
+    {.name = "yarn bf16 interleaved",
+     .digest = "e36295e9125d42852736d83845537451d0efb89146c791a0f8b68ff67d436129"},
+    {.name = "vision f16",
+     .digest = "d243467826dd7a46061c0eb9d336d35b4a642796a17e253afea004a9b15f3ee8"},
+    {.name = "llama3 f64 partial",
+     .digest = "fa2fe634b6c2fabfe798888bd02f48db0bb9a07e13ce1456014e65cfabf8d4fb"},
+    {.name = "qwen2-vl-7b cache f32",
+     .digest = "fe93af128c403dc859d3ebc1587592bd34d2e8a487486e8be68b4438fd4ea72f"},
+};
+
+static void expect_pinned(const pinned_case *c, const void *bytes, size_t size, const char *how)
+{
+    char hex[65];
+    sha256_hex(bytes, size, hex);
+    if (getenv("CLPE_DIGESTS_PRINT"))
+        fprintf(stderr, "digest %-6s %s  %s\n", how, hex, c->name);
+    cr_expect_str_eq(hex, c->digest, "%s, %s: output digest %s, pinned %s", c->name, how, hex,
+                     c->digest);
+}
+
+Test(mrope, outputs_are_pinned)
+{
+    for (size_t n = 0; n < sizeof pinned / sizeof pinned[0]; ++n) {
+        pinned_case *c = &pinned[n];
+        pinned_config(c, (int)n);
+        const clpe_dtype dt = c->cfg.rope.dtype;
+        const size_t es = esize(dt), hd = c->cfg.rope.head_dim, streams = c->cfg.streams;
+        const size_t batch = 2, seq = 37, hq = 3, hk = 1, tokens = batch * seq;
+        const size_t rotary = c->cfg.rope.rotary_dim ? c->cfg.rope.rotary_dim : hd;
+        /* q then k (rotation), or cos then sin (cache), in one block */
+        const size_t qn = tokens * hq * hd, kn = tokens * hk * hd;
+        const size_t count = c->cache ? 2 * tokens * rotary : qn + kn, bytes = count * es;
+        uint64_t rng = 1000 + n;
+        int64_t *pos = malloc(tokens * streams * sizeof *pos);
+        for (size_t k = 0; k < tokens * streams; ++k) /* around 0, 2^24 and 2^62 */
+            pos[k] = (int64_t)(test_rand_u64(&rng) % 4096) +
+                     (k % 3 == 1 ? (int64_t)1 << 24 : k % 3 == 2 ? (int64_t)1 << 62 : 0);
+        const size_t sp = c->token_major ? 1 : 0, tp = c->token_major ? streams : 0;
+        unsigned char *host_bytes = malloc(bytes);
+        fill_random(dt, host_bytes, count, &rng);
+        unsigned char *input = malloc(bytes);
+        memcpy(input, host_bytes, bytes);
+        clpe_mrope *host = clpe_mrope_create_host(&c->cfg, NULL);
+        cr_assert_not_null(host, "%s", c->name);
+        clpe_host_mrope_positions hp = {.data = pos, .stream_pitch = sp, .token_pitch = tp};
+        if (c->cache) {
+            cr_assert_eq(clpe_host_mrope_cache(host, tokens, &hp, host_bytes,
+                                               host_bytes + bytes / 2, 0),
+                         CLPE_SUCCESS);
+        } else {
+            clpe_host_rope_tensor q = {.data = host_bytes, .heads = hq};
+            clpe_host_rope_tensor k = {.data = host_bytes + qn * es, .heads = hk};
+            cr_assert_eq(clpe_host_mrope(host, batch, seq, &q, &k, &hp, 0), CLPE_SUCCESS);
+        }
+        expect_pinned(c, host_bytes, bytes, "host");
+        if (clpe_device_supports_dtype(cl.device, dt)) {
+            clpe_mrope *m = make_mrope(&c->cfg);
+            cl_mem buf = test_buffer_from(&cl, input, bytes);
+            cl_mem pbuf = test_buffer_from(&cl, pos, tokens * streams * sizeof *pos);
+            clpe_mrope_positions dp = {.buffer = pbuf, .stream_pitch = sp, .token_pitch = tp};
+            clpe_status st;
+            if (c->cache) {
+                /* cos in the first half of one buffer, sin in the second of another */
+                cl_mem other = test_buffer_from(&cl, input, bytes);
+                clpe_tensor ct = {.buffer = buf};
+                clpe_tensor stt = {.buffer = other, .offset = bytes / 2};
+                st = clpe_enqueue_mrope_cache(m, cl.queue, tokens, &dp, &ct, &stt, 0, NULL, NULL);
+                cr_assert_eq(st, CLPE_SUCCESS, "%s: %d", c->name, st);
+                unsigned char *cos = test_buffer_read(&cl, buf, bytes);
+                unsigned char *sin = test_buffer_read(&cl, other, bytes);
+                memcpy(cos + bytes / 2, sin + bytes / 2, bytes / 2);
+                expect_pinned(c, cos, bytes, "device");
+                free(cos);
+                free(sin);
+                clReleaseMemObject(other);
+            } else {
+                clpe_rope_tensor q = {.buffer = buf, .heads = hq};
+                clpe_rope_tensor k = {.buffer = buf, .offset = qn * es, .heads = hk};
+                st = clpe_enqueue_mrope(m, cl.queue, batch, seq, &q, &k, &dp, 0, 0, NULL, NULL);
+                cr_assert_eq(st, CLPE_SUCCESS, "%s: %d", c->name, st);
+                unsigned char *dev = test_buffer_read(&cl, buf, bytes);
+                expect_pinned(c, dev, bytes, "device");
+                free(dev);
+            }
+            clReleaseMemObject(buf);
+            clReleaseMemObject(pbuf);
+            clpe_mrope_release(m);
+        }
+        clpe_mrope_release(host);
+        free(input);
+        free(host_bytes);
+        free(pos);
+    }
 }
