@@ -96,6 +96,20 @@ def test_vision_cache_on_the_device(cl, context, queue):
     assert np.array_equal(host_cos[:, :8], host_cos[:, 8:])
 
 
+def test_strided_device_positions(cl, context, queue):
+    """The vision tower's pos_ids [patches, 2] on the device, seen as [2,
+    patches] through a transposed view: no copy, the same bits."""
+    rope = clpe.MRope(context, head_dim=HEAD_DIM, vision=True)
+    rng = np.random.default_rng(6)
+    pos_ids = rng.integers(0, 1 << 20, (11, 2))
+    q0 = rng.standard_normal((11, 3, HEAD_DIM)).astype(np.float32)  # [patches, heads, d]
+    q = cl.array.to_device(queue, q0)
+    positions = cl.array.to_device(queue, pos_ids.astype(np.int64))
+    rope.rotate(queue, q, positions=positions.transpose((1, 0))).wait()
+    expected = rope.host().rotate(q0.copy(), positions=pos_ids.T)
+    assert_same_bits(q.get(), expected)
+
+
 def test_like_an_encoder_and_inverse(cl, context, queue):
     rope = clpe.MRope.like(clpe.Encoder(context, d=8), head_dim=HEAD_DIM, mrope_section=SECTION)
     q0 = np.random.default_rng(5).standard_normal((1, 3, 2, HEAD_DIM)).astype(np.float32)
