@@ -223,6 +223,31 @@ static const clpe_abi_entry abi_table[] = {
     ABI_FIELD(clpe_host_kv_cache, slot_pitch),
     ABI_FIELD(clpe_host_kv_cache, block_pitch),
     ABI_FIELD(clpe_host_kv_cache, reserved),
+    /* multimodal rotary */
+    ABI_CONSTANT(CLPE_MROPE_MAX_STREAMS),
+    ABI_TYPE(clpe_mrope_ladder),
+    ABI_CONSTANT(CLPE_MROPE_ONE_LADDER),
+    ABI_CONSTANT(CLPE_MROPE_LADDER_PER_STREAM),
+
+    ABI_TYPE(clpe_mrope_config),
+    ABI_FIELD(clpe_mrope_config, rope),
+    ABI_FIELD(clpe_mrope_config, streams),
+    ABI_FIELD(clpe_mrope_config, section),
+    ABI_FIELD(clpe_mrope_config, ladder),
+    ABI_FIELD(clpe_mrope_config, reserved),
+
+    ABI_TYPE(clpe_mrope_positions),
+    ABI_FIELD(clpe_mrope_positions, buffer),
+    ABI_FIELD(clpe_mrope_positions, offset),
+    ABI_FIELD(clpe_mrope_positions, stream_pitch),
+    ABI_FIELD(clpe_mrope_positions, token_pitch),
+    ABI_FIELD(clpe_mrope_positions, reserved),
+
+    ABI_TYPE(clpe_host_mrope_positions),
+    ABI_FIELD(clpe_host_mrope_positions, data),
+    ABI_FIELD(clpe_host_mrope_positions, stream_pitch),
+    ABI_FIELD(clpe_host_mrope_positions, token_pitch),
+    ABI_FIELD(clpe_host_mrope_positions, reserved),
 };
 
 const clpe_abi_entry *clpe_abi_entries(size_t *count)

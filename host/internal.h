@@ -18,8 +18,10 @@ typedef enum clpe_op {
     CLPE_OP_GATHER = 2,
     CLPE_OP_ROPE = 3,       /* rotary embedding of queries and keys */
     CLPE_OP_ROPE_CACHE = 4, /* the rotary cos/sin cache */
-    CLPE_OP_ROPE_KV = 5,    /* rotary into a KV cache */
-    CLPE_OP_COUNT = 6
+    CLPE_OP_ROPE_KV = 5,     /* rotary into a KV cache */
+    CLPE_OP_MROPE = 6,       /* multimodal rotary of queries and keys (mrope.c) */
+    CLPE_OP_MROPE_CACHE = 7, /* its cos/sin cache */
+    CLPE_OP_COUNT = 8
 } clpe_op;
 
 /* Kernels of the program, one pool of cl_kernel objects each: the
@@ -122,6 +124,24 @@ struct clpe_rope {
     cl_mem tw_hi_buf;
     cl_mem tw_lo_buf;
 };
+
+/* A multimodal rotary object: per-pair tuning words laid out as the pairs
+ * are (each stream's ladder in its own section), and the section ends. */
+struct clpe_mrope {
+    clpe_mrope_config cfg;         /* cfg.rope's arrays point at the copies below */
+    uint32_t rotary_dim, n_pairs;
+    uint32_t ends[CLPE_MROPE_MAX_STREAMS - 1]; /* pair i's stream: how many ends are <= i */
+    double amplitude;
+    double *frequencies;
+    double *arrays;
+    uint64_t *tw_hi, *tw_lo;
+    clpe_program_shared *shared;   /* NULL for a host-only object */
+    cl_mem tw_hi_buf;
+    cl_mem tw_lo_buf;
+};
+
+/* The stream pair i of a multimodal rotary object turns with (mrope.c). */
+uint32_t clpe__mrope_stream(const clpe_mrope *m, uint32_t i);
 
 struct clpe_encoder {
     clpe_config cfg;
@@ -382,9 +402,11 @@ clpe_status clpe__launch_rows(clpe_encoder *enc, cl_command_queue queue,
 /* A checked query or key tensor, in elements: the device call's and the
  * host emulation's alike. */
 typedef struct clpe_rope_region {
+    cl_mem buffer;      /* the device tensor's buffer (clpe__resolve_rope_tensor only) */
     size_t offset, heads, head_pitch, row_pitch, batch_pitch;
-    size_t extent;    /* elements of one token: (heads-1)*head_pitch + head_dim */
-    size_t end_bytes; /* bytes from the start past the last element touched */
+    size_t extent;      /* elements of one token: (heads-1)*head_pitch + head_dim */
+    size_t begin_bytes; /* bytes from the start to the first element */
+    size_t end_bytes;   /* bytes from the start past the last element touched */
 } clpe_rope_region;
 
 /* Defaults (0 pitches), heads, tokens and sequences that must not share an
@@ -392,6 +414,11 @@ typedef struct clpe_rope_region {
  * the size of a [batch, seq, heads, head_dim] tensor, buffer aside. */
 clpe_status clpe__resolve_rope_region(const clpe_rope *rope, size_t offset_bytes, size_t heads,
                                       size_t head_pitch, size_t row_pitch, size_t batch_pitch,
+                                      size_t batch, size_t seq, clpe_rope_region *r);
+
+/* The same for a device tensor of head_dim elements of esize bytes per
+ * head, with its pointer, buffer and reserved fields checked. */
+clpe_status clpe__resolve_rope_tensor(size_t head_dim, size_t esize, const clpe_rope_tensor *t,
                                       size_t batch, size_t seq, clpe_rope_region *r);
 
 /* ---- rope_freq.c: rotary frequencies ---- */

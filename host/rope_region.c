@@ -36,12 +36,10 @@ static clpe_status check_no_overlap(dim dims[3], size_t head_dim)
     return CLPE_SUCCESS;
 }
 
-clpe_status clpe__resolve_rope_region(const clpe_rope *rope, size_t offset_bytes, size_t heads,
-                                      size_t head_pitch, size_t row_pitch, size_t batch_pitch,
-                                      size_t batch, size_t seq, clpe_rope_region *r)
+static clpe_status resolve(size_t head_dim, size_t esize, size_t offset_bytes, size_t heads,
+                           size_t head_pitch, size_t row_pitch, size_t batch_pitch, size_t batch,
+                           size_t seq, clpe_rope_region *r)
 {
-    size_t head_dim = rope->cfg.head_dim;
-    size_t esize = clpe__dtype_size(rope->cfg.dtype);
     if (heads == 0)
         return CLPE_ERROR_INVALID_ROPE;
     if (offset_bytes % esize)
@@ -70,6 +68,7 @@ clpe_status clpe__resolve_rope_region(const clpe_rope *rope, size_t offset_bytes
         return CLPE_ERROR_TOO_LARGE;
     if (r->extent > INDEX_MAX) /* the kernels step heads in 32 bits */
         return CLPE_ERROR_TOO_LARGE;
+    r->begin_bytes = r->offset * esize;
     r->end_bytes = 0;
     if (batch && seq) {
         size_t last = 0, t1 = 0;
@@ -80,6 +79,29 @@ clpe_status clpe__resolve_rope_region(const clpe_rope *rope, size_t offset_bytes
             return CLPE_ERROR_TOO_LARGE;
     }
     return CLPE_SUCCESS;
+}
+
+clpe_status clpe__resolve_rope_region(const clpe_rope *rope, size_t offset_bytes, size_t heads,
+                                      size_t head_pitch, size_t row_pitch, size_t batch_pitch,
+                                      size_t batch, size_t seq, clpe_rope_region *r)
+{
+    r->buffer = NULL;
+    return resolve(rope->cfg.head_dim, clpe__dtype_size(rope->cfg.dtype), offset_bytes, heads,
+                   head_pitch, row_pitch, batch_pitch, batch, seq, r);
+}
+
+clpe_status clpe__resolve_rope_tensor(size_t head_dim, size_t esize, const clpe_rope_tensor *t,
+                                      size_t batch, size_t seq, clpe_rope_region *r)
+{
+    if (!t)
+        return CLPE_ERROR_NULL_POINTER;
+    if (!t->buffer)
+        return CLPE_ERROR_NULL_BUFFER;
+    if (!CLPE__RESERVED_ZERO(t))
+        return CLPE_ERROR_RESERVED_FIELD;
+    r->buffer = t->buffer;
+    return resolve(head_dim, esize, t->offset, t->heads, t->head_pitch, t->row_pitch,
+                   t->batch_pitch, batch, seq, r);
 }
 
 clpe_footprint clpe__rope_footprint(const clpe_rope *rope, const clpe_rope_region *r,

@@ -823,6 +823,143 @@ CLPE_API clpe_status clpe_host_rope_kv(const clpe_rope *rope, size_t tokens,
                                        clpe_position_source source, int64_t start,
                                        const int64_t *host_positions, uint32_t flags);
 
+/* ---- Multimodal rotary (M-RoPE) and vision rotary --------------------------
+ *
+ * Multimodal models give each token several positions, one per stream, and
+ * share the rotary pairs among the streams. Qwen2-VL and Qwen2.5-VL
+ * (transformers' modeling_qwen2_vl.py) rotate the language model's queries
+ * and keys by three positions per token, temporal, height and width
+ * (position_ids [3, batch, seq]; a text token has the same value in all
+ * three), and mrope_section splits the pairs: pairs [0, s0) turn with the
+ * temporal position, [s0, s0 + s1) with the height, the rest with the width
+ * (apply_multimodal_rotary_pos_emb; its `mrope_section * 2` is the same split
+ * applied to both halves of rotate_half, so with CLPE_ROPE_HALF_SPLIT pair i
+ * is (i, i + rotary_dim/2) and turns by its stream's position times w_i).
+ * The frequencies w_i and the amplitude are those of the rope config, with
+ * any of its scalings (Qwen2VLRotaryEmbedding takes them from the same
+ * rope_init_fns): CLPE_MROPE_ONE_LADDER.
+ *
+ * The vision tower rotates each patch by its (row, column) position
+ * (rot_pos_emb's [patches, 2] positions): the first half of the pairs by the
+ * row, the second by the column, and each half has a frequency ladder of its
+ * own, w_j = base^(-2j / (2 * section)) for its j-th pair
+ * (VisionRotaryEmbedding(head_dim / 2) indexed by both positions, then
+ * apply_rotary_pos_emb_vision): CLPE_MROPE_LADDER_PER_STREAM, as
+ * clpe_mrope_config_vision() sets it up.
+ *
+ * The arithmetic of each pair is clpe_enqueue_rope's, with the exact phase
+ * of its own stream's position: float32 within 2^-22 * m * hypot(a, b) of
+ * the exact rotation at every int64 position, bit-identical on every
+ * conformant device and predictable by clpe_host_mrope().
+ */
+
+/* Most position streams one object takes. */
+#define CLPE_MROPE_MAX_STREAMS 4
+
+typedef enum clpe_mrope_ladder {
+    CLPE_MROPE_ONE_LADDER = 0,       /* w_i of the rope config over all rotary_dim/2 pairs
+                                        (Qwen2-VL's language model); every scaling applies */
+    CLPE_MROPE_LADDER_PER_STREAM = 1 /* each stream's pairs a ladder of their own: w_j of the
+                                        rope config computed as if rotary_dim were 2 * section
+                                        (Qwen2-VL's vision tower); scaling DEFAULT or LINEAR */
+} clpe_mrope_ladder;
+
+/* What a multimodal rotary object computes. */
+typedef struct clpe_mrope_config {
+    clpe_rope_config rope;      /* head_dim, rotary_dim, base, pairing, dtype, scaling as for
+                                   clpe_rope_create (Qwen2-VL: half-split, base 1e6) */
+    uint32_t streams;           /* position streams, 1 .. CLPE_MROPE_MAX_STREAMS
+                                   (Qwen2-VL: 3 for text, 2 for vision) */
+    uint32_t section[CLPE_MROPE_MAX_STREAMS]; /* pairs of each stream, in order; they sum to
+                                   rotary_dim / 2 (Qwen2-VL 7B: mrope_section {16, 24, 24});
+                                   entries from `streams` on are zero */
+    clpe_mrope_ladder ladder;
+    uint64_t reserved[4];       /* zero */
+} clpe_mrope_config;
+
+/* Qwen2-VL's vision tower for head_dim (a multiple of 4; 80 in Qwen2-VL):
+ * two streams (row, column) of head_dim / 4 pairs each, one ladder per
+ * stream, base 10000, half-split, float32. */
+CLPE_API clpe_mrope_config clpe_mrope_config_vision(uint32_t head_dim);
+
+typedef struct clpe_mrope clpe_mrope;
+
+/* Create a multimodal rotary object on (context, device), sharing the
+ * built program of an encoder, or for the host emulation only; as
+ * clpe_rope_create and its siblings: the rope part is checked as there.
+ * Invalid streams or sections give CLPE_ERROR_INVALID_ROPE, an unknown
+ * ladder CLPE_ERROR_INVALID_CONFIG, a scaling the ladder does not take
+ * CLPE_ERROR_INVALID_SCALING. */
+CLPE_API clpe_mrope *clpe_mrope_create(cl_context context, cl_device_id device,
+                                       const clpe_mrope_config *cfg, clpe_build_log *log,
+                                       clpe_status *status);
+CLPE_API clpe_mrope *clpe_mrope_create_like(const clpe_encoder *like,
+                                            const clpe_mrope_config *cfg, clpe_status *status);
+CLPE_API clpe_mrope *clpe_mrope_create_host(const clpe_mrope_config *cfg, clpe_status *status);
+/* NULL is a no-op. Work already enqueued stays valid. */
+CLPE_API void clpe_mrope_release(clpe_mrope *mrope);
+
+/* Pair i's frequency w_i (rotary_dim / 2 of them, rounded to double), the
+ * stream it turns with, and the amplitude m; any pointer may be NULL. */
+CLPE_API clpe_status clpe_mrope_get_frequencies(const clpe_mrope *mrope, double *frequencies,
+                                                uint32_t *stream_of_pair, size_t count,
+                                                double *amplitude);
+
+/* The positions of every token (b, s), flat index t = b * seq + s, int64:
+ * stream j of token t at element j * stream_pitch + t * token_pitch after
+ * the offset.
+ *   torch position_ids [3, batch, seq]:  stream_pitch 0 (batch * seq), token_pitch 0 (1)
+ *   Qwen2-VL vision pos_ids [patches, 2]: stream_pitch 1, token_pitch 2 */
+typedef struct clpe_mrope_positions {
+    cl_mem buffer;          /* required, on the object's context */
+    size_t offset;          /* bytes; a multiple of 8 */
+    size_t stream_pitch;    /* elements; 0 means batch * seq */
+    size_t token_pitch;     /* elements; 0 means 1 */
+    uint64_t reserved[2];   /* zero */
+} clpe_mrope_positions;
+
+/* Rotate queries q and keys k (k may be NULL) in place, as
+ * clpe_enqueue_rope does, each pair by its stream's position. Positions
+ * wrap modulo 2^64; their buffer may not be q's or k's (CLPE_ERROR_ALIASING).
+ * flags: 0 or CLPE_ROPE_INVERSE. batch == 0 or seq == 0 enqueues nothing
+ * (a marker if event is non-NULL). */
+CLPE_API clpe_status clpe_enqueue_mrope(clpe_mrope *mrope, cl_command_queue queue, size_t batch,
+                                        size_t seq, const clpe_rope_tensor *q,
+                                        const clpe_rope_tensor *k,
+                                        const clpe_mrope_positions *positions, uint32_t flags,
+                                        cl_uint num_events_in_wait_list,
+                                        const cl_event *event_wait_list, cl_event *event);
+
+/* The cos/sin cache of n tokens (batch 1, seq n of positions): cos and sin
+ * each [n, rotary_dim] in the object's dtype, as clpe_enqueue_rope_cache
+ * lays them out, each pair's value from its stream's position: the cos and
+ * sin that apply_multimodal_rotary_pos_emb (or apply_rotary_pos_emb_vision)
+ * multiplies by, after its section select. */
+CLPE_API clpe_status clpe_enqueue_mrope_cache(clpe_mrope *mrope, cl_command_queue queue,
+                                              size_t n, const clpe_mrope_positions *positions,
+                                              const clpe_tensor *cos, const clpe_tensor *sin,
+                                              cl_uint num_events_in_wait_list,
+                                              const cl_event *event_wait_list, cl_event *event);
+
+/* Host positions for the emulation: pitches as in clpe_mrope_positions. */
+typedef struct clpe_host_mrope_positions {
+    const int64_t *data;
+    size_t stream_pitch, token_pitch;
+    uint64_t reserved[2];   /* zero */
+} clpe_host_mrope_positions;
+
+/* The exact bits of clpe_enqueue_mrope on host memory. */
+CLPE_API clpe_status clpe_host_mrope(const clpe_mrope *mrope, size_t batch, size_t seq,
+                                     const clpe_host_rope_tensor *q,
+                                     const clpe_host_rope_tensor *k,
+                                     const clpe_host_mrope_positions *positions, uint32_t flags);
+
+/* The exact bits of clpe_enqueue_mrope_cache: n rows of row_pitch elements
+ * (0 means rotary_dim) into cos and sin. */
+CLPE_API clpe_status clpe_host_mrope_cache(const clpe_mrope *mrope, size_t n,
+                                           const clpe_host_mrope_positions *positions, void *cos,
+                                           void *sin, size_t row_pitch);
+
 /* ---- Device selection --------------------------------------------------- */
 
 /* Pick a device by selector, the same rule every clpe tool uses:
