@@ -7,6 +7,7 @@
  *   clpe_odometer.cl  the phase of a pair walking down the rows
  *   clpe_rows.cl      table, add and gather, included once per storage type
  *   clpe_rope.cl      rotary embedding and its cos/sin cache, likewise
+ *   clpe_mrope.cl     multimodal and vision rotary (clpe_mrope_interface.h), likewise
  * and clpe_pad_positions below.
  *
  * Contraction of a*b+c into fma is off: the host emulation must see exactly
@@ -18,6 +19,7 @@
 #endif
 
 #include "clpe_interface.h"
+#include "clpe_mrope_interface.h"
 #include "clpe_phase.h"
 #include "clpe_storage.cl"
 #include "clpe_odometer.cl"
@@ -200,6 +202,7 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #define PE_W PE_PAIRS
 #include "clpe_rows.cl"
 #include "clpe_rope.cl"
+#include "clpe_mrope.cl"
 #undef PE_NAME
 #undef PE_T
 #undef PE_W
@@ -226,6 +229,7 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #undef PE_W
 #define PE_W PE_PAIRS_ROPE16
 #include "clpe_rope.cl"
+#include "clpe_mrope.cl"
 #undef PE_NAME
 #undef PE_T
 #undef PE_ZIP_ONCE
@@ -241,6 +245,7 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #undef PE_W
 #define PE_W PE_PAIRS_ROPE16
 #include "clpe_rope.cl"
+#include "clpe_mrope.cl"
 #undef PE_NAME
 #undef PE_T
 #undef PE_R
@@ -271,6 +276,7 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #define PE_W PE_PAIRS
 #include "clpe_rows.cl"
 #include "clpe_rope.cl"
+#include "clpe_mrope.cl"
 #undef PE_NAME
 #undef PE_T
 #undef PE_R
@@ -286,6 +292,9 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #undef PE_AHEAD_STEPS
 #undef PE_TICK_IN_STEPS
 #undef PE_NARROW
+
+#include "clpe_rope_kv_interface.h"
+#include "clpe_rope_kv.cl" /* rotary into a KV cache */
 
 /* Pad-aware positions: one work-item per sequence walks its row, counting
  * the tokens that are not padding (fairseq's make_positions). */

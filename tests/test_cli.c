@@ -804,7 +804,7 @@ static const bad_case BAD[] = {
     {2, "--rotary-dim must be even (it rotates pairs), got 5", NULL, {ROPE_ARGS, "--rotary-dim", "5", ROPE_OUTS}},
     {2, "--head-dim without --rotary-dim must be even", NULL, {"rope-cache", "--seq", "4", "--head-dim", "7", ROPE_OUTS}},
     {2, "--pairing must be half or interleaved, got 'split'", NULL, {ROPE_ARGS, "--pairing", "split", ROPE_OUTS}},
-    {2, "--scaling must be default, linear, dynamic, yarn or llama3, got 'ntk'", NULL, {ROPE_ARGS, "--scaling", "ntk", ROPE_OUTS}},
+    {2, "--scaling must be default, linear, dynamic, yarn, llama3 or longrope, got 'ntk'", NULL, {ROPE_ARGS, "--scaling", "ntk", ROPE_OUTS}},
     {2, "--scaling linear needs --factor", NULL, {ROPE_ARGS, "--scaling", "linear", ROPE_OUTS}},
     {2, "--scaling llama3 needs --original-max-position", NULL, {ROPE_ARGS, "--scaling", "llama3", "--factor", "8", ROPE_OUTS}},
     {2, "--factor does not apply to --scaling default", NULL, {ROPE_ARGS, "--factor", "2", ROPE_OUTS}},

@@ -12,8 +12,10 @@ import sys
 from ctypes import (POINTER, c_char_p, c_double, c_int, c_int32, c_int64, c_size_t, c_uint,
                     c_uint32, c_void_p)
 
-from ._abi import (CAbiEntry, CBuildLog, CConfig, CHostRopeTensor, CLaunchInfo, CPositions,
-                   CRopeConfig, CRopeTensor, CTensor, CTokenIds, c_enum, cl_handle)
+from ._abi import (CAbiEntry, CBuildLog, CConfig, CHostKvCache, CHostMropePositions,
+                   CHostRopeTensor, CKvCache, CKvSlots, CLaunchInfo, CMropeConfig,
+                   CMropePositions, CPositions, CRopeConfig, CRopeTensor, CTensor, CTokenIds,
+                   c_enum, cl_handle)
 
 c_status = c_int32
 c_encoder = c_void_p
@@ -90,6 +92,38 @@ OPTIONAL_PROTOTYPES = {
     "clpe_encoder_device_words": (c_status, [c_encoder, POINTER(cl_handle), POINTER(c_char_p)]),
     "clpe_rope_device_words": (c_status, [c_rope, POINTER(cl_handle), POINTER(c_char_p)]),
     "clpe_device_source": (c_char_p, []),
+    "clpe_enqueue_rope_kv": (c_status, [c_rope, cl_handle, c_size_t, POINTER(CRopeTensor),
+                                        POINTER(CRopeTensor), POINTER(CRopeTensor),
+                                        POINTER(CRopeTensor), POINTER(CKvCache),
+                                        POINTER(CKvSlots), POINTER(CPositions), c_uint32,
+                                        c_uint32, c_handle_list, POINTER(cl_handle)]),
+    "clpe_host_rope_kv": (c_status, [c_rope, c_size_t, POINTER(CHostRopeTensor),
+                                     POINTER(CHostRopeTensor), POINTER(CHostRopeTensor),
+                                     POINTER(CHostRopeTensor), POINTER(CHostKvCache),
+                                     POINTER(c_int64), c_enum, c_int64, POINTER(c_int64),
+                                     c_uint32]),
+    # multimodal rotary (M-RoPE) and vision rotary
+    "clpe_mrope_config_vision": (CMropeConfig, [c_uint32]),
+    "clpe_mrope_create": (c_rope, [cl_handle, cl_handle, POINTER(CMropeConfig),
+                                   POINTER(CBuildLog), POINTER(c_status)]),
+    "clpe_mrope_create_like": (c_rope, [c_encoder, POINTER(CMropeConfig), POINTER(c_status)]),
+    "clpe_mrope_create_host": (c_rope, [POINTER(CMropeConfig), POINTER(c_status)]),
+    "clpe_mrope_release": (None, [c_rope]),
+    "clpe_mrope_get_frequencies": (c_status, [c_rope, POINTER(c_double), POINTER(c_uint32),
+                                              c_size_t, POINTER(c_double)]),
+    "clpe_enqueue_mrope": (c_status, [c_rope, cl_handle, c_size_t, c_size_t,
+                                      POINTER(CRopeTensor), POINTER(CRopeTensor),
+                                      POINTER(CMropePositions), c_uint32, c_uint32,
+                                      c_handle_list, POINTER(cl_handle)]),
+    "clpe_enqueue_mrope_cache": (c_status, [c_rope, cl_handle, c_size_t,
+                                            POINTER(CMropePositions), POINTER(CTensor),
+                                            POINTER(CTensor), c_uint32, c_handle_list,
+                                            POINTER(cl_handle)]),
+    "clpe_host_mrope": (c_status, [c_rope, c_size_t, c_size_t, POINTER(CHostRopeTensor),
+                                   POINTER(CHostRopeTensor), POINTER(CHostMropePositions),
+                                   c_uint32]),
+    "clpe_host_mrope_cache": (c_status, [c_rope, c_size_t, POINTER(CHostMropePositions),
+                                         c_void_p, c_void_p, c_size_t]),
 }
 
 
