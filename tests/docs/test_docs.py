@@ -4,9 +4,13 @@ written against the build, so an example cannot rot.
 - ```c: compiled as one program (-std=c11 -Wall -Wextra -Werror) against
   include/clpe.h and the built libclpe, then run; exit status 0.
 - ```python: run by this interpreter (the clpe package installed in it).
-- ```sh / ```bash: run by bash -euo pipefail with the built `clpe` first on
-  PATH.
-Each runs in a scratch folder. A block that cannot run on its own on
+- ```sh / ```bash: run by bash -euo pipefail with the built `clpe` and this
+  interpreter's `python3` first on PATH, in a scratch folder that mirrors the
+  checkout's top level by links (so `build/...` and `examples/...` resolve as
+  from the repository root, while what a block writes lands in the scratch
+  folder). A block that runs a program under build/ that this build lacks
+  (an optional example) is skipped, saying which.
+C and Python blocks run in a scratch folder too. A block that cannot run on its own on
 purpose (it needs a variable the text defined, or takes minutes, or a
 device the reader has) follows the marker `<!-- fragment: WHY -->` on the
 line before its fence: Python fragments must still compile and shell
@@ -110,10 +114,21 @@ def test_code_block(language, code, fragment, tmp_path):
         script.write_text(code)
         run([sys.executable, str(script)], tmp_path)
     else:
+        for path in re.findall(r"(?<![\w/.$-])build/[\w./+-]*\w", code):
+            if not (BUILD / path[len("build/"):]).exists():
+                pytest.skip("%s is not built here" % path)
+        work = tmp_path / "work"
+        work.mkdir()
+        for entry in ROOT.iterdir():
+            if entry.name not in (".git", "build"):
+                (work / entry.name).symlink_to(entry)
+        (work / "build").symlink_to(BUILD)
         bin_dir = tmp_path / "bin"
         bin_dir.mkdir()
         for program in (BUILD / "host" / "cli" / "clpe", BUILD / "bench" / "clpe-bench"):
             if program.exists():
                 (bin_dir / program.name).symlink_to(program)
-        env = dict(os.environ, PATH="%s%s%s" % (bin_dir, os.pathsep, os.environ["PATH"]))
-        run(["bash", "-euo", "pipefail", "-c", code], tmp_path, env=env)
+        # python3: this interpreter (a venv's finds its packages from its own folder)
+        path = [str(bin_dir), os.path.dirname(sys.executable), os.environ["PATH"]]
+        env = dict(os.environ, PATH=os.pathsep.join(path))
+        run(["bash", "-euo", "pipefail", "-c", code], work, env=env)
