@@ -1608,3 +1608,442 @@ Test(cli, failed_kernel_build_is_one_line, .timeout = 60)
     run_free(&r);
 #endif
 }
+
+/* ---- output pairs, one file named two ways, every terminating signal ------------------ */
+
+/* Bytes the process has passed to write() so far (/proc/PID/io wchar), or
+ * 0 if unknown. */
+static unsigned long long bytes_written_by(pid_t pid)
+{
+    char path[64], line[128];
+    snprintf(path, sizeof path, "/proc/%d/io", (int)pid);
+    FILE *f = fopen(path, "r");
+    unsigned long long n = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "wchar: %llu", &n) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* Wait (up to 60 s) until the process has written more than `bytes`, or has
+ * ended. 1 if it is still running then. */
+static int wait_until_written(pid_t pid, unsigned long long bytes)
+{
+    for (int i = 0; i < 60000; ++i) {
+        if (bytes_written_by(pid) > bytes)
+            return 1;
+        int st;
+        if (waitpid(pid, &st, WNOHANG) == pid) {
+            cr_log_warn("the tool ended (status %d) before writing %llu bytes", st, bytes);
+            return 0;
+        }
+        sleep_ms(1);
+    }
+    return 1;
+}
+
+/* The status of pid within `ms` milliseconds; -1 (after SIGKILL) if it is
+ * still running then: a signal that did not end it. */
+static int status_within(pid_t pid, long ms)
+{
+    int st = 0;
+    for (long i = 0; i < ms; ++i) {
+        pid_t done = waitpid(pid, &st, WNOHANG);
+        if (done == pid)
+            return st;
+        sleep_ms(1);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+    return -1;
+}
+
+/* The child's signals as a plain shell would leave them: every disposition
+ * default, nothing blocked, no core files. */
+static void default_signals(void)
+{
+    for (int sig = 1; sig <= SIGRTMAX; ++sig)
+        if (sig != SIGKILL && sig != SIGSTOP)
+            signal(sig, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+}
+
+/* Start clpe with args (NULL-terminated, without the program name), stderr
+ * to /dev/null, after default_signals() and then setup (may be NULL). */
+static pid_t start_tool(const char *const *args, child_setup setup)
+{
+    const char *argv[32];
+    int n = 0;
+    argv[n++] = CLPE_CLI_PATH;
+    for (; args[n - 1] && n < 31; ++n)
+        argv[n] = args[n - 1];
+    argv[n] = NULL;
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_WRONLY);
+        dup2(devnull, STDERR_FILENO);
+        dup2(devnull, STDOUT_FILENO);
+        unsetenv("CLPE_CHECK_CORRUPT");
+        default_signals();
+        if (setup)
+            setup();
+        execv(CLPE_CLI_PATH, (char *const *)argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Every signal whose default action ends a process, sent from outside once
+ * the OpenCL compiler has built and run the kernels (its handlers are in
+ * place by then; LLVM's swallow USR1 and the first QUIT and ABRT): the tool
+ * dies of that very signal, leaving no file. */
+Test(cli, every_terminating_signal_terminates_and_leaves_no_file, .timeout = 300)
+{
+    const int signals[] = {SIGHUP,  SIGINT,  SIGQUIT,   SIGABRT, SIGALRM, SIGTERM,
+                           SIGUSR1, SIGUSR2, SIGXCPU,   SIGVTALRM, SIGPROF, SIGRTMIN,
+                           SIGRTMAX, SIGPIPE};
+    for (size_t k = 0; k < sizeof signals / sizeof signals[0]; ++k) {
+        const int sig = signals[k];
+        char dir[64], path[128];
+        make_dir(dir, sizeof dir);
+        snprintf(path, sizeof path, "%s/big.npy", dir);
+        pid_t pid = start_tool((const char *const[]){"encode", "--seq", "4000000", "--d", "64",
+                                                     "--chunk-rows", "256", "-q", "-o", path,
+                                                     NULL},
+                               NULL);
+        /* 2 MB written: the kernels have been built and have run. */
+        if (!wait_until_written(pid, 2u << 20)) {
+            rm_dir(dir);
+            cr_assert_fail("signal %d: encode ended before it could be interrupted", sig);
+        }
+        kill(pid, sig);
+        int st = status_within(pid, 20000);
+        cr_expect(st != -1, "signal %d (%s) did not end the tool", sig, strsignal(sig));
+        cr_expect(st == -1 || (WIFSIGNALED(st) && WTERMSIG(st) == sig),
+                  "signal %d (%s): status %d, not death by that signal", sig, strsignal(sig), st);
+        cr_expect_eq(dir_entries(dir), 0, "signal %d (%s) left a file behind", sig,
+                     strsignal(sig));
+        rm_dir(dir);
+    }
+}
+
+/* `ulimit -v 4000000` makes this run's device buffer fail inside PoCL, which
+ * asserts (abort() in the driver, with LLVM's handlers installed): however
+ * the tool ends, no file is left. */
+static void limit_address_space_4gb(void)
+{
+    struct rlimit rl = {4000000ull * 1024, 4000000ull * 1024};
+    setrlimit(RLIMIT_AS, &rl);
+}
+
+Test(cli, abort_inside_the_driver_leaves_no_file, .timeout = 120)
+{
+    char dir[64], path[128];
+    make_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/x.npy", dir);
+    pid_t pid = start_tool((const char *const[]){"encode", "--seq", "100", "--d", "16777216",
+                                                 "--chunk-rows", "100", "-o", path, NULL},
+                           limit_address_space_4gb);
+    int st = status_within(pid, 100000);
+    cr_assert_neq(st, -1, "the tool did not end");
+    cr_log_info("status %d", st);
+    cr_assert_eq(dir_entries(dir), 0, "a file was left behind (status %d)", st);
+    rm_dir(dir);
+}
+
+/* rope-cache of [seq, 128] f32: each file is 512 * seq bytes plus a
+ * 128-byte header. */
+#define PAIR_SEQ "200000"
+#define PAIR_FILE_BYTES (200000ull * 512 + 128)
+
+static void write_old_pair(const char *cos, const char *sin)
+{
+    write_text(cos, "old cos", 0644);
+    write_text(sin, "old sin", 0644);
+}
+
+/* Both files old, or both complete new ones: never one of each. Returns 1
+ * for new, 0 for old. */
+static int assert_pair_consistent(const char *cos, const char *sin)
+{
+    size_t cos_len = 0, sin_len = 0;
+    char *c = slurp(cos, &cos_len);
+    char *s = slurp(sin, &sin_len);
+    int cos_old = cos_len == 7 && memcmp(c, "old cos", 7) == 0;
+    int sin_old = sin_len == 7 && memcmp(s, "old sin", 7) == 0;
+    free(c);
+    free(s);
+    cr_assert_eq(cos_old, sin_old, "cos is %s but sin is %s", cos_old ? "old" : "new",
+                 sin_old ? "old" : "new");
+    if (!cos_old) {
+        cr_assert_eq(cos_len, PAIR_FILE_BYTES, "cos is %zu bytes", cos_len);
+        cr_assert_eq(sin_len, PAIR_FILE_BYTES, "sin is %zu bytes", sin_len);
+    }
+    return !cos_old;
+}
+
+Test(cli, rope_cache_interrupted_keeps_both_old_files, .timeout = 120)
+{
+    char dir[64], cos[128], sin[128];
+    make_dir(dir, sizeof dir);
+    snprintf(cos, sizeof cos, "%s/cos.npy", dir);
+    snprintf(sin, sizeof sin, "%s/sin.npy", dir);
+    write_old_pair(cos, sin);
+    pid_t pid = start_tool((const char *const[]){"rope-cache", "--seq", PAIR_SEQ, "--head-dim",
+                                                 "128", "--cos-out", cos, "--sin-out", sin, "-q",
+                                                 NULL},
+                           NULL);
+    /* Past the whole cos array and into the sin one. */
+    int running = wait_until_written(pid, PAIR_FILE_BYTES + (1u << 20));
+    kill(pid, SIGTERM);
+    int st = status_within(pid, 20000);
+    cr_assert_neq(st, -1, "SIGTERM did not end rope-cache");
+    int fresh = assert_pair_consistent(cos, sin);
+    if (running && WIFSIGNALED(st))
+        cr_assert_eq(fresh, 0, "killed, yet the files are new");
+    cr_assert_eq(dir_entries(dir), 2, "a temporary file was left behind");
+    rm_dir(dir);
+}
+
+Test(cli, rope_cache_write_failure_on_the_second_file_writes_neither, .timeout = 120)
+{
+    char dir[64], cos[128], sin[128], after[64], preload[256];
+    make_dir(dir, sizeof dir);
+    snprintf(cos, sizeof cos, "%s/cos.npy", dir);
+    snprintf(sin, sizeof sin, "%s/sin.npy", dir);
+    snprintf(preload, sizeof preload, "LD_PRELOAD=%s", CLPE_FS_SHIM_PATH);
+    /* The disk fills a megabyte into the sin array. */
+    snprintf(after, sizeof after, "CLPE_FAULT_FWRITE_AFTER=%llu", PAIR_FILE_BYTES + (1u << 20));
+    const char *const args[] = {"rope-cache", "--seq", PAIR_SEQ, "--head-dim", "128",
+                                "--cos-out", cos, "--sin-out", sin, NULL};
+    run_result r = run_full((const char *const[]){preload, after, NULL}, args, NULL);
+    cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    assert_one_error_line(&r, "cannot write --sin-out");
+    assert_one_error_line(&r, "No space left on device");
+    cr_assert_eq(dir_entries(dir), 0, "a file was left behind");
+    run_free(&r);
+    /* Over existing files: both stay as they were. */
+    write_old_pair(cos, sin);
+    r = run_full((const char *const[]){preload, after, NULL}, args, NULL);
+    cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    cr_assert_eq(assert_pair_consistent(cos, sin), 0);
+    cr_assert_eq(dir_entries(dir), 2);
+    run_free(&r);
+    rm_dir(dir);
+}
+
+Test(cli, rope_cache_checks_room_for_both_files_first, .timeout = 120)
+{
+    char dir[64], cos[128], sin[128], room[64], preload[256];
+    make_dir(dir, sizeof dir);
+    snprintf(cos, sizeof cos, "%s/cos.npy", dir);
+    snprintf(sin, sizeof sin, "%s/sin.npy", dir);
+    snprintf(preload, sizeof preload, "LD_PRELOAD=%s", CLPE_FS_SHIM_PATH);
+    /* Room for one file and a half. */
+    snprintf(room, sizeof room, "CLPE_FAULT_FREE_BYTES=%llu", PAIR_FILE_BYTES * 3 / 2);
+    run_result r = run_full((const char *const[]){preload, room, NULL},
+                            (const char *const[]){"rope-cache", "--seq", PAIR_SEQ, "--head-dim",
+                                                  "128", "--cos-out", cos, "--sin-out", sin,
+                                                  NULL},
+                            NULL);
+    cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    assert_one_error_line(&r, "together they need 204.80 MB, only 153.60 MB free");
+    cr_assert_eq(dir_entries(dir), 0, "a file was left behind");
+    run_free(&r);
+    rm_dir(dir);
+}
+
+Test(cli, free_space_message_tells_the_numbers_apart, .timeout = 60)
+{
+    /* --seq 1024 --d 1024 f32: 4194432 bytes; 4190000 free. Both are
+     * "4.19 MB": the message must show two different numbers. */
+    char dir[64], path[128], preload[256];
+    make_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/pe.npy", dir);
+    snprintf(preload, sizeof preload, "LD_PRELOAD=%s", CLPE_FS_SHIM_PATH);
+    run_result r = run_full((const char *const[]){preload, "CLPE_FAULT_FREE_BYTES=4190000", NULL},
+                            (const char *const[]){"encode", "--seq", "1024", "--d", "1024", "-o",
+                                                  path, NULL},
+                            NULL);
+    cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    assert_one_error_line(&r, "needs 4194432 bytes, only 4190000 bytes free");
+    cr_assert_eq(dir_entries(dir), 0);
+    run_free(&r);
+    rm_dir(dir);
+}
+
+Test(cli, one_file_named_two_ways_is_refused, .timeout = 60)
+{
+    char dir[64], plain[128], dotted[128], sym[128], hard[160], cwd[4096];
+    make_dir(dir, sizeof dir);
+    cr_assert(getcwd(cwd, sizeof cwd));
+    snprintf(plain, sizeof plain, "%s/x.npy", dir);
+    snprintf(dotted, sizeof dotted, "%s/./x.npy", dir);
+    snprintf(sym, sizeof sym, "%s/link.npy", dir);
+    snprintf(hard, sizeof hard, "%s/hard.npy", dir);
+    cr_assert_eq(symlink("x.npy", sym), 0);
+    /* The same name two ways (the file does not exist yet), then a link to it. */
+    const char *const seconds[] = {dotted, sym};
+    for (size_t k = 0; k < 2; ++k) {
+        run_result r = RUN("rope-cache", "--seq", "4", "--head-dim", "8", "--cos-out", plain,
+                           "--sin-out", seconds[k]);
+        cr_assert_eq(r.status, 2, "case %zu: exit %d: %s", k, r.status, r.err);
+        assert_one_error_line(&r, "are the same file");
+        cr_assert_eq(dir_entries(dir), 1, "case %zu wrote a file", k);
+        run_free(&r);
+    }
+    /* An existing file, by a relative path and a second hard link. */
+    write_text(plain, "old", 0644);
+    cr_assert_eq(link(plain, hard), 0);
+    cr_assert_eq(chdir(dir), 0);
+    run_result r = RUN("rope-cache", "--seq", "4", "--head-dim", "8", "--cos-out", "x.npy",
+                       "--sin-out", hard);
+    cr_assert_eq(chdir(cwd), 0);
+    cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+    assert_one_error_line(&r, "--cos-out 'x.npy' and --sin-out");
+    assert_file_is(plain, "old", 3);
+    run_free(&r);
+    rm_dir(dir);
+}
+
+/* clpe's stdout is a pipe here, read by this process while it runs. */
+static char *run_to_pipe(const char *const *args, int *status, size_t *len)
+{
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    const char *argv[32];
+    int n = 0;
+    argv[n++] = CLPE_CLI_PATH;
+    for (; args[n - 1] && n < 31; ++n)
+        argv[n] = args[n - 1];
+    argv[n] = NULL;
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        dup2(fds[1], STDOUT_FILENO);
+        close(fds[1]);
+        execv(CLPE_CLI_PATH, (char *const *)argv);
+        _exit(127);
+    }
+    close(fds[1]);
+    size_t cap = 1 << 16, used = 0;
+    char *buf = malloc(cap);
+    ssize_t got;
+    while ((got = read(fds[0], buf + used, cap - used)) > 0) {
+        used += (size_t)got;
+        if (used == cap)
+            cr_assert(buf = realloc(buf, cap *= 2));
+    }
+    close(fds[0]);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    *len = used;
+    return buf;
+}
+
+Test(cli, encode_to_stdout_through_a_pipe, .timeout = 60)
+{
+    size_t ref_len;
+    char *ref = reference_npy(&ref_len);
+    const char *const targets[] = {"/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"};
+    for (size_t k = 0; k < sizeof targets / sizeof targets[0]; ++k) {
+        int status = 0;
+        size_t len = 0;
+        char *got = run_to_pipe((const char *const[]){"encode", "--seq", "4", "--d", "4", "-q",
+                                                      "-o", targets[k], NULL},
+                                &status, &len);
+        cr_assert_eq(status, 0, "-o %s: exit %d", targets[k], status);
+        cr_assert(len == ref_len && memcmp(got, ref, len) == 0,
+                  "-o %s: %zu bytes through the pipe, not the %zu of the file", targets[k], len,
+                  ref_len);
+        free(got);
+    }
+    free(ref);
+}
+
+Test(cli, streamed_outputs_take_any_name, .timeout = 60)
+{
+    size_t ref_len;
+    char *ref = reference_npy(&ref_len);
+    char dir[64], fifo[128];
+    make_dir(dir, sizeof dir);
+    snprintf(fifo, sizeof fifo, "%s/stream", dir);
+    cr_assert_eq(mkfifo(fifo, 0644), 0);
+    /* Open for reading first (without waiting): the tool's open then succeeds. */
+    int in = open(fifo, O_RDONLY | O_NONBLOCK);
+    cr_assert(in >= 0);
+    run_result r = RUN("encode", "--seq", "4", "--d", "4", "-q", "-o", fifo);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char buf[4096];
+    ssize_t n = read(in, buf, sizeof buf);
+    close(in);
+    cr_assert(n == (ssize_t)ref_len && memcmp(buf, ref, ref_len) == 0, "read %zd bytes", n);
+    run_free(&r);
+    /* A file still needs the .npy name. */
+    char plain[128];
+    snprintf(plain, sizeof plain, "%s/plain", dir);
+    r = RUN("encode", "--seq", "4", "--d", "4", "-o", plain);
+    cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+    assert_one_error_line(&r, "-o must name a .npy file, got");
+    cr_assert_eq(dir_entries(dir), 1);
+    run_free(&r);
+    free(ref);
+    rm_dir(dir);
+}
+
+Test(cli, measure_write_to_a_fifo_is_a_usage_error, .timeout = 60)
+{
+    char dir[64], fifo[128];
+    make_dir(dir, sizeof dir);
+    snprintf(fifo, sizeof fifo, "%s/p.npy", dir);
+    cr_assert_eq(mkfifo(fifo, 0644), 0);
+    int in = open(fifo, O_RDONLY | O_NONBLOCK); /* so that no open waits for a reader */
+    cr_assert(in >= 0);
+    run_result r = RUN("encode", "--seq", "4", "--d", "4", "--measure-write", "-o", fifo);
+    close(in);
+    cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+    assert_one_error_line(&r, "--measure-write needs -o to name a file");
+    cr_assert(S_ISFIFO(mode_of(fifo)));
+    run_free(&r);
+    rm_dir(dir);
+}
+
+Test(cli, writable_file_in_a_read_only_directory_says_why, .timeout = 60)
+{
+    if (geteuid() != 0)
+        cr_skip_test("needs root to run the tool as another user");
+    /* nobody may write root's 0666 file, but not create files beside it. */
+    char dir[64], path[128], cache[128], env[160];
+    make_dir(dir, sizeof dir);
+    cr_assert_eq(chmod(dir, 0755), 0);
+    snprintf(path, sizeof path, "%s/shared.npy", dir);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    cr_assert_eq(mkdir(cache, 0777), 0);
+    cr_assert_eq(chmod(cache, 0777), 0);
+    write_text(path, "root's", 0666);
+    snprintf(env, sizeof env, "POCL_CACHE_DIR=%s", cache);
+    run_result r = run_full((const char *const[]){env, NULL},
+                            (const char *const[]){"encode", "--seq", "4", "--d", "4", "-o", path,
+                                                  NULL},
+                            become_nobody);
+    cr_assert_neq(r.status, 126, "cannot become nobody");
+    cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    assert_one_error_line(&r, "cannot create a file in the directory");
+    assert_one_error_line(&r, "needs write permission on the directory");
+    assert_file_is(path, "root's", 6);
+    cr_assert_eq(dir_entries(dir), 2, "a file was left behind");
+    run_free(&r);
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache);
+    cr_assert_eq(system(cmd), 0);
+    rm_dir(dir);
+}
