@@ -1692,36 +1692,52 @@ static pid_t start_tool(const char *const *args, child_setup setup)
     return pid;
 }
 
+/* A file system without unnamed files (fault/fs_shim.c refuses O_TMPFILE):
+ * the tool writes named temporary files instead. */
+static void without_unnamed_files(void)
+{
+    setenv("LD_PRELOAD", CLPE_FS_SHIM_PATH, 1);
+    setenv("CLPE_FAULT_NO_TMPFILE", "1", 1);
+}
+
 /* Every signal whose default action ends a process, sent from outside once
  * the OpenCL compiler has built and run the kernels (its handlers are in
  * place by then; LLVM's swallow USR1 and the first QUIT and ABRT): the tool
- * dies of that very signal, leaving no file. */
-Test(cli, every_terminating_signal_terminates_and_leaves_no_file, .timeout = 300)
+ * dies of that very signal, leaving no file, whether it writes an unnamed
+ * file or a named temporary one. */
+Test(cli, every_terminating_signal_terminates_and_leaves_no_file, .timeout = 600)
 {
     const int signals[] = {SIGHUP,  SIGINT,  SIGQUIT,   SIGABRT, SIGALRM, SIGTERM,
                            SIGUSR1, SIGUSR2, SIGXCPU,   SIGVTALRM, SIGPROF, SIGRTMIN,
                            SIGRTMAX, SIGPIPE};
-    for (size_t k = 0; k < sizeof signals / sizeof signals[0]; ++k) {
-        const int sig = signals[k];
+    for (size_t k = 0; k < 2 * sizeof signals / sizeof signals[0]; ++k) {
+        const int sig = signals[k % (sizeof signals / sizeof signals[0])];
+        const int named = k >= sizeof signals / sizeof signals[0];
         char dir[64], path[128];
         make_dir(dir, sizeof dir);
         snprintf(path, sizeof path, "%s/big.npy", dir);
         pid_t pid = start_tool((const char *const[]){"encode", "--seq", "4000000", "--d", "64",
                                                      "--chunk-rows", "256", "-q", "-o", path,
                                                      NULL},
-                               NULL);
+                               named ? without_unnamed_files : NULL);
         /* 2 MB written: the kernels have been built and have run. */
         if (!wait_until_written(pid, 2u << 20)) {
             rm_dir(dir);
             cr_assert_fail("signal %d: encode ended before it could be interrupted", sig);
         }
+        /* The file being written has a name only where unnamed files are refused. */
+        cr_expect_eq(dir_entries(dir), named, "signal %d: %d files while writing", sig,
+                     dir_entries(dir));
         kill(pid, sig);
         int st = status_within(pid, 20000);
-        cr_expect(st != -1, "signal %d (%s) did not end the tool", sig, strsignal(sig));
+        const char *kind = named ? "named temporary" : "unnamed file";
+        cr_expect(st != -1, "signal %d (%s), %s: did not end the tool", sig, strsignal(sig),
+                  kind);
         cr_expect(st == -1 || (WIFSIGNALED(st) && WTERMSIG(st) == sig),
-                  "signal %d (%s): status %d, not death by that signal", sig, strsignal(sig), st);
-        cr_expect_eq(dir_entries(dir), 0, "signal %d (%s) left a file behind", sig,
-                     strsignal(sig));
+                  "signal %d (%s), %s: status %d, not death by that signal", sig, strsignal(sig),
+                  kind, st);
+        cr_expect_eq(dir_entries(dir), 0, "signal %d (%s), %s: a file was left behind", sig,
+                     strsignal(sig), kind);
         rm_dir(dir);
     }
 }
@@ -1783,25 +1799,30 @@ static int assert_pair_consistent(const char *cos, const char *sin)
 
 Test(cli, rope_cache_interrupted_keeps_both_old_files, .timeout = 120)
 {
-    char dir[64], cos[128], sin[128];
-    make_dir(dir, sizeof dir);
-    snprintf(cos, sizeof cos, "%s/cos.npy", dir);
-    snprintf(sin, sizeof sin, "%s/sin.npy", dir);
-    write_old_pair(cos, sin);
-    pid_t pid = start_tool((const char *const[]){"rope-cache", "--seq", PAIR_SEQ, "--head-dim",
-                                                 "128", "--cos-out", cos, "--sin-out", sin, "-q",
-                                                 NULL},
-                           NULL);
-    /* Past the whole cos array and into the sin one. */
-    int running = wait_until_written(pid, PAIR_FILE_BYTES + (1u << 20));
-    kill(pid, SIGTERM);
-    int st = status_within(pid, 20000);
-    cr_assert_neq(st, -1, "SIGTERM did not end rope-cache");
-    int fresh = assert_pair_consistent(cos, sin);
-    if (running && WIFSIGNALED(st))
-        cr_assert_eq(fresh, 0, "killed, yet the files are new");
-    cr_assert_eq(dir_entries(dir), 2, "a temporary file was left behind");
-    rm_dir(dir);
+    for (int named = 0; named < 2; ++named) {
+        char dir[64], cos[128], sin[128];
+        make_dir(dir, sizeof dir);
+        snprintf(cos, sizeof cos, "%s/cos.npy", dir);
+        snprintf(sin, sizeof sin, "%s/sin.npy", dir);
+        write_old_pair(cos, sin);
+        pid_t pid = start_tool((const char *const[]){"rope-cache", "--seq", PAIR_SEQ,
+                                                     "--head-dim", "128", "--cos-out", cos,
+                                                     "--sin-out", sin, "-q", NULL},
+                               named ? without_unnamed_files : NULL);
+        /* Past the whole cos array and into the sin one. */
+        int running = wait_until_written(pid, PAIR_FILE_BYTES + (1u << 20));
+        if (running)
+            cr_expect_eq(dir_entries(dir), 2 + 2 * named, "%d files while writing",
+                         dir_entries(dir));
+        kill(pid, SIGTERM);
+        int st = status_within(pid, 20000);
+        cr_assert_neq(st, -1, "SIGTERM did not end rope-cache");
+        int fresh = assert_pair_consistent(cos, sin);
+        if (running && WIFSIGNALED(st))
+            cr_assert_eq(fresh, 0, "killed, yet the files are new");
+        cr_assert_eq(dir_entries(dir), 2, "a temporary file was left behind (named %d)", named);
+        rm_dir(dir);
+    }
 }
 
 Test(cli, rope_cache_write_failure_on_the_second_file_writes_neither, .timeout = 120)

@@ -6,7 +6,10 @@
  *    CLPE_FAULT_FWRITE_AFTER bytes have gone through fwrite in all: a disk
  *    that fills while a command writes its second file;
  *  - fstatvfs report CLPE_FAULT_FREE_BYTES bytes free (in 1-byte blocks):
- *    a file system with exactly that much room.
+ *    a file system with exactly that much room;
+ *  - openat refuse O_TMPFILE with EOPNOTSUPP when CLPE_FAULT_NO_TMPFILE is
+ *    set: a file system without unnamed files, where the tool falls back
+ *    to named temporary files.
  * Unset, each is the system's own call. It shows that `clpe rope-cache`
  * writes its two files as a pair, and that the tool's free-space messages
  * tell the numbers apart.
@@ -14,6 +17,8 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,4 +74,36 @@ SHIM_API int fstatvfs64(int fd, struct statvfs64 *buf)
 {
     /* One layout on 64-bit systems, the only ones the shim runs on. */
     return fstatvfs(fd, (struct statvfs *)buf);
+}
+
+static int openat_with(const char *symbol, int dir_fd, const char *path, int flags, mode_t mode)
+{
+#ifdef O_TMPFILE
+    const char *no_tmpfile = getenv("CLPE_FAULT_NO_TMPFILE");
+    if (no_tmpfile && *no_tmpfile && (flags & O_TMPFILE) == O_TMPFILE) {
+        errno = EOPNOTSUPP;
+        return -1;
+    }
+#endif
+    int (*real)(int, const char *, int, ...) =
+        (int (*)(int, const char *, int, ...))dlsym(RTLD_NEXT, symbol);
+    return real(dir_fd, path, flags, mode);
+}
+
+SHIM_API int openat(int dir_fd, const char *path, int flags, ...)
+{
+    va_list ap;
+    va_start(ap, flags);
+    mode_t mode = (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? va_arg(ap, mode_t) : 0;
+    va_end(ap);
+    return openat_with("openat", dir_fd, path, flags, mode);
+}
+
+SHIM_API int openat64(int dir_fd, const char *path, int flags, ...)
+{
+    va_list ap;
+    va_start(ap, flags);
+    mode_t mode = (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? va_arg(ap, mode_t) : 0;
+    va_end(ap);
+    return openat_with("openat64", dir_fd, path, flags, mode);
 }
