@@ -7,7 +7,8 @@ import numpy as np
 
 from . import _status
 from ._abi import CConfig, Dtype, Flag, Freq, Layout
-from ._check import INT64, check_enum, check_int64, check_real, check_uint32, is_integer
+from ._check import (INT64, check_enum, check_int32, check_int64, check_real, check_uint32,
+                     is_integer)
 
 # bf16 has no NumPy type: its values travel as their raw 16 bits in uint16,
 # as the CLI writes them (np.uint32 << 16 viewed as float32 recovers them).
@@ -73,14 +74,17 @@ class Config:
         return NUMPY_DTYPES[Dtype(self.dtype)]
 
     def to_c(self):
+        """The clpe_config, every field checked (a Config's fields may have
+        been set by hand): TypeError or ValueError naming the field."""
         cfg = CConfig()
-        cfg.d = self.d
-        cfg.base = self.base
-        cfg.freq = int(self.freq)
-        cfg.layout = int(self.layout)
-        cfg.dtype = int(self.dtype)
-        cfg.scale = self.scale
-        cfg.flags = int(self.flags)
+        cfg.d = check_uint32(self.d, "d")
+        cfg.base = check_real(self.base, "base")
+        cfg.freq = check_enum(self.freq, Freq, _FREQ_NAMES, "freq")
+        cfg.layout = check_enum(self.layout, Layout, _LAYOUT_NAMES, "layout")
+        cfg.dtype = check_int32(self.dtype, "dtype") if is_integer(self.dtype) \
+            else int(to_dtype(self.dtype))
+        cfg.scale = check_real(self.scale, "scale")
+        cfg.flags = check_uint32(self.flags, "flags")
         cfg.padding_position = checked_int64(self.padding_position, "padding_position")
         return cfg
 

@@ -116,6 +116,20 @@ def test_encoder_integers_are_checked():
     assert (x == 5).all()
 
 
+def test_config_fields_set_by_hand_are_checked():
+    config = clpe.config_default(8)
+    config.flags = -1
+    with pytest.raises(ValueError, match="flags"):
+        clpe.HostEncoder(config)
+    config = clpe.config_default(8)
+    config.base = "1e4"
+    with pytest.raises(TypeError, match="base"):
+        clpe.HostEncoder(config)
+    config = clpe.config_default(8)
+    config.layout = "split"  # a name works here too
+    assert clpe.HostEncoder(config).table(range(2)).shape == (2, 8)
+
+
 # ---- enums: by name, with the names listed -------------------------------------------
 
 @needs_rope
