@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -1871,6 +1872,32 @@ Test(cli, rope_cache_checks_room_for_both_files_first, .timeout = 120)
     cr_assert_eq(dir_entries(dir), 0, "a file was left behind");
     run_free(&r);
     rm_dir(dir);
+}
+
+/* The same on a real full file system: a 4 MB tmpfs (where this test may
+ * mount one: root, in a private directory), with room for one file of the
+ * pair but not both. */
+Test(cli, rope_cache_on_a_small_tmpfs_writes_both_or_neither, .timeout = 120)
+{
+    char dir[64], cos[128], sin[128];
+    make_dir(dir, sizeof dir);
+    if (mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m") != 0) {
+        int err = errno;
+        rm_dir(dir);
+        cr_skip_test("cannot mount a tmpfs here: %s", strerror(err));
+    }
+    snprintf(cos, sizeof cos, "%s/c.npy", dir);
+    snprintf(sin, sizeof sin, "%s/s.npy", dir);
+    /* [9000, 64] f32: 2304128 bytes each, 4.6 MB for the two. */
+    run_result r = RUN("rope-cache", "--seq", "9000", "--head-dim", "64", "--cos-out", cos,
+                       "--sin-out", sin);
+    int entries = dir_entries(dir);
+    umount2(dir, MNT_DETACH);
+    rm_dir(dir);
+    cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    assert_one_error_line(&r, "together they need 4.61 MB, only 4.19 MB free");
+    cr_assert_eq(entries, 0, "%d files left on the full file system", entries);
+    run_free(&r);
 }
 
 Test(cli, free_space_message_tells_the_numbers_apart, .timeout = 60)
