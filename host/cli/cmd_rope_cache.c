@@ -196,8 +196,25 @@ int cli_cmd_rope_cache(const cli_args *args)
     memset(&cos_out, 0, sizeof cos_out);
     memset(&sin_out, 0, sizeof sin_out);
     cli_outfile *const outs[2] = {&cos_out, &sin_out};
-    if ((rc = cli_device_open(args->device, &dev)) != CLI_EXIT_OK)
+    /* Both paths open (and so writable) before any device work. */
+    for (size_t i = 0; i < 2; ++i)
+        if ((rc = cli_outfile_open(outs[i], paths[i], flags[i])) != CLI_EXIT_OK) {
+            cli_outfile_abort(&cos_out);
+            return rc;
+        }
+    /* And room for both, before anything is computed. */
+    char header[NPY_HEADER_MAX];
+    const size_t header_len = npy_header(header, sizeof header, npy_descr_for_dtype(cfg.dtype),
+                                         args->seq, cfg.rotary_dim);
+    /* [seq, rotary_dim] fits in 64 bits: checked by the argument parser. */
+    uint64_t file_bytes = args->seq * cfg.rotary_dim * dtype_size(cfg.dtype);
+    file_bytes = file_bytes + header_len < file_bytes ? UINT64_MAX : file_bytes + header_len;
+    if ((rc = check_room(outs, flags, paths, 2, file_bytes)) != CLI_EXIT_OK ||
+        (rc = cli_device_open(args->device, &dev)) != CLI_EXIT_OK) {
+        cli_outfile_abort(&cos_out);
+        cli_outfile_abort(&sin_out);
         return rc;
+    }
     rc = CLI_EXIT_RUNTIME;
     job.dev = &dev;
     job.start = start;
@@ -227,17 +244,6 @@ int cli_cmd_rope_cache(const cli_args *args)
         cli_error("cannot allocate two buffers of %zu bytes (%d)", chunk_bytes, (int)err);
         goto done;
     }
-    /* Both paths open (and so writable) before either file is written. */
-    for (size_t i = 0; i < 2; ++i)
-        if ((rc = cli_outfile_open(outs[i], paths[i], flags[i])) != CLI_EXIT_OK)
-            goto done;
-    char header[NPY_HEADER_MAX];
-    const size_t header_len =
-        npy_header(header, sizeof header, npy_descr_for_dtype(job.dtype), job.seq, job.cols);
-    uint64_t file_bytes = job.seq * row_bytes; /* fits: checked by the argument parser */
-    file_bytes = file_bytes + header_len < file_bytes ? UINT64_MAX : file_bytes + header_len;
-    if ((rc = check_room(outs, flags, paths, 2, file_bytes)) != CLI_EXIT_OK)
-        goto done;
     rc = CLI_EXIT_RUNTIME;
     const double t0 = cli_now();
     for (int i = 0; i < 2; ++i)
