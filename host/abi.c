@@ -68,6 +68,8 @@ static const clpe_abi_entry abi_table[] = {
     ABI_CONSTANT(CLPE_ERROR_RESERVED_FIELD),
     ABI_CONSTANT(CLPE_ERROR_INVALID_ROPE),
     ABI_CONSTANT(CLPE_ERROR_INVALID_SCALING),
+    ABI_CONSTANT(CLPE_ERROR_BUFFER_ACCESS),
+    ABI_CONSTANT(CLPE_ERROR_INVALID_SLOTS),
     ABI_CONSTANT(CLPE_ERROR_END_UNSTABLE),
 
     ABI_CONSTANT(CLPE_MAX_D),
@@ -147,6 +149,7 @@ static const clpe_abi_entry abi_table[] = {
     ABI_CONSTANT(CLPE_ROPE_LLAMA3),
     ABI_CONSTANT(CLPE_ROPE_LONGROPE),
     ABI_CONSTANT(CLPE_ROPE_FREQUENCIES),
+    ABI_CONSTANT(CLPE_ROPE_MAX_FREQUENCY),
     ABI_CONSTANT(CLPE_ROPE_INVERSE),
 
     ABI_TYPE(clpe_rope_config),
@@ -188,6 +191,38 @@ static const clpe_abi_entry abi_table[] = {
     ABI_FIELD(clpe_host_rope_tensor, row_pitch),
     ABI_FIELD(clpe_host_rope_tensor, batch_pitch),
     ABI_FIELD(clpe_host_rope_tensor, reserved),
+
+    ABI_TYPE(clpe_kv_cache),
+    ABI_FIELD(clpe_kv_cache, key),
+    ABI_FIELD(clpe_kv_cache, value),
+    ABI_FIELD(clpe_kv_cache, key_offset),
+    ABI_FIELD(clpe_kv_cache, value_offset),
+    ABI_FIELD(clpe_kv_cache, dtype),
+    ABI_FIELD(clpe_kv_cache, num_blocks),
+    ABI_FIELD(clpe_kv_cache, block_size),
+    ABI_FIELD(clpe_kv_cache, heads),
+    ABI_FIELD(clpe_kv_cache, head_pitch),
+    ABI_FIELD(clpe_kv_cache, slot_pitch),
+    ABI_FIELD(clpe_kv_cache, block_pitch),
+    ABI_FIELD(clpe_kv_cache, reserved),
+
+    ABI_TYPE(clpe_kv_slots),
+    ABI_FIELD(clpe_kv_slots, buffer),
+    ABI_FIELD(clpe_kv_slots, offset),
+    ABI_FIELD(clpe_kv_slots, report),
+    ABI_FIELD(clpe_kv_slots, reserved),
+
+    ABI_TYPE(clpe_host_kv_cache),
+    ABI_FIELD(clpe_host_kv_cache, key),
+    ABI_FIELD(clpe_host_kv_cache, value),
+    ABI_FIELD(clpe_host_kv_cache, dtype),
+    ABI_FIELD(clpe_host_kv_cache, num_blocks),
+    ABI_FIELD(clpe_host_kv_cache, block_size),
+    ABI_FIELD(clpe_host_kv_cache, heads),
+    ABI_FIELD(clpe_host_kv_cache, head_pitch),
+    ABI_FIELD(clpe_host_kv_cache, slot_pitch),
+    ABI_FIELD(clpe_host_kv_cache, block_pitch),
+    ABI_FIELD(clpe_host_kv_cache, reserved),
 };
 
 const clpe_abi_entry *clpe_abi_entries(size_t *count)

@@ -287,6 +287,9 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #undef PE_TICK_IN_STEPS
 #undef PE_NARROW
 
+#include "clpe_rope_kv_interface.h"
+#include "clpe_rope_kv.cl" /* rotary into a KV cache */
+
 /* Pad-aware positions: one work-item per sequence walks its row, counting
  * the tokens that are not padding (fairseq's make_positions). */
 kernel void clpe_pad_positions(PE_PAD_POSITIONS_ARGS(PE_PARAM, PE_COMMA))

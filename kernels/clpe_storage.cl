@@ -264,9 +264,8 @@ PE_DEFINE_ZIPPED16(pe_store_zipped16_any_bf16, pe_store_ordered16_any_bf16, bf16
  * L + 1 does): one three-input logic instruction, one unsigned compare
  * into a mask, and H + 1 under that mask. Seven instructions for 32
  * elements (four gather, three round) where rounding each float's 32 bits
- * took thirteen; the formula checked against pe_float_to_bf16 for every
- * non-NaN float32 (bench/results/cpu-pocl-2026-12-02-eighteenth/
- * bf16-round-check.c).
+ * took thirteen; the formula was checked against pe_float_to_bf16 for
+ * every non-NaN float32.
  * A NaN needs no test of its own here: every NaN the callers' arithmetic
  * can make has a low half of 0, so it does not round up, and a high half
  * already quiet, which is what pe_float_to_bf16 gives. Their inputs (x,

@@ -24,6 +24,7 @@ from ._device_header import (device_header_path, device_include_dir, device_sour
 from ._host import HostEncoder, host_add, host_gather, host_table  # noqa: E402
 from ._opencl import Encoder, Positions, Tensor, select_device  # noqa: E402
 from ._rope import HostRope, Rope, has_rope  # noqa: E402
+from ._rope_kv import host_rope_kv, rope_kv  # noqa: E402
 from ._status import Error, status_name, status_string  # noqa: E402
 
 __version__ = _lib.clpe_version_string().decode()
@@ -37,5 +38,5 @@ __all__ = [
     "HostRope", "Layout", "Rope", "RopePairing", "RopeScaling",
     "NUMPY_DTYPES", "PositionSource", "Positions", "Tensor", "config_default",
     "config_preset", "host_add", "host_gather", "host_table", "library_path",
-    "select_device", "status_name", "status_string",
+    "select_device", "status_name", "status_string", "rope_kv", "host_rope_kv",
 ]

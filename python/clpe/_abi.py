@@ -137,6 +137,28 @@ class CHostRopeTensor(ctypes.Structure):
                 ("batch_pitch", ctypes.c_size_t), ("reserved", ctypes.c_uint64 * 2)]
 
 
+class CKvCache(ctypes.Structure):
+    _fields_ = [("key", cl_handle), ("value", cl_handle), ("key_offset", ctypes.c_size_t),
+                ("value_offset", ctypes.c_size_t), ("dtype", c_enum),
+                ("num_blocks", ctypes.c_size_t), ("block_size", ctypes.c_size_t),
+                ("heads", ctypes.c_size_t), ("head_pitch", ctypes.c_size_t),
+                ("slot_pitch", ctypes.c_size_t), ("block_pitch", ctypes.c_size_t),
+                ("reserved", ctypes.c_uint64 * 4)]
+
+
+class CKvSlots(ctypes.Structure):
+    _fields_ = [("buffer", cl_handle), ("offset", ctypes.c_size_t), ("report", cl_handle),
+                ("reserved", ctypes.c_uint64 * 2)]
+
+
+class CHostKvCache(ctypes.Structure):
+    _fields_ = [("key", ctypes.c_void_p), ("value", ctypes.c_void_p), ("dtype", c_enum),
+                ("num_blocks", ctypes.c_size_t), ("block_size", ctypes.c_size_t),
+                ("heads", ctypes.c_size_t), ("head_pitch", ctypes.c_size_t),
+                ("slot_pitch", ctypes.c_size_t), ("block_pitch", ctypes.c_size_t),
+                ("reserved", ctypes.c_uint64 * 4)]
+
+
 # The C name of every struct and scalar type the binding declares.
 STRUCTS = {
     "clpe_abi_entry": CAbiEntry,
@@ -149,6 +171,9 @@ STRUCTS = {
     "clpe_rope_config": CRopeConfig,
     "clpe_rope_tensor": CRopeTensor,
     "clpe_host_rope_tensor": CHostRopeTensor,
+    "clpe_kv_cache": CKvCache,
+    "clpe_kv_slots": CKvSlots,
+    "clpe_host_kv_cache": CHostKvCache,
 }
 SCALARS = {
     "clpe_status": ctypes.c_int32,
