@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -1485,27 +1486,19 @@ Test(cli, measure_write_reports_both_rates_and_leaves_the_right_file, .timeout =
     cr_assert_eq(dir_entries(dir), 1, "temporary file left behind");
     run_free(&r);
 
-    /* Nothing to time on a FIFO: refused, and the reader sees no byte. */
+    /* Nothing to time on a FIFO: a usage error, found before the FIFO is
+     * opened; its reader (open without waiting) sees no byte. */
     snprintf(fifo, sizeof fifo, "%s/p.npy", dir);
     cr_assert_eq(mkfifo(fifo, 0644), 0);
-    pid_t reader = fork();
-    cr_assert(reader >= 0);
-    if (reader == 0) {
-        int in = open(fifo, O_RDONLY);
-        char c;
-        _exit(in >= 0 && read(in, &c, 1) == 0 ? 0 : 1);
-    }
+    int in = open(fifo, O_RDONLY | O_NONBLOCK);
+    cr_assert(in >= 0);
     r = RUN("encode", "--seq", "4", "--d", "4", "--measure-write", "-o", fifo);
-    cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
     assert_one_error_line(&r, "--measure-write needs -o to name a file");
-    int st = 0;
-    for (int i = 0; i < 500 && waitpid(reader, &st, WNOHANG) == 0; ++i)
-        sleep_ms(10);
-    if (waitpid(reader, &st, WNOHANG) == 0) {
-        kill(reader, SIGKILL);
-        waitpid(reader, &st, 0);
-    }
-    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the FIFO's reader got bytes or no EOF");
+    char c;
+    cr_assert(read(in, &c, 1) <= 0, "the FIFO's reader got bytes");
+    close(in);
+    cr_assert(S_ISFIFO(mode_of(fifo)), "the FIFO was replaced");
     run_free(&r);
     rm_dir(dir);
 }
@@ -1682,4 +1675,481 @@ Test(cli, failed_kernel_build_is_one_line, .timeout = 60)
     cr_assert_str_eq(r.out, "");
     run_free(&r);
 #endif
+}
+
+/* ---- output pairs, one file named two ways, every terminating signal ------------------ */
+
+/* Bytes the process has passed to write() so far (/proc/PID/io wchar), or
+ * 0 if unknown. */
+static unsigned long long bytes_written_by(pid_t pid)
+{
+    char path[64], line[128];
+    snprintf(path, sizeof path, "/proc/%d/io", (int)pid);
+    FILE *f = fopen(path, "r");
+    unsigned long long n = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "wchar: %llu", &n) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* Wait (up to 60 s) until the process has written more than `bytes`, or has
+ * ended. 1 if it is still running then. */
+static int wait_until_written(pid_t pid, unsigned long long bytes)
+{
+    for (int i = 0; i < 60000; ++i) {
+        if (bytes_written_by(pid) > bytes)
+            return 1;
+        int st;
+        if (waitpid(pid, &st, WNOHANG) == pid) {
+            cr_log_warn("the tool ended (status %d) before writing %llu bytes", st, bytes);
+            return 0;
+        }
+        sleep_ms(1);
+    }
+    return 1;
+}
+
+/* The status of pid within `ms` milliseconds; -1 (after SIGKILL) if it is
+ * still running then: a signal that did not end it. */
+static int status_within(pid_t pid, long ms)
+{
+    int st = 0;
+    for (long i = 0; i < ms; ++i) {
+        pid_t done = waitpid(pid, &st, WNOHANG);
+        if (done == pid)
+            return st;
+        sleep_ms(1);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+    return -1;
+}
+
+/* The child's signals as a plain shell would leave them: every disposition
+ * default, nothing blocked, no core files. */
+static void default_signals(void)
+{
+    for (int sig = 1; sig <= SIGRTMAX; ++sig)
+        if (sig != SIGKILL && sig != SIGSTOP)
+            signal(sig, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+}
+
+/* Start clpe with args (NULL-terminated, without the program name), stderr
+ * to /dev/null, after default_signals() and then setup (may be NULL). */
+static pid_t start_tool(const char *const *args, child_setup setup)
+{
+    const char *argv[32];
+    int n = 0;
+    argv[n++] = CLPE_CLI_PATH;
+    for (; args[n - 1] && n < 31; ++n)
+        argv[n] = args[n - 1];
+    argv[n] = NULL;
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_WRONLY);
+        dup2(devnull, STDERR_FILENO);
+        dup2(devnull, STDOUT_FILENO);
+        unsetenv("CLPE_CHECK_CORRUPT");
+        default_signals();
+        if (setup)
+            setup();
+        execv(CLPE_CLI_PATH, (char *const *)argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* A file system without unnamed files (fault/fs_shim.c refuses O_TMPFILE):
+ * the tool writes named temporary files instead. */
+static void without_unnamed_files(void)
+{
+    setenv("LD_PRELOAD", CLPE_FS_SHIM_PATH, 1);
+    setenv("CLPE_FAULT_NO_TMPFILE", "1", 1);
+}
+
+/* Every signal whose default action ends a process, sent from outside once
+ * the OpenCL compiler has built and run the kernels (its handlers are in
+ * place by then; LLVM's swallow USR1 and the first QUIT and ABRT): the tool
+ * dies of that very signal, leaving no file, whether it writes an unnamed
+ * file or a named temporary one. */
+Test(cli, every_terminating_signal_terminates_and_leaves_no_file, .timeout = 600)
+{
+    const int signals[] = {SIGHUP,  SIGINT,  SIGQUIT,   SIGABRT, SIGALRM, SIGTERM,
+                           SIGUSR1, SIGUSR2, SIGXCPU,   SIGVTALRM, SIGPROF, SIGRTMIN,
+                           SIGRTMAX, SIGPIPE};
+    for (size_t k = 0; k < 2 * sizeof signals / sizeof signals[0]; ++k) {
+        const int sig = signals[k % (sizeof signals / sizeof signals[0])];
+        const int named = k >= sizeof signals / sizeof signals[0];
+        char dir[64], path[128];
+        make_dir(dir, sizeof dir);
+        snprintf(path, sizeof path, "%s/big.npy", dir);
+        pid_t pid = start_tool((const char *const[]){"encode", "--seq", "4000000", "--d", "64",
+                                                     "--chunk-rows", "256", "-q", "-o", path,
+                                                     NULL},
+                               named ? without_unnamed_files : NULL);
+        /* 2 MB written: the kernels have been built and have run. */
+        if (!wait_until_written(pid, 2u << 20)) {
+            rm_dir(dir);
+            cr_assert_fail("signal %d: encode ended before it could be interrupted", sig);
+        }
+        /* The file being written has a name only where unnamed files are refused. */
+        cr_expect_eq(dir_entries(dir), named, "signal %d: %d files while writing", sig,
+                     dir_entries(dir));
+        kill(pid, sig);
+        int st = status_within(pid, 20000);
+        const char *kind = named ? "named temporary" : "unnamed file";
+        cr_expect(st != -1, "signal %d (%s), %s: did not end the tool", sig, strsignal(sig),
+                  kind);
+        cr_expect(st == -1 || (WIFSIGNALED(st) && WTERMSIG(st) == sig),
+                  "signal %d (%s), %s: status %d, not death by that signal", sig, strsignal(sig),
+                  kind, st);
+        cr_expect_eq(dir_entries(dir), 0, "signal %d (%s), %s: a file was left behind", sig,
+                     strsignal(sig), kind);
+        rm_dir(dir);
+    }
+}
+
+/* `ulimit -v 4000000` makes this run's device buffer fail inside PoCL, which
+ * asserts (abort() in the driver, with LLVM's handlers installed): however
+ * the tool ends, no file is left. */
+static void limit_address_space_4gb(void)
+{
+    struct rlimit rl = {4000000ull * 1024, 4000000ull * 1024};
+    setrlimit(RLIMIT_AS, &rl);
+}
+
+Test(cli, abort_inside_the_driver_leaves_no_file, .timeout = 120)
+{
+    char dir[64], path[128];
+    make_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/x.npy", dir);
+    pid_t pid = start_tool((const char *const[]){"encode", "--seq", "100", "--d", "16777216",
+                                                 "--chunk-rows", "100", "-o", path, NULL},
+                           limit_address_space_4gb);
+    int st = status_within(pid, 100000);
+    cr_assert_neq(st, -1, "the tool did not end");
+    cr_log_info("status %d", st);
+    cr_assert_eq(dir_entries(dir), 0, "a file was left behind (status %d)", st);
+    rm_dir(dir);
+}
+
+/* rope-cache of [seq, 128] f32: each file is 512 * seq bytes plus a
+ * 128-byte header. */
+#define PAIR_SEQ "200000"
+#define PAIR_FILE_BYTES (200000ull * 512 + 128)
+
+static void write_old_pair(const char *cos, const char *sin)
+{
+    write_text(cos, "old cos", 0644);
+    write_text(sin, "old sin", 0644);
+}
+
+/* Both files old, or both complete new ones: never one of each. Returns 1
+ * for new, 0 for old. */
+static int assert_pair_consistent(const char *cos, const char *sin)
+{
+    size_t cos_len = 0, sin_len = 0;
+    char *c = slurp(cos, &cos_len);
+    char *s = slurp(sin, &sin_len);
+    int cos_old = cos_len == 7 && memcmp(c, "old cos", 7) == 0;
+    int sin_old = sin_len == 7 && memcmp(s, "old sin", 7) == 0;
+    free(c);
+    free(s);
+    cr_assert_eq(cos_old, sin_old, "cos is %s but sin is %s", cos_old ? "old" : "new",
+                 sin_old ? "old" : "new");
+    if (!cos_old) {
+        cr_assert_eq(cos_len, PAIR_FILE_BYTES, "cos is %zu bytes", cos_len);
+        cr_assert_eq(sin_len, PAIR_FILE_BYTES, "sin is %zu bytes", sin_len);
+    }
+    return !cos_old;
+}
+
+Test(cli, rope_cache_interrupted_keeps_both_old_files, .timeout = 120)
+{
+    for (int named = 0; named < 2; ++named) {
+        char dir[64], cos[128], sin[128];
+        make_dir(dir, sizeof dir);
+        snprintf(cos, sizeof cos, "%s/cos.npy", dir);
+        snprintf(sin, sizeof sin, "%s/sin.npy", dir);
+        write_old_pair(cos, sin);
+        pid_t pid = start_tool((const char *const[]){"rope-cache", "--seq", PAIR_SEQ,
+                                                     "--head-dim", "128", "--cos-out", cos,
+                                                     "--sin-out", sin, "-q", NULL},
+                               named ? without_unnamed_files : NULL);
+        /* Past the whole cos array and into the sin one. */
+        int running = wait_until_written(pid, PAIR_FILE_BYTES + (1u << 20));
+        if (running)
+            cr_expect_eq(dir_entries(dir), 2 + 2 * named, "%d files while writing",
+                         dir_entries(dir));
+        kill(pid, SIGTERM);
+        int st = status_within(pid, 20000);
+        cr_assert_neq(st, -1, "SIGTERM did not end rope-cache");
+        int fresh = assert_pair_consistent(cos, sin);
+        if (running && WIFSIGNALED(st))
+            cr_assert_eq(fresh, 0, "killed, yet the files are new");
+        cr_assert_eq(dir_entries(dir), 2, "a temporary file was left behind (named %d)", named);
+        rm_dir(dir);
+    }
+}
+
+Test(cli, rope_cache_write_failure_on_the_second_file_writes_neither, .timeout = 120)
+{
+    char dir[64], cos[128], sin[128], after[64], preload[256];
+    make_dir(dir, sizeof dir);
+    snprintf(cos, sizeof cos, "%s/cos.npy", dir);
+    snprintf(sin, sizeof sin, "%s/sin.npy", dir);
+    snprintf(preload, sizeof preload, "LD_PRELOAD=%s", CLPE_FS_SHIM_PATH);
+    /* The disk fills a megabyte into the sin array. */
+    snprintf(after, sizeof after, "CLPE_FAULT_FWRITE_AFTER=%llu", PAIR_FILE_BYTES + (1u << 20));
+    const char *const args[] = {"rope-cache", "--seq", PAIR_SEQ, "--head-dim", "128",
+                                "--cos-out", cos, "--sin-out", sin, NULL};
+    run_result r = run_full((const char *const[]){preload, after, NULL}, args, NULL);
+    cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    assert_one_error_line(&r, "cannot write --sin-out");
+    assert_one_error_line(&r, "No space left on device");
+    cr_assert_eq(dir_entries(dir), 0, "a file was left behind");
+    run_free(&r);
+    /* Over existing files: both stay as they were. */
+    write_old_pair(cos, sin);
+    r = run_full((const char *const[]){preload, after, NULL}, args, NULL);
+    cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    cr_assert_eq(assert_pair_consistent(cos, sin), 0);
+    cr_assert_eq(dir_entries(dir), 2);
+    run_free(&r);
+    rm_dir(dir);
+}
+
+Test(cli, rope_cache_checks_room_for_both_files_first, .timeout = 120)
+{
+    char dir[64], cos[128], sin[128], room[64], preload[256];
+    make_dir(dir, sizeof dir);
+    snprintf(cos, sizeof cos, "%s/cos.npy", dir);
+    snprintf(sin, sizeof sin, "%s/sin.npy", dir);
+    snprintf(preload, sizeof preload, "LD_PRELOAD=%s", CLPE_FS_SHIM_PATH);
+    /* Room for one file and a half. */
+    snprintf(room, sizeof room, "CLPE_FAULT_FREE_BYTES=%llu", PAIR_FILE_BYTES * 3 / 2);
+    run_result r = run_full((const char *const[]){preload, room, NULL},
+                            (const char *const[]){"rope-cache", "--seq", PAIR_SEQ, "--head-dim",
+                                                  "128", "--cos-out", cos, "--sin-out", sin,
+                                                  NULL},
+                            NULL);
+    cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    assert_one_error_line(&r, "together they need 204.80 MB, only 153.60 MB free");
+    cr_assert_eq(dir_entries(dir), 0, "a file was left behind");
+    run_free(&r);
+    rm_dir(dir);
+}
+
+/* The same on a real full file system: a 4 MB tmpfs (where this test may
+ * mount one: root, in a private directory), with room for one file of the
+ * pair but not both. */
+Test(cli, rope_cache_on_a_small_tmpfs_writes_both_or_neither, .timeout = 120)
+{
+    char dir[64], cos[128], sin[128];
+    make_dir(dir, sizeof dir);
+    if (mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m") != 0) {
+        int err = errno;
+        rm_dir(dir);
+        cr_skip_test("cannot mount a tmpfs here: %s", strerror(err));
+    }
+    snprintf(cos, sizeof cos, "%s/c.npy", dir);
+    snprintf(sin, sizeof sin, "%s/s.npy", dir);
+    /* [9000, 64] f32: 2304128 bytes each, 4.6 MB for the two. */
+    run_result r = RUN("rope-cache", "--seq", "9000", "--head-dim", "64", "--cos-out", cos,
+                       "--sin-out", sin);
+    int entries = dir_entries(dir);
+    umount2(dir, MNT_DETACH);
+    rm_dir(dir);
+    cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    assert_one_error_line(&r, "together they need 4.61 MB, only 4.19 MB free");
+    cr_assert_eq(entries, 0, "%d files left on the full file system", entries);
+    run_free(&r);
+}
+
+Test(cli, free_space_message_tells_the_numbers_apart, .timeout = 60)
+{
+    /* --seq 1024 --d 1024 f32: 4194432 bytes; 4190000 free. Both are
+     * "4.19 MB": the message must show two different numbers. */
+    char dir[64], path[128], preload[256];
+    make_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/pe.npy", dir);
+    snprintf(preload, sizeof preload, "LD_PRELOAD=%s", CLPE_FS_SHIM_PATH);
+    run_result r = run_full((const char *const[]){preload, "CLPE_FAULT_FREE_BYTES=4190000", NULL},
+                            (const char *const[]){"encode", "--seq", "1024", "--d", "1024", "-o",
+                                                  path, NULL},
+                            NULL);
+    cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    assert_one_error_line(&r, "needs 4194432 bytes, only 4190000 bytes free");
+    cr_assert_eq(dir_entries(dir), 0);
+    run_free(&r);
+    rm_dir(dir);
+}
+
+Test(cli, one_file_named_two_ways_is_refused, .timeout = 60)
+{
+    char dir[64], plain[128], dotted[128], sym[128], hard[160], cwd[4096];
+    make_dir(dir, sizeof dir);
+    cr_assert(getcwd(cwd, sizeof cwd));
+    snprintf(plain, sizeof plain, "%s/x.npy", dir);
+    snprintf(dotted, sizeof dotted, "%s/./x.npy", dir);
+    snprintf(sym, sizeof sym, "%s/link.npy", dir);
+    snprintf(hard, sizeof hard, "%s/hard.npy", dir);
+    cr_assert_eq(symlink("x.npy", sym), 0);
+    /* The same name two ways (the file does not exist yet), then a link to it. */
+    const char *const seconds[] = {dotted, sym};
+    for (size_t k = 0; k < 2; ++k) {
+        run_result r = RUN("rope-cache", "--seq", "4", "--head-dim", "8", "--cos-out", plain,
+                           "--sin-out", seconds[k]);
+        cr_assert_eq(r.status, 2, "case %zu: exit %d: %s", k, r.status, r.err);
+        assert_one_error_line(&r, "are the same file");
+        cr_assert_eq(dir_entries(dir), 1, "case %zu wrote a file", k);
+        run_free(&r);
+    }
+    /* An existing file, by a relative path and a second hard link. */
+    write_text(plain, "old", 0644);
+    cr_assert_eq(link(plain, hard), 0);
+    cr_assert_eq(chdir(dir), 0);
+    run_result r = RUN("rope-cache", "--seq", "4", "--head-dim", "8", "--cos-out", "x.npy",
+                       "--sin-out", hard);
+    cr_assert_eq(chdir(cwd), 0);
+    cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+    assert_one_error_line(&r, "--cos-out 'x.npy' and --sin-out");
+    assert_file_is(plain, "old", 3);
+    run_free(&r);
+    rm_dir(dir);
+}
+
+/* clpe's stdout is a pipe here, read by this process while it runs. */
+static char *run_to_pipe(const char *const *args, int *status, size_t *len)
+{
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    const char *argv[32];
+    int n = 0;
+    argv[n++] = CLPE_CLI_PATH;
+    for (; args[n - 1] && n < 31; ++n)
+        argv[n] = args[n - 1];
+    argv[n] = NULL;
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        dup2(fds[1], STDOUT_FILENO);
+        close(fds[1]);
+        execv(CLPE_CLI_PATH, (char *const *)argv);
+        _exit(127);
+    }
+    close(fds[1]);
+    size_t cap = 1 << 16, used = 0;
+    char *buf = malloc(cap);
+    ssize_t got;
+    while ((got = read(fds[0], buf + used, cap - used)) > 0) {
+        used += (size_t)got;
+        if (used == cap)
+            cr_assert(buf = realloc(buf, cap *= 2));
+    }
+    close(fds[0]);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    *len = used;
+    return buf;
+}
+
+Test(cli, encode_to_stdout_through_a_pipe, .timeout = 60)
+{
+    size_t ref_len;
+    char *ref = reference_npy(&ref_len);
+    const char *const targets[] = {"/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"};
+    for (size_t k = 0; k < sizeof targets / sizeof targets[0]; ++k) {
+        int status = 0;
+        size_t len = 0;
+        char *got = run_to_pipe((const char *const[]){"encode", "--seq", "4", "--d", "4", "-q",
+                                                      "-o", targets[k], NULL},
+                                &status, &len);
+        cr_assert_eq(status, 0, "-o %s: exit %d", targets[k], status);
+        cr_assert(len == ref_len && memcmp(got, ref, len) == 0,
+                  "-o %s: %zu bytes through the pipe, not the %zu of the file", targets[k], len,
+                  ref_len);
+        free(got);
+    }
+    free(ref);
+}
+
+Test(cli, streamed_outputs_take_any_name, .timeout = 60)
+{
+    size_t ref_len;
+    char *ref = reference_npy(&ref_len);
+    char dir[64], fifo[128];
+    make_dir(dir, sizeof dir);
+    snprintf(fifo, sizeof fifo, "%s/stream", dir);
+    cr_assert_eq(mkfifo(fifo, 0644), 0);
+    /* Open for reading first (without waiting): the tool's open then succeeds. */
+    int in = open(fifo, O_RDONLY | O_NONBLOCK);
+    cr_assert(in >= 0);
+    run_result r = RUN("encode", "--seq", "4", "--d", "4", "-q", "-o", fifo);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char buf[4096];
+    ssize_t n = read(in, buf, sizeof buf);
+    close(in);
+    cr_assert(n == (ssize_t)ref_len && memcmp(buf, ref, ref_len) == 0, "read %zd bytes", n);
+    run_free(&r);
+    /* A file still needs the .npy name. */
+    char plain[128];
+    snprintf(plain, sizeof plain, "%s/plain", dir);
+    r = RUN("encode", "--seq", "4", "--d", "4", "-o", plain);
+    cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+    assert_one_error_line(&r, "-o must name a .npy file, got");
+    cr_assert_eq(dir_entries(dir), 1);
+    run_free(&r);
+    free(ref);
+    rm_dir(dir);
+}
+
+Test(cli, writable_file_in_a_read_only_directory_says_why, .timeout = 60)
+{
+    if (geteuid() != 0)
+        cr_skip_test("needs root to run the tool as another user");
+    /* nobody may write root's 0666 file, but not create files beside it. */
+    char dir[64], path[128], cache[128], env[160];
+    make_dir(dir, sizeof dir);
+    cr_assert_eq(chmod(dir, 0755), 0);
+    snprintf(path, sizeof path, "%s/shared.npy", dir);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    cr_assert_eq(mkdir(cache, 0777), 0);
+    cr_assert_eq(chmod(cache, 0777), 0);
+    write_text(path, "root's", 0666);
+    snprintf(env, sizeof env, "POCL_CACHE_DIR=%s", cache);
+    char storage[3][320];
+    const char *staged[4];
+    stage_tool_for_others(dir, storage, staged);
+    const char *envs[5] = {env};
+    for (int i = 0; staged[i]; ++i)
+        envs[i + 1] = staged[i];
+    run_result r = run_full(envs,
+                            (const char *const[]){"encode", "--seq", "4", "--d", "4", "-o", path,
+                                                  NULL},
+                            become_nobody);
+    cli_program = CLPE_CLI_PATH;
+    cr_assert_neq(r.status, 126, "cannot become nobody");
+    cr_assert_neq(r.status, 127, "nobody cannot run the tool: %s", r.err);
+    cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    assert_one_error_line(&r, "cannot create a file in the directory");
+    assert_one_error_line(&r, "needs write permission on the directory");
+    assert_file_is(path, "root's", 6);
+    cr_assert_eq(dir_entries(dir), 3, "a file was left behind");
+    run_free(&r);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s/run'", cache, dir);
+    cr_assert_eq(system(cmd), 0);
+    rm_dir(dir);
 }

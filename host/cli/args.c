@@ -744,13 +744,6 @@ static int apply_flag(cli_args *a, const struct flag_spec *f, const char *val, c
     return 0;
 }
 
-/* A file name ending in .npy (any case). */
-static int names_npy(const char *path)
-{
-    size_t len = strlen(path);
-    return len >= 4 && strcasecmp(path + len - 4, ".npy") == 0;
-}
-
 /* rope-cache: LongRoPE's factor files, and the multimodal positions
  * (--positions with --mrope-section or --vision). */
 static int rope_factor_files_and_positions(const cli_args *a, int scaling, uint32_t rotary,
@@ -882,14 +875,6 @@ static int rope_combination(cli_args *a, char *err, size_t errlen)
                 (unsigned long long)a->seq, (unsigned)rotary);
         return CLI_PARSE_USAGE;
     }
-    if (!names_npy(a->cos_out) || !names_npy(a->sin_out)) {
-        char q[64];
-        const int cos_bad = !names_npy(a->cos_out);
-        quote(q, sizeof q, cos_bad ? a->cos_out : a->sin_out);
-        set_err(err, errlen, "%s must name a .npy file, got '%s'",
-                cos_bad ? "--cos-out" : "--sin-out", q);
-        return CLI_PARSE_USAGE;
-    }
     if (strcmp(a->cos_out, a->sin_out) == 0) {
         set_err(err, errlen, "--cos-out and --sin-out name the same file");
         return CLI_PARSE_USAGE;
@@ -955,13 +940,6 @@ static int check_combination(cli_args *a, const unsigned char *seen, char *err, 
         set_err(err, errlen, "--start %lld plus --seq %llu passes the largest position 2^63-1",
                 (long long)a->start, (unsigned long long)a->seq);
         return CLI_PARSE_USAGE;
-    }
-    if (a->command == CLI_CMD_ENCODE && a->output) {
-        size_t len = strlen(a->output);
-        if (len < 4 || strcasecmp(a->output + len - 4, ".npy") != 0) {
-            set_err(err, errlen, "-o must name a .npy file, got '%s'", a->output);
-            return CLI_PARSE_USAGE;
-        }
     }
     return 0;
 }

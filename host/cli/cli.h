@@ -8,6 +8,7 @@
 #define CLPE_CLI_H
 
 #include "args.h"
+#include "file_identity.h"
 #include "output_file.h"
 
 #include <clpe.h>
@@ -24,6 +25,12 @@ enum { CLI_EXIT_OK = 0, CLI_EXIT_RUNTIME = 1, CLI_EXIT_USAGE = 2 };
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same for a line that reports rather than fails (a summary). */
 void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Two byte counts for one message, in decimal units ("4.19 MB"), or as
+ * exact byte counts where they would round to the same text, so that
+ * "needs A, only B free" never shows two equal numbers. a_out and b_out
+ * hold cap bytes each. */
+void cli_format_bytes_apart(uint64_t a, uint64_t b, char *a_out, char *b_out, size_t cap);
 
 /* Print a library failure as one line: "clpe: WHAT: <status string>". */
 void cli_status_error(const char *what, clpe_status status);

@@ -99,6 +99,12 @@ int cli_cmd_encode(const cli_args *args)
     if (rc)
         return rc;
     const uint64_t seq = args->seq;
+    if ((rc = cli_output_check_name(args->output, "-o", ".npy")) != CLI_EXIT_OK)
+        return rc;
+    if (args->measure_write && cli_output_is_streamed(args->output)) {
+        cli_error("--measure-write needs -o to name a file, not a FIFO, device or descriptor");
+        return CLI_EXIT_USAGE;
+    }
     if (!cli_positions_fit(start, seq)) {
         cli_error("--start %lld plus --seq %llu passes the largest position 2^63-1",
                   (long long)start, (unsigned long long)seq);
@@ -164,15 +170,16 @@ int cli_cmd_encode(const cli_args *args)
         goto done;
     rc = CLI_EXIT_RUNTIME;
     if (args->measure_write && out.streamed) {
+        /* Became a FIFO or device since the check above. */
         cli_error("--measure-write needs -o to name a file, not a FIFO, device or descriptor");
+        rc = CLI_EXIT_USAGE;
         goto done;
     }
     uint64_t free_bytes = 0;
     if (cli_outfile_free_bytes(&out, &free_bytes) == 0 && file_bytes > free_bytes) {
         /* Refuse early rather than fill the disk and fail at the end. */
-        char need[32], have[32];
-        human_bytes((double)file_bytes, need, sizeof need);
-        human_bytes((double)free_bytes, have, sizeof have);
+        char need[64], have[64];
+        cli_format_bytes_apart(file_bytes, free_bytes, need, have, sizeof need);
         cli_error("cannot write -o '%s': needs %s, only %s free", args->output, need, have);
         goto done;
     }

@@ -5,10 +5,11 @@
  *
  * The configuration is built and checked on the host first
  * (clpe_rope_create_host), so a bad combination fails before any file or
- * device is touched. The two files are written one after the other through
- * output_file.h (one armed temporary file at a time); the sin path is
- * opened and dropped before the cos file is written, so a path that cannot
- * be written fails before either file appears.
+ * device is touched. The two files are a pair: both paths are opened, the
+ * room for both checked, both written in full as new files, and only then
+ * both renamed into place together (cli_outfile_commit_all, signals held),
+ * so a failure or a signal at any point leaves both old files or both new
+ * ones, never one of each.
  */
 #include "cli.h"
 #include "npy.h"
@@ -16,8 +17,10 @@
 #include "stderr_capture.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Rows per device call: about 1 MiB of each array, enough to amortise a
  * launch, small enough to stay in a CPU device's caches. */
@@ -93,19 +96,15 @@ typedef struct rope_cache_job {
 } rope_cache_job;
 
 /* Compute every chunk and write the cos (want_sin 0) or sin array into the
- * file at path. Returns an exit status, after printing why on failure. */
-static int write_array(const rope_cache_job *job, int want_sin, const char *path,
+ * open output. Returns an exit status, after printing why on failure; the
+ * output is left open either way (the caller commits or aborts it). */
+static int write_array(const rope_cache_job *job, int want_sin, cli_outfile *out,
                        const char *flag)
 {
-    cli_outfile out;
-    memset(&out, 0, sizeof out);
-    int rc = cli_outfile_open(&out, path, flag);
-    if (rc != CLI_EXIT_OK)
-        return rc;
-    rc = CLI_EXIT_RUNTIME;
+    int rc = CLI_EXIT_RUNTIME;
     const size_t row_bytes = job->cols * job->esize;
     errno = 0;
-    if (npy_write_header(out.f, npy_descr_for_dtype(job->dtype), job->seq, job->cols))
+    if (npy_write_header(out->f, npy_descr_for_dtype(job->dtype), job->seq, job->cols))
         goto write_failed;
     for (uint64_t row = 0; row < job->seq;) {
         const size_t n = job->seq - row < job->chunk_rows ? (size_t)(job->seq - row)
@@ -119,19 +118,51 @@ static int write_array(const rope_cache_job *job, int want_sin, const char *path
                                      CL_TRUE, 0, n * row_bytes, job->host, 0, NULL, NULL);
         if (st != CLPE_SUCCESS) {
             cli_status_error("rope cache", st);
-            goto done;
+            return rc;
         }
-        if (fwrite(job->host, row_bytes, n, out.f) != n)
+        if (fwrite(job->host, row_bytes, n, out->f) != n)
             goto write_failed;
         row += n;
     }
-    rc = cli_outfile_commit(&out, flag);
-    goto done;
+    return CLI_EXIT_OK;
 write_failed:
-    cli_outfile_write_error(&out, flag, errno ? errno : EIO);
-done:
-    cli_outfile_abort(&out);
+    cli_outfile_write_error(out, flag, errno ? errno : EIO);
     return rc;
+}
+
+/* The room both files need, checked against their file systems before
+ * either is written (two files on one file system need the sum). */
+static int check_room(cli_outfile *const *outs, const char *const *flags, const char *const *paths,
+                      size_t n, uint64_t file_bytes)
+{
+    for (size_t i = 0; i < n; ++i) {
+        uint64_t free_bytes = 0;
+        struct stat dir_i;
+        if (cli_outfile_free_bytes(outs[i], &free_bytes) != 0 || fstat(outs[i]->dir_fd, &dir_i))
+            continue;
+        uint64_t need = 0;
+        size_t sharing = 0;
+        for (size_t j = 0; j < n; ++j) {
+            struct stat dir_j;
+            if (outs[j]->dir_open && fstat(outs[j]->dir_fd, &dir_j) == 0 &&
+                dir_j.st_dev == dir_i.st_dev) {
+                need = need + file_bytes < need ? UINT64_MAX : need + file_bytes;
+                ++sharing;
+            }
+        }
+        if (need > free_bytes) {
+            char need_s[64], have_s[64];
+            cli_format_bytes_apart(need, free_bytes, need_s, have_s, sizeof need_s);
+            if (sharing > 1)
+                cli_error("cannot write %s '%s' and %s '%s': together they need %s, only %s "
+                          "free", flags[0], paths[0], flags[1], paths[1], need_s, have_s);
+            else
+                cli_error("cannot write %s '%s': needs %s, only %s free", flags[i], paths[i],
+                          need_s, have_s);
+            return CLI_EXIT_RUNTIME;
+        }
+    }
+    return CLI_EXIT_OK;
 }
 
 /* The cache of consecutive positions, LongRoPE's lists in f. */
@@ -156,15 +187,38 @@ static int rope_cache_consecutive(const cli_args *args, const cli_rope_factors *
     }
     clpe_rope_release(host_rope);
 
-    /* Both paths must be writable before either file is written. */
-    cli_outfile probe;
-    memset(&probe, 0, sizeof probe);
-    if ((rc = cli_outfile_open(&probe, args->sin_out, "--sin-out")) != CLI_EXIT_OK)
+    /* The two outputs: .npy files, or streams; never one file twice. */
+    const char *const paths[2] = {args->cos_out, args->sin_out};
+    const char *const flags[2] = {"--cos-out", "--sin-out"};
+    for (size_t i = 0; i < 2; ++i)
+        if ((rc = cli_output_check_name(paths[i], flags[i], ".npy")) != CLI_EXIT_OK)
+            return rc;
+    if ((rc = cli_paths_distinct(paths, flags, 2)) != CLI_EXIT_OK)
         return rc;
-    cli_outfile_abort(&probe);
 
-    if ((rc = cli_device_open(args->device, &dev)) != CLI_EXIT_OK)
+    cli_outfile cos_out, sin_out;
+    memset(&cos_out, 0, sizeof cos_out);
+    memset(&sin_out, 0, sizeof sin_out);
+    cli_outfile *const outs[2] = {&cos_out, &sin_out};
+    /* Both paths open (and so writable) before any device work. */
+    for (size_t i = 0; i < 2; ++i)
+        if ((rc = cli_outfile_open(outs[i], paths[i], flags[i])) != CLI_EXIT_OK) {
+            cli_outfile_abort(&cos_out);
+            return rc;
+        }
+    /* And room for both, before anything is computed. */
+    char header[NPY_HEADER_MAX];
+    const size_t header_len = npy_header(header, sizeof header, npy_descr_for_dtype(cfg.dtype),
+                                         args->seq, cfg.rotary_dim);
+    /* [seq, rotary_dim] fits in 64 bits: checked by the argument parser. */
+    uint64_t file_bytes = args->seq * cfg.rotary_dim * dtype_size(cfg.dtype);
+    file_bytes = file_bytes + header_len < file_bytes ? UINT64_MAX : file_bytes + header_len;
+    if ((rc = check_room(outs, flags, paths, 2, file_bytes)) != CLI_EXIT_OK ||
+        (rc = cli_device_open(args->device, &dev)) != CLI_EXIT_OK) {
+        cli_outfile_abort(&cos_out);
+        cli_outfile_abort(&sin_out);
         return rc;
+    }
     rc = CLI_EXIT_RUNTIME;
     job.dev = &dev;
     job.start = start;
@@ -194,10 +248,12 @@ static int rope_cache_consecutive(const cli_args *args, const cli_rope_factors *
         cli_error("cannot allocate two buffers of %zu bytes (%d)", chunk_bytes, (int)err);
         goto done;
     }
+    rc = CLI_EXIT_RUNTIME;
     const double t0 = cli_now();
-    if ((rc = write_array(&job, 0, args->cos_out, "--cos-out")) != CLI_EXIT_OK)
-        goto done;
-    if ((rc = write_array(&job, 1, args->sin_out, "--sin-out")) != CLI_EXIT_OK)
+    for (int i = 0; i < 2; ++i)
+        if ((rc = write_array(&job, i, outs[i], flags[i])) != CLI_EXIT_OK)
+            goto done;
+    if ((rc = cli_outfile_commit_all(outs, flags, 2)) != CLI_EXIT_OK)
         goto done;
     if (!args->quiet)
         cli_note("wrote %s and %s: [%llu, %u] %s, %s pairing, %s scaling, positions "
@@ -207,6 +263,8 @@ static int rope_cache_consecutive(const cli_args *args, const cli_rope_factors *
                  cli_scaling_name(cfg.scaling), (long long)start,
                  (long long)((uint64_t)start + job.seq - 1), dev.name, cli_now() - t0);
 done:
+    cli_outfile_abort(&cos_out);
+    cli_outfile_abort(&sin_out);
     if (job.cos_buf) clReleaseMemObject(job.cos_buf);
     if (job.sin_buf) clReleaseMemObject(job.sin_buf);
     free(job.host);

@@ -132,7 +132,7 @@ static const char ROPE_CACHE_HELP[] =
     "by the scaling's amplitude, as Hugging Face's rotary embeddings return them:\n"
     "half pairing repeats the halves (cos[s][j] = cos[s][j + R/2]), interleaved\n"
     "pairing repeats each value twice. Files as for encode (.npy; bf16 as '<u2'\n"
-    "raw bits); each appears only when complete, cos first.\n"
+    "raw bits); the two appear together, only when both are complete.\n"
     "\n"
     "  --seq N            number of positions (rows), >= 1 (required)\n"
     "  --head-dim D       elements per head, 2 .. 16777216 (required)\n"

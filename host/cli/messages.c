@@ -72,3 +72,27 @@ void cli_status_error(const char *what, clpe_status status)
 {
     cli_error("%s: %s (%d)", what, clpe_status_string(status), (int)status);
 }
+
+/* bytes in decimal units with two decimals ("4.19 MB"), or "512 B". */
+static void format_bytes(uint64_t bytes, char *out, size_t cap)
+{
+    static const char *const unit[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB"};
+    double b = (double)bytes;
+    int u = 0;
+    while (b >= 1000.0 && u < 6) {
+        b /= 1000.0;
+        ++u;
+    }
+    snprintf(out, cap, u ? "%.2f %s" : "%.0f %s", b, unit[u]);
+}
+
+void cli_format_bytes_apart(uint64_t a, uint64_t b, char *a_out, char *b_out, size_t cap)
+{
+    format_bytes(a, a_out, cap);
+    format_bytes(b, b_out, cap);
+    if (a != b && strcmp(a_out, b_out) == 0) {
+        /* Rounded alike: the exact counts tell them apart. */
+        snprintf(a_out, cap, "%llu bytes", (unsigned long long)a);
+        snprintf(b_out, cap, "%llu bytes", (unsigned long long)b);
+    }
+}

@@ -2,6 +2,7 @@
  * output_file.c - open, finish and abandon the clpe tool's output files by
  * what sits at the path (see output_file.h for the rules).
  */
+#define _GNU_SOURCE /* O_TMPFILE, AT_SYMLINK_FOLLOW, renameat2 */
 #include "output_file.h"
 
 #include "cli.h"
@@ -14,12 +15,19 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 #ifdef __linux__
+#include <sys/syscall.h>
 #include <sys/vfs.h>
+#endif
+
+/* renameat2's flag (linux/fs.h), for C libraries that do not declare it. */
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1)
 #endif
 
 /* As many links as the kernel itself follows (Linux MAXSYMLINKS). */
@@ -29,8 +37,10 @@
 
 static void reset(cli_outfile *o)
 {
-    /* All zero is the empty state, so a memset struct is safe to abort. */
+    /* All zero is the empty state, so a memset struct is safe to abort
+     * (armed_slot 0 counts only while tmp_name is set). */
     memset(o, 0, sizeof *o);
+    o->armed_slot = -1;
 }
 
 static char *copy_string(const char *s, size_t len)
@@ -150,6 +160,72 @@ static void random_suffix(char *out)
     out[TMP_RANDOM] = '\0';
 }
 
+static int permission_error(int err)
+{
+    return err == EACCES || err == EPERM || err == EROFS;
+}
+
+/* Whether an O_TMPFILE file can be given a name later: by linking its
+ * /proc/self/fd entry, which needs no privilege. */
+static int can_link_unnamed(void)
+{
+    static int known = -1;
+    if (known < 0)
+        known = access("/proc/self/fd", X_OK) == 0;
+    return known;
+}
+
+/* Create and arm a file named .clpe-XXXXXX in the directory. Returns its
+ * descriptor, or -1 with *err set. */
+static int create_named(cli_outfile *o, int *err)
+{
+    int fd = -1;
+    for (int tries = 0; tries < 100 && fd < 0; ++tries) {
+        memcpy(o->tmp_name, TMP_PREFIX, sizeof TMP_PREFIX - 1);
+        random_suffix(o->tmp_name + sizeof TMP_PREFIX - 1);
+        fd = openat(o->dir_fd, o->tmp_name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        *err = fd < 0 ? errno : 0;
+        if (fd < 0 && *err != EEXIST)
+            break;
+    }
+    if (fd >= 0)
+        o->armed_slot = cli_signals_arm(o->dir_fd, o->tmp_name);
+    else
+        o->tmp_name[0] = '\0';
+    return fd;
+}
+
+/* No new file could be made in the directory: say so, and why, since the
+ * file at the path itself may well be writable. */
+static int refuse_directory(cli_outfile *o, const char *flag, int err)
+{
+    const char *path = o->shown_path;
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? copy_string(path, slash == path ? 1 : (size_t)(slash - path))
+                      : copy_string(".", 1);
+    const char *shown = dir ? dir : "";
+    size_t cap = strlen(shown) + 320;
+    char *why = malloc(cap);
+    int rc;
+    if (!why) {
+        rc = refuse(o, flag, path, strerror(err));
+    } else {
+        if (permission_error(err))
+            snprintf(why, cap,
+                     "cannot create a file in the directory '%s' (%s): clpe writes the new "
+                     "file beside the old one and renames it over the path, which needs "
+                     "write permission on the directory",
+                     shown, strerror(err));
+        else
+            snprintf(why, cap, "cannot create a file in the directory '%s': %s", shown,
+                     strerror(err));
+        rc = refuse(o, flag, path, why);
+    }
+    free(why);
+    free(dir);
+    return rc;
+}
+
 /* A file renamed into place at `path` when complete; existing is the
  * regular file there now, or NULL. */
 static int open_renamed(cli_outfile *o, const char *path, const struct stat *existing,
@@ -184,27 +260,30 @@ static int open_renamed(cli_outfile *o, const char *path, const struct stat *exi
         o->mode = 0666u & ~(unsigned)mask;
     }
 
-    /* A signal between creating the file and arming its removal would leave
-     * it behind: hold signals across both. */
-    sigset_t all, before;
-    sigfillset(&all);
-    sigprocmask(SIG_BLOCK, &all, &before);
+    /* A file with no name, where the file system makes one and the file
+     * can be named later through /proc/self/fd: nothing to remove if the
+     * tool dies before it is complete. */
     int fd = -1, err = 0;
-    for (int tries = 0; tries < 100 && fd < 0; ++tries) {
-        memcpy(o->tmp_name, TMP_PREFIX, sizeof TMP_PREFIX - 1);
-        random_suffix(o->tmp_name + sizeof TMP_PREFIX - 1);
-        fd = openat(o->dir_fd, o->tmp_name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+#ifdef O_TMPFILE
+    if (can_link_unnamed()) {
+        fd = openat(o->dir_fd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
         err = fd < 0 ? errno : 0;
-        if (fd < 0 && err != EEXIST)
-            break;
+        o->unnamed = fd >= 0;
     }
-    if (fd >= 0)
-        cli_signals_arm(o->dir_fd, o->tmp_name);
-    else
-        o->tmp_name[0] = '\0';
-    sigprocmask(SIG_SETMASK, &before, NULL);
+#endif
+    if (fd < 0 && (err == 0 || !permission_error(err))) {
+        /* A signal between creating the file and arming its removal would
+         * leave it behind: hold signals across both. */
+        sigset_t all, before;
+        sigfillset(&all);
+        cli_signals_hold();
+        sigprocmask(SIG_BLOCK, &all, &before);
+        fd = create_named(o, &err);
+        sigprocmask(SIG_SETMASK, &before, NULL);
+        cli_signals_release();
+    }
     if (fd < 0)
-        return refuse(o, flag, o->shown_path, strerror(err));
+        return refuse_directory(o, flag, err);
     o->f = fdopen(fd, "wb");
     if (!o->f) {
         err = errno;
@@ -348,14 +427,13 @@ void cli_outfile_write_error(const cli_outfile *o, const char *flag, int err)
         cli_error("cannot write %s '%s': %s", flag, path, err ? strerror(err) : "write error");
 }
 
-int cli_outfile_commit(cli_outfile *o, const char *flag)
+/* Flush o and give a renamed file its mode and owner. Returns 0 or an
+ * errno value. */
+static int finish_writing(cli_outfile *o)
 {
-    if (!o->f) {
-        cli_outfile_write_error(o, flag, EBADF);
-        cli_outfile_abort(o);
-        return CLI_EXIT_RUNTIME;
-    }
     int err = 0;
+    if (!o->f)
+        return EBADF;
     if (fflush(o->f) != 0)
         err = errno ? errno : EIO;
     else if (ferror(o->f))
@@ -368,23 +446,144 @@ int cli_outfile_commit(cli_outfile *o, const char *flag)
         if (fchmod(fd, (mode_t)o->mode) != 0)
             err = errno;
     }
-    if (o->borrowed) {
+    return err;
+}
+
+/* Give an unnamed file a temporary name (armed), with signals held. Returns
+ * 0 or an errno value. */
+static int name_unnamed(cli_outfile *o)
+{
+    char proc[48];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fileno(o->f));
+    int err = EEXIST;
+    for (int tries = 0; tries < 100 && err == EEXIST; ++tries) {
+        memcpy(o->tmp_name, TMP_PREFIX, sizeof TMP_PREFIX - 1);
+        random_suffix(o->tmp_name + sizeof TMP_PREFIX - 1);
+        err = linkat(AT_FDCWD, proc, o->dir_fd, o->tmp_name, AT_SYMLINK_FOLLOW) == 0 ? 0 : errno;
+    }
+    if (err) {
+        o->tmp_name[0] = '\0';
+        return err;
+    }
+    o->unnamed = 0;
+    o->armed_slot = cli_signals_arm(o->dir_fd, o->tmp_name);
+    return 0;
+}
+
+/* Close o's stream. Returns 0 or an errno value. */
+static int close_stream(cli_outfile *o)
+{
+    int err = 0;
+    if (o->borrowed)
         o->f = NULL;
-    } else {
-        if (fclose(o->f) != 0 && !err)
+    else if (o->f) {
+        if (fclose(o->f) != 0)
             err = errno ? errno : EIO;
         o->f = NULL;
     }
-    if (!err && !o->streamed && renameat(o->dir_fd, o->tmp_name, o->dir_fd, o->final_name) != 0)
-        err = errno;
-    if (err) {
-        cli_outfile_write_error(o, flag, err);
-        cli_outfile_abort(o);
+    return err;
+}
+
+static int exchange_names(int dir_fd, const char *a, const char *b)
+{
+#if defined(__linux__) && defined(SYS_renameat2)
+    return (int)syscall(SYS_renameat2, dir_fd, a, dir_fd, b, RENAME_EXCHANGE);
+#else
+    (void)dir_fd;
+    (void)a;
+    (void)b;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+/* How a path was replaced, for undoing it. */
+enum { PUT_NOTHING, PUT_EXCHANGED, PUT_NEW, PUT_OVER };
+
+/* Rename o's temporary file over its path. The old file, if any, is kept
+ * under the temporary name where the file system can exchange two names.
+ * Returns 0 or an errno value; *how says what was done. */
+static int put_in_place(cli_outfile *o, int *how)
+{
+    *how = PUT_NOTHING;
+    if (exchange_names(o->dir_fd, o->tmp_name, o->final_name) == 0) {
+        *how = PUT_EXCHANGED; /* tmp_name now holds the old file */
+        return 0;
+    }
+    int existed = errno != ENOENT;
+    if (renameat(o->dir_fd, o->tmp_name, o->dir_fd, o->final_name) != 0)
+        return errno;
+    *how = existed ? PUT_OVER : PUT_NEW;
+    o->tmp_name[0] = '\0'; /* renamed: nothing left under that name */
+    cli_signals_disarm(o->armed_slot);
+    o->armed_slot = -1;
+    return 0;
+}
+
+/* Undo put_in_place: the old file back at the path, or the new one gone. */
+static void take_back(cli_outfile *o, int how)
+{
+    if (how == PUT_EXCHANGED)
+        (void)exchange_names(o->dir_fd, o->tmp_name, o->final_name);
+    else if (how == PUT_NEW)
+        (void)unlinkat(o->dir_fd, o->final_name, 0);
+    /* PUT_OVER: the old file is gone; the new one stays. */
+}
+
+int cli_outfile_commit_all(cli_outfile *const *outs, const char *const *flags, size_t n)
+{
+    int err = 0;
+    size_t failed = 0;
+    int how[CLI_SIGNALS_MAX_ARMED]; /* per output: what put_in_place did */
+    if (n > CLI_SIGNALS_MAX_ARMED) {
+        cli_error("cannot write %zu files as one set (at most %d)", n, CLI_SIGNALS_MAX_ARMED);
+        for (size_t i = 0; i < n; ++i)
+            cli_outfile_abort(outs[i]);
         return CLI_EXIT_RUNTIME;
     }
-    o->tmp_name[0] = '\0'; /* renamed: nothing to remove */
-    cli_outfile_abort(o);
-    return CLI_EXIT_OK;
+    /* Everything that can fail for want of room or a write error, first. */
+    for (size_t i = 0; i < n && !err; ++i) {
+        failed = i;
+        how[i] = PUT_NOTHING;
+        err = finish_writing(outs[i]);
+        if (!err && outs[i]->streamed)
+            err = close_stream(outs[i]);
+    }
+    if (!err) {
+        /* A signal now waits until every path is replaced, or none. */
+        cli_signals_hold();
+        for (size_t i = 0; i < n && !err; ++i) {
+            cli_outfile *o = outs[i];
+            failed = i;
+            if (o->streamed)
+                continue;
+            if (o->unnamed)
+                err = name_unnamed(o);
+            int close_err = close_stream(o);
+            if (!err)
+                err = close_err;
+        }
+        for (size_t i = 0; i < n && !err; ++i) {
+            failed = i;
+            if (!outs[i]->streamed)
+                err = put_in_place(outs[i], &how[i]);
+        }
+        if (err)
+            for (size_t i = n; i-- > 0;)
+                take_back(outs[i], how[i]);
+        cli_signals_release();
+    }
+    if (err)
+        cli_outfile_write_error(outs[failed], flags[failed], err);
+    /* Removes the temporaries: the old files kept by an exchange, too. */
+    for (size_t i = 0; i < n; ++i)
+        cli_outfile_abort(outs[i]);
+    return err ? CLI_EXIT_RUNTIME : CLI_EXIT_OK;
+}
+
+int cli_outfile_commit(cli_outfile *o, const char *flag)
+{
+    return cli_outfile_commit_all(&o, &flag, 1);
 }
 
 void cli_outfile_abort(cli_outfile *o)
@@ -394,12 +593,32 @@ void cli_outfile_abort(cli_outfile *o)
     if (o->dir_open) {
         if (o->tmp_name[0])
             unlinkat(o->dir_fd, o->tmp_name, 0);
-        cli_signals_disarm();
+        cli_signals_disarm(o->armed_slot);
         close(o->dir_fd);
     }
     free(o->shown_path);
     free(o->final_name);
     reset(o);
+}
+
+int cli_output_is_streamed(const char *path)
+{
+    if (own_descriptor(path) >= 0)
+        return 1;
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && in_proc(path))
+        return 1;
+    return stat(path, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode));
+}
+
+int cli_output_check_name(const char *path, const char *flag, const char *ext)
+{
+    size_t len = strlen(path), ext_len = strlen(ext);
+    if ((len >= ext_len && strcasecmp(path + len - ext_len, ext) == 0) ||
+        cli_output_is_streamed(path))
+        return CLI_EXIT_OK;
+    cli_error("%s must name a %s file, got '%s'", flag, ext, path);
+    return CLI_EXIT_USAGE;
 }
 
 int cli_outfile_free_bytes(const cli_outfile *o, uint64_t *bytes)

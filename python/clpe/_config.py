@@ -9,6 +9,8 @@ import numpy as np
 
 from . import _status
 from ._abi import CConfig, Dtype, Flag, Freq, Layout
+from ._check import (INT64, check_enum, check_int32, check_int64, check_real, check_uint32,
+                     is_integer)
 
 # bf16 has no NumPy type: its values travel as their raw 16 bits in uint16,
 # as the CLI writes them (np.uint32 << 16 viewed as float32 recovers them).
@@ -51,11 +53,7 @@ def to_dtype(value):
 
 
 def _to_enum(value, names, enum_type, what):
-    if isinstance(value, str):
-        if value.lower() in names:
-            return names[value.lower()]
-        raise ValueError("clpe: unknown %s %r (one of %s)" % (what, value, ", ".join(names)))
-    return enum_type(int(value)) if int(value) in set(enum_type) else int(value)
+    return _known(enum_type, check_enum(value, enum_type, names, what))
 
 
 @dataclasses.dataclass
@@ -78,14 +76,17 @@ class Config:
         return NUMPY_DTYPES[Dtype(self.dtype)]
 
     def to_c(self):
+        """The clpe_config, every field checked (a Config's fields may have
+        been set by hand): TypeError or ValueError naming the field."""
         cfg = CConfig()
-        cfg.d = self.d
-        cfg.base = self.base
-        cfg.freq = int(self.freq)
-        cfg.layout = int(self.layout)
-        cfg.dtype = int(self.dtype)
-        cfg.scale = self.scale
-        cfg.flags = int(self.flags)
+        cfg.d = check_uint32(self.d, "d")
+        cfg.base = check_real(self.base, "base")
+        cfg.freq = check_enum(self.freq, Freq, _FREQ_NAMES, "freq")
+        cfg.layout = check_enum(self.layout, Layout, _LAYOUT_NAMES, "layout")
+        cfg.dtype = check_int32(self.dtype, "dtype") if is_integer(self.dtype) \
+            else int(to_dtype(self.dtype))
+        cfg.scale = check_real(self.scale, "scale")
+        cfg.flags = check_uint32(self.flags, "flags")
         cfg.padding_position = checked_int64(self.padding_position, "padding_position")
         return cfg
 
@@ -98,11 +99,11 @@ class Config:
 
 
 def checked_int64(value, what):
-    """value as an int, refused (ValueError) outside int64: ctypes would wrap it."""
-    value = int(value)
-    if not -2 ** 63 <= value < 2 ** 63:
-        raise ValueError("clpe: %s = %d does not fit in int64" % (what, value))
-    return value
+    """value as an int, refused unless an integer (TypeError) that fits in
+    int64 (ValueError): ctypes would truncate or wrap it."""
+    if is_integer(value) and not INT64[0] <= int(value) <= INT64[1]:
+        raise ValueError("clpe: %s = %d does not fit in int64" % (what, int(value)))
+    return check_int64(value, what)
 
 
 def _known(enum_type, value):
@@ -128,7 +129,7 @@ def config_preset(name: str, d: int) -> Config:
 
 
 def _check_width(d):
-    if not isinstance(d, (int, np.integer)) or isinstance(d, bool):
+    if not is_integer(d):
         raise TypeError("clpe: d must be an integer, got %r" % (d,))
     if not 0 <= d < 2 ** 32:
         raise _status.Error(-2005, "d = %d" % d)  # CLPE_ERROR_INVALID_D
@@ -154,19 +155,19 @@ def make_config(config=None, preset=None, d=None, dtype=None, base=None, freq=No
     if dtype is not None:
         result.dtype = to_dtype(dtype)
     if base is not None:
-        result.base = float(base)
+        result.base = check_real(base, "base")
     if freq is not None:
         result.freq = _to_enum(freq, _FREQ_NAMES, Freq, "freq")
     if layout is not None:
         result.layout = _to_enum(layout, _LAYOUT_NAMES, Layout, "layout")
     if scale is not None:
-        result.scale = float(scale)
+        result.scale = check_real(scale, "scale")
     if flags is not None:
-        result.flags = Flag(int(flags))
+        result.flags = Flag(check_uint32(flags, "flags"))
     if padding_position is not None:
-        result.padding_position = int(padding_position)
+        result.padding_position = checked_int64(padding_position, "padding_position")
     if first_position is not None:
-        result.first_position = int(first_position)
+        result.first_position = checked_int64(first_position, "first_position")
     _check_width(result.d)
     c_config = result.to_c()
     _status.check(_status._lib.clpe_config_check(ctypes.byref(c_config)), "config")

@@ -78,7 +78,8 @@ def device_words(obj):
         raise RuntimeError("clpe: the loaded library is older than clpe_device.h")
     mem = ctypes.c_void_p()
     options = ctypes.c_char_p()
-    status = function(obj._live(), ctypes.byref(mem), ctypes.byref(options))
+    with obj._hold() as handle:
+        status = function(handle, ctypes.byref(mem), ctypes.byref(options))
     if status != 0:
         raise _status.Error(status, "device words")
     return cl.Buffer.from_int_ptr(mem.value, retain=False), options.value.decode()

@@ -10,6 +10,7 @@ import numpy as np
 
 from . import _status
 from ._abi import PositionSource
+from ._check import is_integer
 from ._config import Config, make_config
 
 # Positions of an add or gather: None (the first position), an int start,
@@ -91,6 +92,9 @@ def host_positions(positions, batch, seq, first_position):
 
 
 def _int64_start(start):
+    if not is_integer(start):
+        raise TypeError("clpe: start must be an integer, got %r (%s)"
+                        % (start, type(start).__name__))
     start = int(start)
     if not -2 ** 63 <= start < 2 ** 63:
         raise _status.Error(-2012, "start = %d" % start)  # CLPE_ERROR_POSITION_OVERFLOW
@@ -108,6 +112,7 @@ class HostEncoder(_status.Handle):
     HostEncoder(preset="fairseq", d=1024, dtype="bf16")."""
 
     _release = "clpe_encoder_release"
+    _what = "encoder"
 
     def __init__(self, config: Optional[Config] = None, **fields: Any) -> None:
         self.config = make_config(config, **fields)
@@ -124,15 +129,9 @@ class HostEncoder(_status.Handle):
         """The NumPy dtype of the arrays (uint16 bits for bf16)."""
         return self.config.numpy_dtype
 
-    def _live(self):
-        if not self._handle:
-            raise ValueError("clpe: this encoder has been closed")
-        return self._handle
-
     def table(self, positions: Any, out: Optional[np.ndarray] = None) -> np.ndarray:
         """Rows PE(p) for p in positions (a range, or any ints) as a
         [len(positions), d] array; into out if given."""
-        handle = self._live()
         d = self.config.d
         if isinstance(positions, (int, np.integer)):
             raise TypeError("clpe: positions must be a range or a sequence of ints, not one "
@@ -147,14 +146,16 @@ class HostEncoder(_status.Handle):
         if out.ndim != 2 or out.shape[0] != n:
             raise ValueError("clpe: out must have shape [%d, %d], got %s" % (n, d, out.shape))
         if contiguous:
-            _status.check(_status._lib.clpe_host_table(handle, _int64_start(positions.start), n,
-                                                       _pointer(out), pitches[0]), "table")
+            with self._hold() as handle:
+                _status.check(_status._lib.clpe_host_table(
+                    handle, _int64_start(positions.start), n, _pointer(out), pitches[0]), "table")
             return out
         # One row per position; computed aside so that a failure writes nothing.
         result = np.empty((n, d), self.dtype)
-        for r, position in enumerate(rows):
-            _status.check(_status._lib.clpe_host_table(handle, position, 1,
-                                                       _pointer(result[r:r + 1]), 0), "table")
+        with self._hold() as handle:
+            for r, position in enumerate(rows):
+                _status.check(_status._lib.clpe_host_table(handle, position, 1,
+                                                           _pointer(result[r:r + 1]), 0), "table")
         out[...] = result
         return out
 
@@ -162,16 +163,17 @@ class HostEncoder(_status.Handle):
         """x = x * scale + PE(pos) in place over x ([seq, d] or [batch, seq, d]);
         positions: None (first_position), an int start, per-sequence starts
         or [batch, seq] position ids. Returns x."""
-        handle = self._live()
         pitches = row_pitches(x, "x", self.dtype, self.config.d, writable=True)
         batch, seq = (1,) + x.shape[:1] if x.ndim == 2 else x.shape[:2]
         row_pitch = pitches[-1]
         batch_pitch = pitches[0] if x.ndim == 3 else 0
         source, start, values = host_positions(positions, batch, seq,
                                                self.config.first_position)
-        _status.check(_status._lib.clpe_host_add(
-            handle, batch, seq, _pointer(x), row_pitch, batch_pitch, int(source),
-            _int64_start(start), _pointer(values, ctypes.POINTER(ctypes.c_int64))), "add")
+        start = _int64_start(start)
+        with self._hold() as handle:
+            _status.check(_status._lib.clpe_host_add(
+                handle, batch, seq, _pointer(x), row_pitch, batch_pitch, int(source), start,
+                _pointer(values, ctypes.POINTER(ctypes.c_int64))), "add")
         return x
 
     def gather(self, ids: Any, embedding: np.ndarray, positions: PositionsArg = None,
@@ -179,7 +181,6 @@ class HostEncoder(_status.Handle):
         """out[b, s] = embedding[ids[b, s]] * scale + PE(pos(b, s)); ids
         [seq] or [batch, seq] (int32 values), embedding [vocab, d]. Returns
         (out, number of ids outside [0, vocab)): such a row gets PE alone."""
-        handle = self._live()
         d = self.config.d
         ids = int_array(ids, np.int32, "ids")
         if ids.ndim not in (1, 2):
@@ -203,11 +204,13 @@ class HostEncoder(_status.Handle):
         source, start, values = host_positions(positions, batch, seq,
                                                self.config.first_position)
         bad = ctypes.c_size_t()
-        _status.check(_status._lib.clpe_host_gather(
-            handle, batch, seq, _pointer(ids, ctypes.POINTER(ctypes.c_int32)),
-            _pointer(embedding) if vocab else None, vocab, emb_pitch, _pointer(out), row_pitch,
-            int(source), _int64_start(start), _pointer(values, ctypes.POINTER(ctypes.c_int64)),
-            ctypes.byref(bad)), "gather")
+        start = _int64_start(start)
+        with self._hold() as handle:
+            _status.check(_status._lib.clpe_host_gather(
+                handle, batch, seq, _pointer(ids, ctypes.POINTER(ctypes.c_int32)),
+                _pointer(embedding) if vocab else None, vocab, emb_pitch, _pointer(out),
+                row_pitch, int(source), start, _pointer(values, ctypes.POINTER(ctypes.c_int64)),
+                ctypes.byref(bad)), "gather")
         return out, bad.value
 
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from . import _status
 from ._abi import CBuildLog, CConfig, CLaunchInfo, CPositions, CTensor, CTokenIds, Dtype, PositionSource
+from ._check import check_device_view, check_enum, check_int32, check_size
 from ._config import Config, checked_int64, make_config
 from ._host import HostEncoder, int_array, pitches_of
 
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     WaitFor = Optional[Sequence[pyopencl.Event]]
 
 _BUILD_LOG_BYTES = 1 << 16
+_POSITION_SOURCES = {s.name.lower(): s for s in PositionSource}
 
 
 def _cl():
@@ -95,8 +97,10 @@ class _Call:
                              batch_pitch=pitches[0] if obj.ndim == 3 else 0)
             return tensor, obj.shape[:-1]
         if isinstance(obj, Tensor):
-            return CTensor(buffer=self._buffer(obj.buffer, what), offset=obj.offset,
-                           row_pitch=obj.row_pitch, batch_pitch=obj.batch_pitch), None
+            return CTensor(buffer=self._buffer(obj.buffer, what),
+                           offset=check_size(obj.offset, what + ".offset"),
+                           row_pitch=check_size(obj.row_pitch, what + ".row_pitch"),
+                           batch_pitch=check_size(obj.batch_pitch, what + ".batch_pitch")), None
         return CTensor(buffer=self._buffer(obj, what)), None
 
     def _buffer(self, obj, what):
@@ -107,15 +111,12 @@ class _Call:
                             "clpe.Tensor, got %s" % (what, type(obj).__name__))
         return obj.int_ptr
 
-    def int_buffer(self, obj, what, dtype, write=False):
+    def int_buffer(self, obj, what, dtype, write=False, min_size=0):
         """(cl_mem, byte offset, shape or None) of an integer Array or Buffer;
-        host values (NumPy, lists) are uploaded."""
+        host values (NumPy, lists) are uploaded, where only read. An Array
+        must hold min_size elements in its own extent."""
         if self._is_array(obj):
-            if obj.dtype != dtype:
-                raise TypeError("clpe: %s must have dtype %s, got %s"
-                                % (what, np.dtype(dtype).name, obj.dtype))
-            if not obj.flags.c_contiguous:
-                raise ValueError("clpe: %s must be C-contiguous" % what)
+            check_device_view(obj, what, dtype, min_size)
             self.events.extend(obj.events)
             if write:
                 self.written.append(obj)
@@ -123,6 +124,9 @@ class _Call:
             return buffer, obj.offset, obj.shape
         if isinstance(obj, self.cl.MemoryObjectHolder):
             return obj.int_ptr, 0, None
+        if write:
+            raise TypeError("clpe: %s is written on the device: give a pyopencl.array.Array "
+                            "or a pyopencl.Buffer, got %s" % (what, type(obj).__name__))
         values = int_array(obj, dtype, what)
         return self.upload(values), 0, values.shape
 
@@ -144,9 +148,10 @@ class _Call:
             return CPositions(source=PositionSource.START,
                               start=checked_int64(positions, "start"))
         if isinstance(positions, Positions):
-            return CPositions(source=int(positions.source),
+            return CPositions(source=check_enum(positions.source, PositionSource,
+                                                _POSITION_SOURCES, "positions.source"),
                               buffer=self._buffer(positions.buffer, "positions"),
-                              offset=positions.offset)
+                              offset=check_size(positions.offset, "positions.offset"))
         if isinstance(positions, self.cl.MemoryObjectHolder):
             raise TypeError("clpe: say what a raw buffer of positions holds: "
                             "clpe.Positions(clpe.PositionSource.PER_SEQUENCE or .IDS, buffer)")
@@ -186,14 +191,12 @@ class _Call:
 def _shape(found, given, what):
     """A dimension from an Array's shape, or from a keyword for a Buffer."""
     if found is not None:
-        if given is not None and given != found:
+        if given is not None and check_size(given, what) != found:
             raise ValueError("clpe: %s = %d disagrees with the array's %d" % (what, given, found))
         return found
     if given is None:
         raise ValueError("clpe: give %s= for a raw buffer" % what)
-    if given < 0:
-        raise ValueError("clpe: %s must not be negative" % what)
-    return given
+    return check_size(given, what)
 
 
 def _batch_seq(leading, batch, seq):
@@ -214,6 +217,7 @@ class Encoder(_status.Handle):
     """
 
     _release = "clpe_encoder_release"
+    _what = "encoder"
 
     def __init__(self, context: "pyopencl.Context", device: Optional["pyopencl.Device"] = None,
                  config: Optional[Config] = None, **fields: Any) -> None:
@@ -249,8 +253,9 @@ class Encoder(_status.Handle):
         other.context, other.device = self.context, self.device
         status = ctypes.c_int32()
         c_config = other.config.to_c()
-        handle = _status._lib.clpe_encoder_create_like(self._live(), ctypes.byref(c_config),
-                                                       ctypes.byref(status))
+        with self._hold() as this:
+            handle = _status._lib.clpe_encoder_create_like(this, ctypes.byref(c_config),
+                                                           ctypes.byref(status))
         if not handle:
             raise _status.Error(status.value, "encoder")
         other._handle = handle
@@ -259,8 +264,9 @@ class Encoder(_status.Handle):
     def library_config(self):
         """The configuration as the library holds it (clpe_encoder_get_config)."""
         c_config = CConfig()
-        _status.check(_status._lib.clpe_encoder_get_config(self._live(), ctypes.byref(c_config)),
-                      "config")
+        with self._hold() as handle:
+            _status.check(_status._lib.clpe_encoder_get_config(handle, ctypes.byref(c_config)),
+                          "config")
         return Config.from_c(c_config, self.config.first_position)
 
     def host(self):
@@ -278,17 +284,12 @@ class Encoder(_status.Handle):
         return bool(_status._lib.clpe_device_supports_dtype(self.device.int_ptr,
                                                             int(to_dtype(dtype))))
 
-    def _live(self):
-        if not self._handle:
-            raise ValueError("clpe: this encoder has been closed")
-        return self._handle
-
     def launch_info(self):
         """The launch shape chosen for the device (clpe_launch_info), as a dict."""
         info = CLaunchInfo()
-        _status.check(_status._lib.clpe_encoder_get_launch_info(self._live(),
-                                                                ctypes.byref(info)),
-                      "launch_info")
+        with self._hold() as handle:
+            _status.check(_status._lib.clpe_encoder_get_launch_info(handle, ctypes.byref(info)),
+                          "launch_info")
         return {name: getattr(info, name) for name, _ in CLaunchInfo._fields_
                 if not name.startswith("reserved")}
 
@@ -303,16 +304,17 @@ class Encoder(_status.Handle):
             n = _shape(None, n, "n")
         elif n is None:
             n = leading[0]
-        elif not 0 <= n <= leading[0]:
+        elif not check_size(n, "n") <= leading[0]:
             raise ValueError("clpe: n = %d, but out has %d rows" % (n, leading[0]))
-        start = self.config.first_position if start is None else start
+        start = checked_int64(self.config.first_position if start is None else start, "start")
         event = ctypes.c_void_p()
         if n == 0:
             return call.nothing_to_do(queue)
         count, events = call.wait_list()
-        status = _status._lib.clpe_enqueue_table(
-            self._live(), queue.int_ptr, checked_int64(start, "start"), n, ctypes.byref(tensor),
-            count, events, ctypes.byref(event))
+        with self._hold() as handle:
+            status = _status._lib.clpe_enqueue_table(
+                handle, queue.int_ptr, start, n, ctypes.byref(tensor), count, events,
+                ctypes.byref(event))
         return call.finish(status, "table", event)
 
     def add(self, queue: "pyopencl.CommandQueue", x: "DeviceData", positions: Any = None,
@@ -331,9 +333,10 @@ class Encoder(_status.Handle):
         if batch == 0 or seq == 0:
             return call.nothing_to_do(queue)
         count, events = call.wait_list()
-        status = _status._lib.clpe_enqueue_add(
-            self._live(), queue.int_ptr, batch, seq, ctypes.byref(tensor),
-            ctypes.byref(c_positions), count, events, ctypes.byref(event))
+        with self._hold() as handle:
+            status = _status._lib.clpe_enqueue_add(
+                handle, queue.int_ptr, batch, seq, ctypes.byref(tensor),
+                ctypes.byref(c_positions), count, events, ctypes.byref(event))
         return call.finish(status, "add", event)
 
     def add_out(self, queue: "pyopencl.CommandQueue", x: Any, out: Any,
@@ -352,10 +355,11 @@ class Encoder(_status.Handle):
         if batch == 0 or seq == 0:
             return call.nothing_to_do(queue)
         count, events = call.wait_list()
-        status = _status._lib.clpe_enqueue_add_out(
-            self._live(), queue.int_ptr, batch, seq, ctypes.byref(x_tensor),
-            ctypes.byref(out_tensor), ctypes.byref(c_positions), count, events,
-            ctypes.byref(event))
+        with self._hold() as handle:
+            status = _status._lib.clpe_enqueue_add_out(
+                handle, queue.int_ptr, batch, seq, ctypes.byref(x_tensor),
+                ctypes.byref(out_tensor), ctypes.byref(c_positions), count, events,
+                ctypes.byref(event))
         return call.finish(status, "add_out", event)
 
     def gather(self, queue, ids, embedding, out, positions=None, bad_ids=None, vocab=None,
@@ -380,19 +384,21 @@ class Encoder(_status.Handle):
         c_positions = call.positions(positions, batch, seq)
         bad_buffer = None
         if bad_ids is not None:
+            # The library writes two uint32 there: [count, first index].
             bad_buffer, bad_offset, _ = call.int_buffer(bad_ids, "bad_ids", np.uint32,
-                                                        write=True)
+                                                        write=True, min_size=2)
             if bad_offset:
                 raise ValueError("clpe: bad_ids must start at its buffer's start")
         event = ctypes.c_void_p()
         if batch == 0 or seq == 0:
             return call.nothing_to_do(queue)
         count, events = call.wait_list()
-        status = _status._lib.clpe_enqueue_gather(
-            self._live(), queue.int_ptr, batch, seq, ctypes.byref(c_ids),
-            ctypes.byref(emb_tensor), int(Dtype(self.config.dtype)), vocab,
-            ctypes.byref(out_tensor), ctypes.byref(c_positions), bad_buffer, count, events,
-            ctypes.byref(event))
+        with self._hold() as handle:
+            status = _status._lib.clpe_enqueue_gather(
+                handle, queue.int_ptr, batch, seq, ctypes.byref(c_ids),
+                ctypes.byref(emb_tensor), int(Dtype(self.config.dtype)), vocab,
+                ctypes.byref(out_tensor), ctypes.byref(c_positions), bad_buffer, count, events,
+                ctypes.byref(event))
         return call.finish(status, "gather", event)
 
     def pad_positions(self, queue, ids, out, pad_id, first_position=None, pad_position=None,
@@ -412,18 +418,18 @@ class Encoder(_status.Handle):
         batch, seq = _batch_seq(shape, batch, seq)
         first = self.config.first_position if first_position is None else first_position
         pad = self.config.padding_position if pad_position is None else pad_position
-        pad_id = int(pad_id)
-        if not -2 ** 31 <= pad_id < 2 ** 31:
-            raise ValueError("clpe: pad_id must fit in int32")
+        pad_id = check_int32(pad_id, "pad_id")
+        first = checked_int64(first, "first_position")
+        pad = checked_int64(pad, "pad_position")
         c_ids = CTokenIds(buffer=ids_buffer, offset=ids_offset)
         event = ctypes.c_void_p()
         if batch == 0 or seq == 0:
             return call.nothing_to_do(queue)
         count, events = call.wait_list()
-        status = _status._lib.clpe_enqueue_pad_positions(
-            self._live(), queue.int_ptr, batch, seq, ctypes.byref(c_ids), pad_id,
-            checked_int64(first, "first_position"), checked_int64(pad, "pad_position"),
-            out_buffer, out_offset, count, events, ctypes.byref(event))
+        with self._hold() as handle:
+            status = _status._lib.clpe_enqueue_pad_positions(
+                handle, queue.int_ptr, batch, seq, ctypes.byref(c_ids), pad_id, first, pad,
+                out_buffer, out_offset, count, events, ctypes.byref(event))
         return call.finish(status, "pad_positions", event)
 
 

@@ -12,6 +12,8 @@ import numpy as np
 from . import _status
 from ._abi import (ROPE_INVERSE, CBuildLog, CHostRopeTensor, CPositions, CRopeTensor, CTensor,
                    Dtype, RopePairing, RopeScaling)
+from ._check import (check_enum, check_float64_array, check_host_array, check_real,
+                     check_size, check_uint32, check_uint64)
 from ._config import NUMPY_DTYPES, checked_int64, to_dtype
 from ._host import host_positions, pitches_of
 
@@ -23,6 +25,10 @@ _PAIRINGS = {"half_split": RopePairing.HALF_SPLIT, "half-split": RopePairing.HAL
              "gptj": RopePairing.INTERLEAVED}
 _SCALINGS = {s.name.lower(): s for s in RopeScaling}
 _FACTOR_ARRAYS = ("short_factor", "long_factor", "frequencies")
+# The arrays each scaling reads; any other given with it is a mistake.
+_ARRAYS_OF_SCALING = {int(s): () for s in RopeScaling}
+_ARRAYS_OF_SCALING[int(RopeScaling.LONGROPE)] = ("short_factor", "long_factor")
+_ARRAYS_OF_SCALING[int(RopeScaling.FREQUENCIES)] = ("frequencies",)
 _NUMBERS = ("factor", "original_max_position", "low_freq_factor", "high_freq_factor",
             "beta_fast", "beta_slow", "mscale", "mscale_all_dim", "attention_factor")
 
@@ -45,31 +51,38 @@ class _RopeConfig:
         unknown = set(numbers_and_arrays) - set(_NUMBERS) - set(_FACTOR_ARRAYS)
         if unknown:
             raise TypeError("clpe: unknown rotary settings %s" % ", ".join(sorted(unknown)))
-        if not 0 <= int(head_dim) < 2 ** 32 or not 0 <= int(rotary_dim) < 2 ** 32:
-            raise _status.Error(-2029, "head_dim = %d, rotary_dim = %d"  # CLPE_ERROR_INVALID_ROPE
-                                % (head_dim, rotary_dim))
-        c = _status._lib.clpe_rope_config_default(int(head_dim))
-        c.rotary_dim = int(rotary_dim)
+        head_dim = check_uint32(head_dim, "head_dim")
+        rotary_dim = check_uint32(rotary_dim, "rotary_dim")
+        if not isinstance(truncate, (bool, np.bool_)):
+            raise TypeError("clpe: truncate must be True or False, got %r" % (truncate,))
+        c = _status._lib.clpe_rope_config_default(head_dim)
+        c.rotary_dim = rotary_dim
         if base is not None:
-            c.base = float(base)
+            c.base = check_real(base, "base")
         if pairing is not None:
-            c.pairing = int(_PAIRINGS[pairing.lower()] if isinstance(pairing, str) else pairing)
+            c.pairing = check_enum(pairing, RopePairing, _PAIRINGS, "pairing")
         if dtype is not None:
             c.dtype = int(to_dtype(dtype))
         if scaling is not None:
-            c.scaling = int(_SCALINGS[scaling.lower()] if isinstance(scaling, str) else scaling)
+            c.scaling = check_enum(scaling, RopeScaling, _SCALINGS, "scaling")
         c.no_truncate = 0 if truncate else 1
-        c.seq_len = int(seq_len)
+        c.seq_len = check_uint64(seq_len, "seq_len")
+        # The library reads rotary_dim / 2 values through each pointer.
+        pairs = (rotary_dim or head_dim) // 2
+        used = _ARRAYS_OF_SCALING.get(c.scaling)
         self.arrays = {}
         for name, value in numbers_and_arrays.items():
             if value is None:
                 continue
             if name in _NUMBERS:
-                setattr(c, name, float(value))
-            else:
-                array = np.ascontiguousarray(value, dtype=np.float64)
-                self.arrays[name] = array
-                setattr(c, name, array.ctypes.data_as(ctypes.POINTER(ctypes.c_double)))
+                setattr(c, name, check_real(value, name))
+                continue
+            if used is not None and name not in used:
+                raise ValueError("clpe: %s does not apply to scaling %s"
+                                 % (name, RopeScaling(c.scaling).name.lower()))
+            array = check_float64_array(value, name, pairs)
+            self.arrays[name] = array
+            setattr(c, name, array.ctypes.data_as(ctypes.POINTER(ctypes.c_double)))
         self.c = c
 
     @property
@@ -83,11 +96,7 @@ class _RopeConfig:
 
 class _RopeBase(_status.Handle):
     _release = "clpe_rope_release"
-
-    def _live(self):
-        if not self._handle:
-            raise ValueError("clpe: this rotary object has been closed")
-        return self._handle
+    _what = "rotary object"
 
     @property
     def dtype(self):
@@ -102,9 +111,10 @@ class _RopeBase(_status.Handle):
         """(the per-pair frequencies w_i as float64, the amplitude m)."""
         values = np.empty(self.rotary_dim // 2, np.float64)
         amplitude = ctypes.c_double()
-        _status.check(_status._lib.clpe_rope_get_frequencies(
-            self._live(), values.ctypes.data_as(ctypes.POINTER(ctypes.c_double)), values.size,
-            ctypes.byref(amplitude)), "frequencies")
+        with self._hold() as handle:
+            _status.check(_status._lib.clpe_rope_get_frequencies(
+                handle, values.ctypes.data_as(ctypes.POINTER(ctypes.c_double)), values.size,
+                ctypes.byref(amplitude)), "frequencies")
         return values, amplitude.value
 
 
@@ -134,10 +144,7 @@ class HostRope(_RopeBase):
         self._handle = handle
 
     def _tensor(self, array, what):
-        if not isinstance(array, np.ndarray) or array.dtype != self.dtype:
-            raise TypeError("clpe: %s must be a numpy.ndarray of %s" % (what, self.dtype))
-        if not array.flags.writeable:
-            raise ValueError("clpe: %s is read-only" % what)
+        check_host_array(array, what, self.dtype, writable=True)
         batch, seq, heads, (batch_pitch, row_pitch, head_pitch) = _heads_layout(
             array.shape, array.strides, array.itemsize, what, self._config.head_dim)
         tensor = CHostRopeTensor(data=array.ctypes.data, heads=heads, head_pitch=head_pitch,
@@ -148,7 +155,6 @@ class HostRope(_RopeBase):
                inverse: bool = False) -> np.ndarray:
         """Rotate q (and k) in place; positions as in host_add (None: 0).
         Returns q."""
-        handle = self._live()
         q_tensor, (batch, seq) = self._tensor(q, "q")
         k_tensor = None
         if k is not None:
@@ -156,12 +162,13 @@ class HostRope(_RopeBase):
             if k_shape != (batch, seq):
                 raise ValueError("clpe: q and k have different batch or seq")
         source, start, values = host_positions(positions, batch, seq, 0)
-        _status.check(_status._lib.clpe_host_rope(
-            handle, batch, seq, ctypes.byref(q_tensor),
-            ctypes.byref(k_tensor) if k_tensor is not None else None, int(source),
-            checked_int64(start, "start"),
-            values.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)) if values is not None else None,
-            ROPE_INVERSE if inverse else 0), "rope")
+        start = checked_int64(start, "start")
+        with self._hold() as handle:
+            _status.check(_status._lib.clpe_host_rope(
+                handle, batch, seq, ctypes.byref(q_tensor),
+                ctypes.byref(k_tensor) if k_tensor is not None else None, int(source), start,
+                values.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)) if values is not None
+                else None, ROPE_INVERSE if inverse else 0), "rope")
         return q
 
     def cache(self, positions: range) -> Tuple[np.ndarray, np.ndarray]:
@@ -169,11 +176,12 @@ class HostRope(_RopeBase):
         if not isinstance(positions, range) or positions.step != 1:
             raise TypeError("clpe: positions must be a range of step 1")
         n = len(positions)
+        start = checked_int64(positions.start, "start")
         cos = np.empty((n, self.rotary_dim), self.dtype)
         sin = np.empty_like(cos)
-        _status.check(_status._lib.clpe_host_rope_cache(
-            self._live(), checked_int64(positions.start, "start"), n, cos.ctypes.data,
-            sin.ctypes.data, 0), "rope cache")
+        with self._hold() as handle:
+            _status.check(_status._lib.clpe_host_rope_cache(
+                handle, start, n, cos.ctypes.data, sin.ctypes.data, 0), "rope cache")
         return cos, sin
 
 
@@ -212,8 +220,9 @@ class Rope(_RopeBase):
         rope._config = _RopeConfig(head_dim, **config)
         rope.context, rope.device = encoder.context, encoder.device
         status = ctypes.c_int32()
-        handle = _status._lib.clpe_rope_create_like(encoder._live(), ctypes.byref(rope._config.c),
-                                                    ctypes.byref(status))
+        with encoder._hold() as shared:
+            handle = _status._lib.clpe_rope_create_like(shared, ctypes.byref(rope._config.c),
+                                                        ctypes.byref(status))
         if not handle:
             raise _status.Error(status.value, "rope")
         rope._handle = handle
@@ -263,10 +272,12 @@ class Rope(_RopeBase):
             else CPositions(source=0, start=0)
         event = ctypes.c_void_p()
         count, events = call.wait_list()
-        status = _status._lib.clpe_enqueue_rope(
-            self._live(), queue.int_ptr, batch, seq, ctypes.byref(q_tensor),
-            ctypes.byref(k_tensor) if k_tensor is not None else None, ctypes.byref(c_positions),
-            ROPE_INVERSE if inverse else 0, count, events, ctypes.byref(event))
+        with self._hold() as handle:
+            status = _status._lib.clpe_enqueue_rope(
+                handle, queue.int_ptr, batch, seq, ctypes.byref(q_tensor),
+                ctypes.byref(k_tensor) if k_tensor is not None else None,
+                ctypes.byref(c_positions), ROPE_INVERSE if inverse else 0, count, events,
+                ctypes.byref(event))
         return call.finish(status, "rope", event)
 
     def cache(self, queue: "pyopencl.CommandQueue", cos: Any, sin: Any, start: int = 0,
@@ -286,13 +297,14 @@ class Rope(_RopeBase):
             tensors.append(CTensor(buffer=array.base_data.int_ptr, offset=array.offset,
                                    row_pitch=pitches[0]))
         rows = min(cos.shape[0], sin.shape[0])
-        n = rows if n is None else n
-        if not 0 <= n <= rows:
+        n = rows if n is None else check_size(n, "n")
+        if not n <= rows:
             raise ValueError("clpe: n = %d, but cos and sin have %d rows" % (n, rows))
+        start = checked_int64(start, "start")
         event = ctypes.c_void_p()
         count, events = call.wait_list()
-        status = _status._lib.clpe_enqueue_rope_cache(
-            self._live(), queue.int_ptr, checked_int64(start, "start"), n,
-            ctypes.byref(tensors[0]), ctypes.byref(tensors[1]), count, events,
-            ctypes.byref(event))
+        with self._hold() as handle:
+            status = _status._lib.clpe_enqueue_rope_cache(
+                handle, queue.int_ptr, start, n, ctypes.byref(tensors[0]),
+                ctypes.byref(tensors[1]), count, events, ctypes.byref(event))
         return call.finish(status, "rope cache", event)

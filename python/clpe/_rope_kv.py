@@ -21,6 +21,7 @@ import numpy as np
 from . import _status
 from ._abi import (ROPE_INVERSE, CHostKvCache, CHostRopeTensor, CKvCache, CKvSlots, CPositions,
                    CRopeTensor, Dtype, PositionSource)
+from ._check import check_uint32
 from ._config import NUMPY_DTYPES, checked_int64
 from ._host import int_array, pitches_of
 
@@ -64,7 +65,8 @@ def _fused_views(qkv, q_heads, kv_heads, head_dim, itemsize):
     [tokens, (hq + 2 hk) * head_dim] array."""
     if q_heads is None:
         raise ValueError("clpe: with qkv, give q_heads")
-    width = (int(q_heads) + 2 * kv_heads) * head_dim
+    q_heads = check_uint32(q_heads, "q_heads")
+    width = (q_heads + 2 * kv_heads) * head_dim
     if qkv.ndim != 2 or qkv.shape[1] != width:
         raise ValueError("clpe: qkv must have shape [tokens, %d] ((q_heads + 2 kv_heads) * "
                          "head_dim), got %s" % (width, tuple(qkv.shape)))
@@ -178,10 +180,11 @@ def rope_kv(rope, queue, key_cache, value_cache, slots, q=None, k=None, v=None, 
     def ref(name):
         return ctypes.byref(tensors[name]) if name in tensors else None
 
-    status = _status._lib.clpe_enqueue_rope_kv(
-        rope._live(), queue.int_ptr, tokens, ref("q"), ref("q_out"), ref("k"), ref("v"),
-        ctypes.byref(cache), ctypes.byref(kv_slots), ctypes.byref(c_positions),
-        ROPE_INVERSE if inverse else 0, count, events, ctypes.byref(event))
+    with rope._hold() as handle:
+        status = _status._lib.clpe_enqueue_rope_kv(
+            handle, queue.int_ptr, tokens, ref("q"), ref("q_out"), ref("k"), ref("v"),
+            ctypes.byref(cache), ctypes.byref(kv_slots), ctypes.byref(c_positions),
+            ROPE_INVERSE if inverse else 0, count, events, ctypes.byref(event))
     return call.finish(status, "rope_kv", event)
 
 
@@ -255,10 +258,11 @@ def host_rope_kv(rope, key_cache, value_cache, slots, q=None, k=None, v=None, qk
     def ref(name):
         return ctypes.byref(tensors[name]) if name in tensors else None
 
-    _status.check(_status._lib.clpe_host_rope_kv(
-        rope._live(), tokens, ref("q"), ref("q_out"), ref("k"), ref("v"), ctypes.byref(cache),
-        slot_values.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)), int(source),
-        checked_int64(start, "start"),
-        values.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)) if values is not None else None,
-        ROPE_INVERSE if inverse else 0), "rope_kv")
+    start = checked_int64(start, "start")
+    with rope._hold() as handle:
+        _status.check(_status._lib.clpe_host_rope_kv(
+            handle, tokens, ref("q"), ref("q_out"), ref("k"), ref("v"), ctypes.byref(cache),
+            slot_values.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)), int(source), start,
+            values.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)) if values is not None
+            else None, ROPE_INVERSE if inverse else 0), "rope_kv")
     return q_out if q_out is not None else (q if q is not None else qkv)

@@ -1,6 +1,7 @@
 """clpe.Error: a failed call's status as an exception, with its name."""
 from __future__ import annotations
 
+import threading
 from typing import Any, Dict, Optional
 
 from ._abi import ABI_CONSTANT
@@ -92,18 +93,115 @@ def check(status, context=None):
         raise Error(status, context)
 
 
+class _Held:
+    """with handle_object._hold() as handle: the library handle, kept alive
+    until the block ends even if another thread closes the object meanwhile
+    (ctypes lets other threads run while a call is inside the library)."""
+
+    __slots__ = ("owner", "handle")
+
+    def __init__(self, owner):
+        self.owner = owner
+        self.handle = None
+
+    def __enter__(self):
+        owner = self.owner
+        state = owner.__dict__.get("_state")
+        if state is None:
+            raise ValueError("clpe: this %s has been closed" % owner._what)
+        with state.lock:
+            if state.closed:
+                raise ValueError("clpe: this %s has been closed" % owner._what)
+            state.calls += 1
+            self.handle = state.handle
+        return self.handle
+
+    def __exit__(self, *exc):
+        self.owner._state.leave()
+
+
+class _HandleState:
+    """The library handle of one Python object, the calls using it and
+    whether close() was asked for: the handle is released by whichever comes
+    last, close() or the end of the last call in flight."""
+
+    __slots__ = ("lock", "handle", "calls", "closed", "release")
+
+    def __init__(self, handle, release):
+        self.lock = threading.Lock()
+        self.handle = handle
+        self.calls = 0
+        self.closed = False
+        self.release = release
+
+    def _take(self):
+        """The handle to release now, or None; called with the lock held."""
+        if self.closed and self.calls == 0 and self.handle:
+            handle, self.handle = self.handle, None
+            return handle
+        return None
+
+    def leave(self):
+        with self.lock:
+            self.calls -= 1
+            handle = self._take()
+        self._free(handle)
+
+    def close(self):
+        with self.lock:
+            self.closed = True
+            handle = self._take()
+        self._free(handle)
+
+    def _free(self, handle):
+        if handle and _lib is not None:
+            getattr(_lib, self.release)(handle)
+
+
 class Handle:
     """A library object owned from Python, released by close(), at the end of
     a with block, or when garbage-collected; queued work still completes.
-    Subclasses name their release function in _release."""
+    Subclasses name their release function in _release.
+
+    Every call into the library takes the handle through `with
+    self._hold() as handle:`. close() from another thread while calls are
+    inside the library marks the object closed (new calls raise ValueError)
+    and the handle is released when the last of those calls returns."""
 
     _release: Optional[str] = None
+    _what = "object"
+
+    @property
+    def _handle(self):
+        """The library handle; None once closed."""
+        state = self.__dict__.get("_state")
+        return None if state is None or state.closed else state.handle
+
+    @_handle.setter
+    def _handle(self, handle):
+        if self.__dict__.get("_state") is not None:
+            raise RuntimeError("clpe: a handle is set once")
+        self.__dict__["_state"] = _HandleState(handle, self._release)
+
+    def _hold(self):
+        """A context manager giving the live handle (ValueError once closed)
+        and keeping it alive until the block ends."""
+        return _Held(self)
+
+    def _live(self):
+        """The live handle, for a call that cannot overlap close(); prefer
+        _hold(), which also keeps it alive across the call."""
+        handle = self._handle
+        if not handle:
+            raise ValueError("clpe: this %s has been closed" % self._what)
+        return handle
 
     def close(self):
-        """Release the object now (else when it is garbage-collected)."""
-        handle, self._handle = getattr(self, "_handle", None), None
-        if handle and _lib is not None:
-            getattr(_lib, self._release)(handle)
+        """Release the object now, or when the calls still inside the
+        library on other threads return (else when garbage-collected)."""
+        state = self.__dict__.get("_state")
+        if state is not None:
+            state.close()
 
     __del__ = close
 

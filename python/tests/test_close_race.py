@@ -1,0 +1,107 @@
+"""close() from one thread while eight others are inside calls: ctypes lets
+other threads run while a call is in the library, so a handle released
+under a call would be freed memory to that call. A call either completes
+with every element right, or (started after close) raises ValueError."""
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import clpe
+from conftest import assert_same_bits
+
+THREADS = 8
+SECONDS = 4.0
+SHAPE = (1, 512, 8, 64)  # 262144 elements, long enough to be caught mid-call
+
+
+def _race(make, call, expected_of, seconds=SECONDS):
+    """Close objects made by make() while THREADS threads call them, for
+    `seconds`; returns (calls completed, calls refused as closed)."""
+    rng = np.random.default_rng(37)
+    inputs = [rng.standard_normal(SHAPE).astype(np.float32) for _ in range(THREADS)]
+    expected = [expected_of(x) for x in inputs]
+    completed, refused, failures = [0], [0], []
+    lock = threading.Lock()
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        obj = make()
+        started = threading.Barrier(THREADS + 1)
+
+        def worker(index):
+            started.wait()
+            while True:
+                x = inputs[index].copy()
+                try:
+                    result = call(obj, x)
+                except ValueError as err:
+                    assert "closed" in str(err)
+                    with lock:
+                        refused[0] += 1
+                    return
+                try:
+                    assert_same_bits(result, expected[index])
+                except AssertionError as err:
+                    with lock:
+                        failures.append(str(err))
+                    return
+                with lock:
+                    completed[0] += 1
+
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(THREADS)]
+        for thread in threads:
+            thread.start()
+        started.wait()
+        time.sleep(0.002 + 0.01 * rng.random())  # close somewhere inside the calls
+        obj.close()
+        for thread in threads:
+            thread.join()
+        assert not failures, failures[0]
+    return completed[0], refused[0]
+
+
+@pytest.mark.skipif(not clpe.HAS_ROPE, reason="the loaded libclpe has no rotary calls")
+def test_host_rope_closed_during_calls():
+    def make():
+        return clpe.HostRope(64, scaling="llama3", factor=8.0, original_max_position=8192.0,
+                             low_freq_factor=1.0, high_freq_factor=4.0, base=500000.0)
+
+    reference = make()
+
+    def expected_of(x):
+        y = x.copy()
+        reference.rotate(y, positions=1000)
+        return y
+
+    completed, refused = _race(make, lambda rope, x: rope.rotate(x, positions=1000),
+                               expected_of)
+    assert completed > THREADS and refused >= THREADS
+
+
+def test_host_encoder_closed_during_calls():
+    shape = (SHAPE[1] * SHAPE[2], SHAPE[3])  # [seq, d]: the same element count
+
+    def make():
+        return clpe.HostEncoder(preset="fairseq", d=shape[1])
+
+    reference = make()
+
+    def expected_of(x):
+        return reference.add(x.reshape(shape).copy(), positions=77)
+
+    completed, refused = _race(make, lambda enc, x: enc.add(x.reshape(shape), positions=77),
+                               expected_of, seconds=2.0)
+    assert completed > THREADS and refused >= THREADS
+
+
+def test_closed_object_refuses_calls_and_closes_once():
+    encoder = clpe.HostEncoder(d=8)
+    encoder.close()
+    encoder.close()
+    with pytest.raises(ValueError, match="this encoder has been closed"):
+        encoder.table(range(2))
+    with clpe.HostEncoder(d=8) as inner:
+        pass
+    with pytest.raises(ValueError, match="closed"):
+        inner.add(np.zeros((1, 8), np.float32))
