@@ -73,10 +73,9 @@ static inline void pe_sincos_at_narrow(ulong p, global const ulong *tw_hi,
  * holding the phase plus an eighth of a turn (what the sine and cosine add
  * first, pe_sincos16), and its low 32 bits a uint lane: a tick is a 32-bit
  * add, a compare for its carry, and two 64-bit adds, the carry added under
- * that compare's mask (7 vector instructions on AVX-512, where three
- * 32-bit words took 15). The sine and cosine take the two 32-bit halves of
- * the top apart (two permutes). The f16 add at batch 8 +6 %, bf16 +3 %
- * (bench/RESULTS.md, seventeenth round). */
+ * that compare's mask (about half the vector instructions of a tick on
+ * three 32-bit words). The sine and cosine take the two 32-bit halves of
+ * the top apart (two permutes). */
 typedef struct pe_odo16 {
     ulong16 f_hi; /* tuning word: top 64 bits */
     uint16 f0;    /* and low 32 */
@@ -110,13 +109,7 @@ static inline void pe_odo16_tick(pe_odo16 *o)
      * keep PE_CARRY32's bit logic, one text for scalars and vectors. */
     long16 carried = convert_long16(n0 < o->f0);
     ulong16 a = o->a + o->f_hi;
-    ulong8 one = 1;
-#if PE_X86 && defined(__AVX512F__)
-    /* an empty asm hides the 1: otherwise clang turns the select into a
-     * subtraction of the mask, widened first (two instructions more) */
-    __asm__("" : "+v"(one));
-#endif
-    o->a = select(a, a + (ulong16)(one, one), carried);
+    o->a = select(a, a + (ulong16)(1), carried);
     o->w0 = n0;
 }
 

@@ -186,8 +186,7 @@ PE_INLINE pe_u64 pe_phase128_low(pe_i64 p, pe_u64 f_lo)
  * q is t's top two bits: the swap is bit 30, sin's sign bit 31 (q's high
  * bit), and cos's sign q's two bits differing, which is bit 31 of
  * t + 2^30 (the next quadrant's high bit). Read off t so, the swap and
- * the signs take six AVX-512 instructions for sixteen pairs where q's
- * shifts took eight (bench/RESULTS.md, eighteenth round). */
+ * the signs need no shifts of q. */
 #define PE_SINCOS_QUADRANT(F, U32, I32, CVT_I32, AS_U32, AS_F, SELECT, t, s, c)                 \
     do {                                                                                         \
         I32 swap = -CVT_I32(((t) >> 30) & 1u);                                                   \
@@ -227,10 +226,9 @@ PE_INLINE pe_u64 pe_phase128_low(pe_i64 p, pe_u64 f_lo)
  * relative error about 2^-24 at every size of r, small remainders included
  * (fb carries them exactly). Against the pair: 42 operations instead of 46
  * as written, 39 where three-input logic (AVX-512, GPUs) takes the sign's
- * mask and merge in one. At 1.2M random phases against MPFR, correctly
- * rounded f16 99.9941 % (pair 99.9944 %), bf16 99.9995 % (99.9998 %); the
- * same largest errors, 2^-12 and 2^-9 (bench/RESULTS.md, thirteenth
- * round). */
+ * mask and merge in one. Against MPFR it is correctly rounded as often as
+ * the pair to within a few outputs in 100,000, with the same largest
+ * errors (2^-12 for f16, 2^-9 for bf16). */
 #define PE_DEFINE_SINCOS_NARROW(NAME, F, U32, I32, CVT_F, CVT_I32, AS_U32, AS_F, AS_I32, SELECT, \
                                 FMA, EIGHTH)                                                 \
     PE_INLINE void NAME(U32 hi, U32 lo, F *sin_out, F *cos_out)                                  \

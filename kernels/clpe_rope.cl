@@ -14,6 +14,8 @@
  * (s negated for the inverse), each rounded; a' = fma(a, c, -(b * s)),
  * b' = fma(a, s, b * c); rounded once to storage.
  */
+#if PE_OPS_ROPE
+#define PE_W PE_ROPE_PAIRS
 
 #define PE_FN(base) PE_CAT(base, PE_CAT(_, PE_NAME))
 #define PE_R2 PE_CAT(PE_R, 2)
@@ -246,3 +248,5 @@ kernel void PE_FN(clpe_rope_cache)(PE_ROPE_CACHE_ARGS(PE_PARAM, PE_COMMA))
 #undef PE_GV
 #undef PE_GFN
 #undef PE_SINCOS_AT
+#undef PE_W
+#endif

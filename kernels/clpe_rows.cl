@@ -32,14 +32,15 @@
  * odometer) instead of multiplying again: cheaper, and bit-identical because
  * the integer arithmetic is exact. Positions read per row (ids) have a loop
  * of their own that sets the phase from each, so the common loop carries no
- * multiply and no test of the position source (on sm_90 the add kernel's
- * row loop went from 236 to 149 instructions, bench/RESULTS.md).
+ * multiply and no test of the position source.
  *
  * Arithmetic contract (the host emulation, host/emulate.c, does the same):
- * PE is computed in PE_R and rounded once to storage; add and gather compute
+ * PE is computed in PE_R, then rounded once to storage; add and gather compute
  * in * scale, rounded, then + PE, rounded: exactly the separate multiply and
  * add an unfused pipeline performs.
  */
+#if PE_OPS_ROWS
+#define PE_W PE_ROW_PAIRS
 
 #define PE_FN(base) PE_CAT(base, PE_CAT(_, PE_NAME))
 #define PE_R2 PE_CAT(PE_R, 2)
@@ -103,7 +104,7 @@ PE_INLINE void PE_FN(pe_store_pair)(global PE_T *orow, global const PE_T *xrow, 
         PE_FN(pe_store)(orow, kc, cv);
 }
 
-#if PE_VECTOR
+#if PE_GROUPS
 /* Store sixteen pairs i0 .. i0+15, all with their cosines. */
 PE_INLINE void PE_FN(pe_store_group)(global PE_T *orow, global const PE_T *xrow, int op,
                                      PE_R scale, uint i0, PE_GV sv, PE_GV cv,
@@ -170,8 +171,7 @@ PE_INLINE PE_FN(pe_ahead) PE_FN(pe_ahead_rows)(int op, global const PE_T *out,
 /* The lines of n pairs from i0 in those rows (pe_prefetch_pairs,
  * clpe_storage.cl): the input's, and the output's unless that is the same
  * memory. An add in place asks for its lines for writing: the row is read,
- * then written back (batch 8 x seq 4096: f32 add 4-8 % faster, f16 6 %,
- * bf16 3.5 %; bench/RESULTS.md, seventh round). */
+ * then written back. */
 PE_INLINE void PE_FN(pe_prefetch_ahead)(PE_FN(pe_ahead) a, uint i0, uint n,
                                         const pe_geometry *g)
 {
@@ -201,8 +201,8 @@ PE_INLINE void PE_FN(pe_prefetch_row)(int op, global const PE_T *out, global con
  * the table), written by a work-item of its own, the one after the last
  * pair's (the host adds it to the grid): the row loop carries no test for
  * it, and the walk keeps none of its bounds live past the rows. Written
- * after the rows by the last pair's work-item, it held the one-pair add f32
- * kernel at 48 registers on sm_90 (bench/RESULTS.md, twenty-first round). */
+ * after the rows by the last pair's work-item, it would keep the column's
+ * bounds in registers through the whole walk of the one-pair shape. */
 PE_INLINE void PE_FN(pe_zero_column)(int op, global PE_T *out, global const PE_T *in,
                                      global const int *ids, uint s_begin, uint s_stop,
                                      uint b_first, uint b_stop, PE_R scale,
@@ -284,11 +284,8 @@ PE_INLINE void PE_FN(pe_phases_tick)(PE_FN(pe_phases) *ph, bool wraps, bool grou
  * already) stored into one sequence's row, x read from xrow (NULL: none).
  * The tests of the layout sit outside the loop over the groups, and each
  * caller passes either a row or a literal NULL, so every inlined copy has
- * a loop without tests: written inside it, clang kept both tests, one of
- * them a load from the stack, on every group of every sequence. The add at
- * batch 8, medians of 31 or 32 processes: bf16 +2 % (seq 4096) and +7 %
- * (seq 512, x cached), f16 +3 % and +1 % (bench/RESULTS.md, eleventh
- * round). */
+ * a loop without tests: written inside it, clang keeps both tests, one of
+ * them a load from the stack, on every group of every sequence. */
 PE_INLINE void PE_FN(pe_store_groups)(global PE_T *orow, global const PE_T *xrow, int op,
                                       PE_R scale, uint i0, uint groups, const PE_GV *sv,
                                       const PE_GV *cv, bool zip_once, bool aligned,
@@ -334,8 +331,7 @@ PE_INLINE void PE_FN(pe_store_step)(int op, global PE_T *out, global const PE_T 
          * ahead is a fixed distance on in the same sequence, asked for
          * directly rather than found again through pe_ahead_rows and the
          * layout's spans (about 30 instructions per sequence and step, for
-         * 8 lines in f16): the f16 add at batch 8 +7 to +11 % in five
-         * processes, bf16 +3 % (bench/RESULTS.md, tenth round) */
+         * 8 lines in f16) */
         if (op == PE_OP_ADD && xrow == orow && g->stride == 2 && s_ahead < g->rows) {
             pe_prefetch_pairs(xrow + (s_ahead - s) * g->in_row_pitch, sizeof(PE_T), true, 0, 0,
                               i_ahead, n_ahead, true);
@@ -362,14 +358,9 @@ PE_INLINE void PE_FN(pe_store_step)(int op, global PE_T *out, global const PE_T 
  * computed, then stored into every sequence, each asking for the lines of
  * the step PE_AHEAD_STEPS on (into the next row after a row's last step).
  * So each sequence is walked in address order, a slice at a time, with a
- * few slices asked for ahead. The 16-bit types took a row slice in one
- * step before: f16 128 pairs of a 512-pair row, whose columns of eight
- * sequences 8 MiB apart all fall on one quarter of the first-level cache's
- * sets (a likely cause; this CPU has no counters to show it), and bf16 the
- * whole row, asking 2 rows (32 KiB) ahead. At batch 8 x seq 4096 the f16
- * add read 0.82 of the stream that way and 0.85 with 512 pairs in steps of
- * 128 (faster in 60 of 72 processes); bf16 0.82 and 0.85 (53 of 62;
- * bench/RESULTS.md, fourteenth round). */
+ * few slices asked for ahead: short slices of sequences far apart would
+ * crowd a few sets of the first-level cache, and whole rows asked for
+ * ahead would not fit in it. */
 PE_INLINE void PE_FN(pe_row)(int op, global PE_T *out, global const PE_T *in,
                              global const int *ids, global uint *bad_ids,
                              global const ulong *tw_hi, global const PE_TWL *tw_lo,
@@ -383,11 +374,7 @@ PE_INLINE void PE_FN(pe_row)(int op, global PE_T *out, global const PE_T *in,
 #if PE_STEP_GROUPS == PE_GROUPS
     /* a row in one step (32- and 64-bit storage): the steps and, below,
      * the counts of a full step as constants, so the steps' arithmetic
-     * folds away and the loops of asks and stores unroll, as before there
-     * were steps. At batch 1 the f32 and f64 adds lost 6 % with neither
-     * (faster in 1 of 45 and 0 of 44 processes), f32 11 % and f64 4 % with
-     * the constant counts alone, and with both f32 +0.3 % and f64 -1.8 %
-     * (bench/RESULTS.md, fourteenth round) */
+     * folds away and the loops of asks and stores unroll */
     uint steps = ph->groups ? 1 : 0;
 #else
     uint steps = (ph->groups + PE_STEP_GROUPS - 1) / PE_STEP_GROUPS;
@@ -431,9 +418,8 @@ PE_INLINE void PE_FN(pe_row)(int op, global PE_T *out, global const PE_T *in,
         bool report = reporter && step == 0; /* bad ids: at the first step only */
 #if PE_STEP_GROUPS == PE_GROUPS
         /* a full row (every work-item but a row's last, if that is short):
-         * constant counts, see above. The 16-bit steps measured no faster
-         * with them, and their second copy took PoCL's build of the program
-         * from 3.4 to 5.2 s. */
+         * constant counts, see above. The 16-bit steps have no such copy:
+         * it would gain nothing there and lengthen PoCL's build. */
         if (groups == PE_GROUPS)
             PE_FN(pe_store_step)(op, out, in, ids, bad_ids, scale, i_step, PE_GROUPS, sv, cv,
                                  zip_once, s, s_ahead, i0, PE_GL * PE_GROUPS, b_first, b_stop,
@@ -521,21 +507,15 @@ PE_INLINE void PE_FN(pe_rows_span)(int op, global PE_T *out, global const PE_T *
 /* (sine, cosine) vector pairs the tile holds: 16 KiB, so it stays in the
  * first-level cache beside the rows streamed against it. */
 #define PE_TILE_SLOTS 128
-/* Rows of the walk asked for while a block's values are computed. Before,
- * the memory sat idle then: f32 add at batch 8 x seq 4096, 0.66-0.81 of the
- * stream -> 0.75-0.91 on the AMD EPYC with 4 rows (4 or 8 alike there; 16
- * cost 12 % on cache-resident sizes; bench/RESULTS.md, seventh round). On
- * the 2-core Xeon 8 rows took the f32 add at batch 8 from 0.895 to 0.992 of
- * the stream (25 rounds) and its gather +7 %, alike at seq 512 and at
- * batch 1 (seventeenth round). */
+/* Rows of the walk asked for while a block's values are computed, so the
+ * memory is busy while the arithmetic runs (more rows than this evict
+ * cache-resident data). */
 #define PE_TILE_FILL_ROWS 8
 
 /* One row of the tile walk: groups from pair i0, values from the tile's
  * row (sv, cv). Interleaved rows take them zipped once at the fill, in
  * storage order, so the row is added as a table row is, with half the
- * instructions per group of zipping at every store (f32 add at batch 8:
- * 0.72 -> 0.76 of the stream in the two fast-memory processes measured,
- * -4 % to +3 % in slower ones; bench/RESULTS.md, seventh round). */
+ * instructions per group of zipping at every store. */
 PE_INLINE void PE_FN(pe_tile_row)(global PE_T *orow, global const PE_T *xrow, int op, PE_R scale,
                                   uint i0, uint groups, const PE_GV *sv, const PE_GV *cv,
                                   PE_FN(pe_ahead) ahead, const pe_geometry *g)
@@ -563,16 +543,11 @@ PE_INLINE void PE_FN(pe_tile_row)(global PE_T *orow, global const PE_T *xrow, in
  * once into the tile; then each sequence's rows of the block are streamed
  * against it, one contiguous span after another, as a precomputed table
  * would be added. The walk of pe_rows_span visits each row of every
- * sequence in slices of PE_W pairs, with its loop overhead per slice: on the
- * 2-core CPU at batch 8 x seq 512 x d 1024, data that stays in cache, the
- * f32 add ran at 0.31 of a plain stream with 16-pair slices, 0.53 with 64
- * and 0.71 with tiles; at sizes that stream from memory all three ran at
- * 0.78 to 0.90 of it, none ahead at every size (bench/RESULTS.md, sixth
- * round). This CPU's prefetchers do not follow the walk, so it asks for
- * every line itself: the first rows of a block while the block's values are
- * computed, then the row two steps on as each row is streamed (seventh
- * round: 0.66-0.68 -> 0.83 of the stream at seq 4096 in fast-memory
- * processes). Same values, same operations in the same order: the same
+ * sequence in slices of PE_W pairs, with its loop overhead per slice, which
+ * dominates when the data stays in cache. CPU prefetchers do not follow the
+ * walk, so it asks for every line itself: the first rows of a block while
+ * the block's values are computed, then the row two steps on as each row
+ * is streamed. Same values, same operations in the same order: the same
  * bits. */
 PE_INLINE void PE_FN(pe_tile_walk)(int op, global PE_T *out, global const PE_T *in,
                                    global const int *ids, global uint *bad_ids,
@@ -634,9 +609,8 @@ PE_INLINE void PE_FN(pe_tile_walk)(int op, global PE_T *out, global const PE_T *
                  * group at a time as this row is streamed: a gather's
                  * embedding rows are scattered, and each sequence's block
                  * of rows starts a fresh stream. Spread over the groups
-                 * rather than all at once before the row, the f32 add at
-                 * batch 8 x seq 4096 went 0.74-0.80 -> 0.83-0.84 of the
-                 * stream (bench/RESULTS.md, seventh round). */
+                 * rather than all at once before the row, the requests
+                 * overlap the stores. */
                 uint ahead = b * rows + r + 2, steps = g->batch * rows;
                 bool in_block = ahead < steps;
                 uint s_ahead = in_block ? s0 + ahead % rows : s0 + rows + (ahead - steps);
@@ -742,7 +716,7 @@ PE_INLINE void PE_FN(pe_rows)(int op, global PE_T *out, global const PE_T *in,
     if (PE_FN(pe_rows_aligned)(op, out, in, g)) {
         /* scale 1, the default, compiled apart: x * 1 folds to x, the same
          * value (a NaN stays a NaN, any payload), and the fast path loses a
-         * multiply per element (f32 add at batch 8 +8 %, bench/RESULTS.md) */
+         * multiply per element */
         if (scale == (PE_R)1)
             PE_FN(pe_rows_walk)(op, out, in, ids, bad_ids, positions, tw_hi, tw_lo, (PE_R)1,
                                 true, g);
@@ -784,3 +758,5 @@ kernel void PE_FN(clpe_gather)(PE_ROW_KERNEL_ARGS(PE_PARAM, PE_COMMA))
 #undef PE_ODO_FN
 #undef PE_GZIP
 /* PE_GODO_FN, PE_GV and PE_GFN serve clpe_rope.cl too, which undefines them */
+#undef PE_W
+#endif
