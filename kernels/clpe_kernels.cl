@@ -239,6 +239,7 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #define PE_STEP_GROUPS PE_GROUPS
 #define PE_AHEAD_STEPS PE_AHEAD_STEPS32
 #define PE_TICK_IN_STEPS 0
+#include "clpe_phases.cl"
 #include "clpe_rows.cl"
 #include "clpe_rope.cl"
 #include "clpe_dtype_clear.h"
@@ -259,6 +260,7 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #define PE_STEP_GROUPS 8
 #define PE_AHEAD_STEPS PE_AHEAD_STEPS16
 #define PE_TICK_IN_STEPS 1
+#include "clpe_phases.cl"
 #include "clpe_rows.cl"
 #include "clpe_rope.cl"
 #include "clpe_dtype_clear.h"
@@ -279,6 +281,7 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #define PE_STEP_GROUPS 8
 #define PE_AHEAD_STEPS PE_AHEAD_STEPS16
 #define PE_TICK_IN_STEPS 1
+#include "clpe_phases.cl"
 #include "clpe_rows.cl"
 #include "clpe_rope.cl"
 #include "clpe_dtype_clear.h"
@@ -299,6 +302,7 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #define PE_STEP_GROUPS PE_GROUPS
 #define PE_AHEAD_STEPS PE_AHEAD_STEPS32
 #define PE_TICK_IN_STEPS 0
+#include "clpe_phases.cl"
 #include "clpe_rows.cl"
 #include "clpe_rope.cl"
 #include "clpe_dtype_clear.h"

@@ -29,6 +29,10 @@
 #define PE_SINCOS_AT pe_sincos_at
 #endif
 #define PE_ODO_FN(name) PE_CAT(PE_ODO, PE_CAT(_, name))
+#define PE_GODO_FN(name) PE_CAT(PE_GODO, PE_CAT(_, name))
+/* a group's vector type, and the storage function of that width */
+#define PE_GV PE_CAT(PE_R, PE_GL)
+#define PE_GFN(base) PE_CAT(PE_CAT(base, PE_GL), PE_CAT(_, PE_NAME))
 
 /* Rotate pair i of every head of one token of one tensor. */
 static inline void PE_FN(pe_rotate_heads)(global PE_T *token, uint heads, uint head_pitch,

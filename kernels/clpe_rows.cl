@@ -218,67 +218,6 @@ PE_INLINE void PE_FN(pe_zero_column)(int op, global PE_T *out, global const PE_T
         }
 }
 
-/* The phases of this work-item's pairs: full groups of PE_GL from i0 with an
- * odometer each (the vector path), then the rest one pair at a time: with
- * its own odometer when the work-item has one pair only (the GPU shape),
- * else computed from p (a tail). */
-typedef struct PE_FN(pe_phases) {
-    PE_ODO one;
-#if PE_GROUPS
-    PE_GODO group[PE_GROUPS];
-#endif
-    uint groups;
-    bool single;
-} PE_FN(pe_phases);
-
-/* The tuning words of pairs i0 .. i_end-1; groups end at vector_end. */
-PE_INLINE void PE_FN(pe_phases_load)(PE_FN(pe_phases) *ph, global const ulong *tw_hi,
-                                     global const PE_TWL *tw_lo, uint i0, uint i_end,
-                                     uint vector_end)
-{
-    ph->single = PE_W == 1 || i_end - i0 == 1; /* always, in the one-pair shape */
-    ph->groups = 0;
-#if PE_GROUPS
-    if (!ph->single && vector_end > i0)
-        ph->groups = (vector_end - i0) / PE_GL;
-    for (uint k = 0; k < ph->groups; ++k)
-        PE_GODO_FN(load)(&ph->group[k], tw_hi, tw_lo, i0 + PE_GL * k);
-#endif
-    if (ph->single)
-        PE_ODO_FN(load)(&ph->one, tw_hi, tw_lo, i0);
-}
-
-PE_INLINE void PE_FN(pe_phases_set)(PE_FN(pe_phases) *ph, ulong p)
-{
-    if (ph->single)
-        PE_ODO_FN(set)(&ph->one, p);
-#if PE_GROUPS
-    for (uint k = 0; k < ph->groups; ++k)
-        PE_GODO_FN(set)(&ph->group[k], p);
-#endif
-}
-
-/* The next position: one odometer tick. Past INT64_MAX the position wraps
- * to INT64_MIN, where the sign-extended product jumps by -2^64 F: the tick
- * then takes the tuning word's low word off the top (bit-identical to a
- * fresh set there, and no multiply in the loop). The groups too unless
- * pe_row ticked them already (groups false, PE_TICK_IN_STEPS). */
-PE_INLINE void PE_FN(pe_phases_tick)(PE_FN(pe_phases) *ph, bool wraps, bool groups)
-{
-    if (ph->single) {
-        PE_ODO_FN(tick)(&ph->one);
-        if (wraps)
-            PE_ODO_FN(wrap)(&ph->one);
-    }
-#if PE_GROUPS
-    for (uint k = 0; groups && k < ph->groups; ++k) {
-        PE_GODO_FN(tick)(&ph->group[k]);
-        if (wraps)
-            PE_GODO_FN(wrap)(&ph->group[k]);
-    }
-#endif
-}
-
 #if PE_GROUPS
 /* A row's groups from pair i0 (values sv, cv; zip_once: in storage order
  * already) stored into one sequence's row, x read from xrow (NULL: none).
@@ -757,6 +696,8 @@ kernel void PE_FN(clpe_gather)(PE_ROW_KERNEL_ARGS(PE_PARAM, PE_COMMA))
 #undef PE_SIN_COS
 #undef PE_ODO_FN
 #undef PE_GZIP
-/* PE_GODO_FN, PE_GV and PE_GFN serve clpe_rope.cl too, which undefines them */
+#undef PE_GODO_FN
+#undef PE_GV
+#undef PE_GFN
 #undef PE_W
 #endif
