@@ -1,13 +1,22 @@
 /*
  * clpe_kernels.cl - the position encoding kernels (OpenCL C 1.2): the
  * program clpe builds on every device. Its parts:
- *   clpe_interface.h  what the host and the kernels agree on (arguments, flags)
- *   clpe_phase.h      phase and sin/cos arithmetic, shared with the host emulation
- *   clpe_storage.cl   loads and stores of each storage type
- *   clpe_odometer.cl  the phase of a pair walking down the rows
- *   clpe_rows.cl      table, add and gather, included once per storage type
- *   clpe_rope.cl      rotary embedding and its cos/sin cache, likewise
- * and clpe_pad_positions below.
+ *   clpe_interface.h    what the host and the kernels agree on (arguments, flags)
+ *   clpe_phase.h        phase and sin/cos arithmetic, shared with the host emulation
+ *   clpe_storage.cl     loads and stores of one element or a pair, each storage type
+ *   clpe_odometer.cl    the phase of one pair walking down the rows
+ *   clpe_phases.cl      the phases a work-item keeps, per storage type
+ *   clpe_rows.cl        table, add and gather, included once per storage type,
+ *                       with the walk of one of the two shapes:
+ *     clpe_rows_pair.cl    one pair per work-item: GPUs, llvmpipe, Oclgrind
+ *     clpe_rows_vector.cl  many pairs per work-item as vectors: PoCL on CPUs
+ *   clpe_rope.cl        rotary embedding and its cos/sin cache, likewise with
+ *     clpe_rope_pair.cl    and clpe_rope_vector.cl
+ *   clpe_vector_storage.cl, clpe_vector_odometer.cl  the vector shape's moves
+ *                       and odometers (compiled only where PE_PAIRS > 1)
+ *   clpe_dtype_clear.h  clears a storage type's macros after its kernels
+ * and clpe_pad_positions below. The shape comes from the device's row of the
+ * library's tuning table (host/device_tuning.c) as build options.
  *
  * Contraction of a*b+c into fma is off: the host emulation must see exactly
  * the operations written in clpe_phase.h and clpe_rows.cl.
@@ -47,6 +56,12 @@
 #define PE_PAIRS_ROPE16 (PE_PAIRS == 1 ? 1 : 128)
 #endif
 
+/* The vector shape's loads, stores and odometers, where the build has it. */
+#if PE_PAIRS > 1
+#include "clpe_vector_storage.cl"
+#include "clpe_vector_odometer.cl"
+#endif
+
 /* Groups of PE_GL pairs a work-item of the current storage type computes as
  * vectors (0: the scalar path only); read where PE_W and PE_GL
  * are set, inside clpe_rows.cl and clpe_rope.cl. */
@@ -62,21 +77,6 @@
 
 #define PE_CAT_(a, b) a##b
 #define PE_CAT(a, b) PE_CAT_(a, b)
-
-/* Rotate one interleaved vector (a0, b0, a1, b1, ...) by its half as many
- * angles: pe_rotate_zipped_<vector type>. */
-static inline float16 pe_rotate_zipped_float16(float16 v, float8 c, float8 s)
-{
-    float8 a = v.even, b = v.odd;
-    return pe_zip8(fma(a, c, -(b * s)), fma(a, s, b * c));
-}
-#ifdef cl_khr_fp64
-static inline double8 pe_rotate_zipped_double8(double8 v, double4 c, double4 s)
-{
-    double4 a = v.even, b = v.odd;
-    return pe_zip4_f64(fma(a, c, -(b * s)), fma(a, s, b * c));
-}
-#endif
 
 /* Everything a row kernel needs besides its buffers, gathered from its
  * arguments once (the fields are the PE_ROW_KERNEL_ARGS of that name). */
