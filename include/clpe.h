@@ -42,7 +42,8 @@
  *    (1..2^31) and CLPE_MAX_LAUNCH_BATCH (1..65535) cap one launch, forcing
  *    the splitting that large problems get (a test knob). Values are plain
  *    decimal numbers; one out of range or malformed is ignored.
- *    clpe_encoder_get_launch_info tells the values in effect.
+ *    clpe_encoder_get_launch_info tells the values in effect, and
+ *    clpe_get_device_tuning the device's row of the tuning table.
  *    CLPE_KERNEL_DIR (development) builds the kernels from that folder's
  *    clpe_kernels.cl instead of the copy inside the library.
  *    CLPE_DEVICE is read by clpe_select_device.
@@ -297,8 +298,9 @@ CLPE_API void clpe_encoder_release(clpe_encoder *enc);
 /* The configuration the encoder was made with. */
 CLPE_API clpe_status clpe_encoder_get_config(const clpe_encoder *enc, clpe_config *cfg);
 
-/* How the encoder's kernels are launched on its device: the measured
- * defaults for the device type, with the environment's tuning knobs applied
+/* How the encoder's kernels are launched on its device: the device's row of
+ * the library's tuning table (clpe_get_device_tuning), with the
+ * environment's tuning knobs applied
  * (CLPE_PAIRS_PER_ITEM, CLPE_ROWS_PER_ITEM, CLPE_WORK_GROUP_SIZE,
  * CLPE_TILE_WALK, CLPE_MAX_LAUNCH_ROWS, CLPE_MAX_LAUNCH_BATCH; see the
  * conventions at the
