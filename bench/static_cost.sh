@@ -42,6 +42,7 @@
 #   int fp mem   the row loop's integer, floating-point and memory instructions
 #
 # Environment: STATIC_COST_TARGETS (default "sm_90 gfx90a gfx1100"),
+# STATIC_COST_OPTIONS (more compiler options, blank-separated),
 # STATIC_COST_SHAPES (default "1 64"), STATIC_COST_KEEP=DIR keeps the PTX,
 # SASS and assembly; CLANG (default clang-15), CLC (libclc's folder),
 # PTXAS (default: on PATH or in /usr/local/cuda*/bin; empty: skip NVIDIA).
@@ -106,6 +107,9 @@ keep=${STATIC_COST_KEEP:-}
 # bitcode of libclc for the builtins. The triple names differ only in
 # spelling from libclc's (nvcl/nvidiacl, amd/unknown): -Wno-linker-warnings.
 common=(-cl-std=CL1.2 -O3 -Xclang -finclude-default-header -Wno-linker-warnings -I "$incdir")
+# more options, for a program of a user's own (STATIC_COST_OPTIONS, blank-separated:
+# bench/device_header_cost.sh passes -I kernels for clpe_device.h, and a -D)
+for option in ${STATIC_COST_OPTIONS:-}; do common+=("$option"); done
 
 # which kernels: the commit, when they are this repository's own
 origin=

@@ -641,6 +641,44 @@ CLPE_API clpe_status clpe_host_rope(const clpe_rope *rope, size_t batch, size_t 
 CLPE_API clpe_status clpe_host_rope_cache(const clpe_rope *rope, int64_t start, size_t n,
                                           void *cos, void *sin, size_t row_pitch);
 
+/* ---- Exact sin/cos inside your own kernels (clpe_device.h) -------------- */
+
+/* clpe_device.h, installed beside this header, is OpenCL C: functions that
+ * give, inside a kernel of your own, the same float bits as clpe's kernels
+ * (sin and cos of pair i at an int64 position; for rotary, cos and sin
+ * times the amplitude and the rotation of a pair). They read an object's
+ * tuning words from a buffer that the calls below make; docs/
+ * device_functions.md of the clpe sources shows a whole program.
+ *
+ * *words receives a new read-only buffer in the object's context, which the
+ * caller owns (clReleaseMemObject; it stays valid after the object is
+ * released): an array of cl_ulong, layout 1, stable within clpe 1.x:
+ *   [0]        1, the layout
+ *   [1]        n, the pairs (an encoder's d/2, or (d+1)/2 with
+ *              CLPE_FLAG_ODD_D_HALF_PAIR and an odd d; rotary_dim/2)
+ *   [2]        flags: 1 WIDE (float64: 128-bit words), 2 NARROW (an encoder
+ *              of f16 or bf16, whose values come from the 16-bit variant
+ *              of the sine and cosine), 4 INTERLEAVED (rotary pairs at
+ *              elements 2i, 2i+1 of a head; otherwise i, i + n), 8 ROTARY
+ *   [3]        the amplitude m: float bits in the low 32 bits, or double
+ *              bits when WIDE; 1 for an encoder
+ *   [4 + 2i]   pair i's tuning word, round(2^96 w_i / 2pi) (2^128 when
+ *   [5 + 2i]   WIDE): its top 64 bits, then the rest (32 bits, or 64)
+ * *build_options (may be NULL) receives a static string to add to the
+ * build options of a program that uses clpe_device.h: it lets the header
+ * check that it reads the layout this library writes.
+ * Nothing is created on failure; CLPE_ERROR_HOST_ONLY for an object made
+ * for the host emulation only. */
+CLPE_API clpe_status clpe_encoder_device_words(const clpe_encoder *enc, cl_mem *words,
+                                               const char **build_options);
+CLPE_API clpe_status clpe_rope_device_words(const clpe_rope *rope, cl_mem *words,
+                                            const char **build_options);
+
+/* The text of clpe_device.h, self-contained, as a NUL-terminated string:
+ * put it before your own source (clCreateProgramWithSource takes several
+ * strings) instead of an #include and an include path. Never free it. */
+CLPE_API const char *clpe_device_source(void);
+
 /* ---- Device selection --------------------------------------------------- */
 
 /* Pick a device by selector, the same rule every clpe tool uses:

@@ -43,6 +43,10 @@ class BuildWithLibrary(build_py):
         target = Path(self.build_lib) / "clpe" / LIBRARY
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(built, target)
+        # clpe_device.h (generated with the library): clpe.device_header_path()
+        header = Path(self.build_lib) / "clpe" / "include" / "clpe_device.h"
+        header.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(build_dir / "include" / "clpe_device.h", header)
 
 
 class BinaryDistribution(Distribution):

@@ -19,6 +19,8 @@ _abi_table = check_abi(_lib, library_path)
 _status.bind(_lib, _abi_table)
 
 from ._config import NUMPY_DTYPES, Config, config_default, config_preset  # noqa: E402
+from ._device_header import (device_header_path, device_include_dir, device_source,  # noqa: E402
+                             device_words)
 from ._host import HostEncoder, host_add, host_gather, host_table  # noqa: E402
 from ._opencl import Encoder, Positions, Tensor, select_device  # noqa: E402
 from ._rope import HostRope, Rope, has_rope  # noqa: E402

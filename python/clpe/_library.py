@@ -84,6 +84,10 @@ OPTIONAL_PROTOTYPES = {
                                   c_uint32]),
     "clpe_host_rope_cache": (c_status, [c_rope, c_int64, c_size_t, c_void_p, c_void_p,
                                         c_size_t]),
+    # clpe_device.h's words and text (_device_header.py)
+    "clpe_encoder_device_words": (c_status, [c_encoder, POINTER(cl_handle), POINTER(c_char_p)]),
+    "clpe_rope_device_words": (c_status, [c_rope, POINTER(cl_handle), POINTER(c_char_p)]),
+    "clpe_device_source": (c_char_p, []),
 }
 
 
