@@ -28,20 +28,13 @@ static inline void pe_odo16_load(pe_odo16 *o, global const ulong *tw_hi,
     o->f0 = vload16(0, tw_lo + i0);
 }
 
-/* pe_phase and pe_phase_low of each of the sixteen tuning words (a set is
- * once per walk, or per row with ids: the rows between tick). */
+/* pe_phase (the same text, PE_PHASE_OF) and pe_phase_low for sixteen
+ * tuning words at once. */
 static inline void pe_odo16_set(pe_odo16 *o, ulong p)
 {
-    ulong f_hi[16], a[16];
-    uint f0[16], w0[16];
-    vstore16(o->f_hi, 0, f_hi);
-    vstore16(o->f0, 0, f0);
-    for (uint k = 0; k < 16; ++k) {
-        a[k] = pe_phase((long)p, f_hi[k], f0[k]) + (1UL << 61);
-        w0[k] = pe_phase_low((long)p, f0[k]);
-    }
-    o->a = vload16(0, a);
-    o->w0 = vload16(0, w0);
+    ulong16 flo = convert_ulong16(o->f0);
+    o->a = PE_PHASE_OF(ulong16, p, o->f_hi, flo) + (1UL << 61);
+    o->w0 = convert_uint16(p * flo);
 }
 
 static inline void pe_odo16_tick(pe_odo16 *o)
@@ -83,17 +76,11 @@ static inline void pe_odo16_sin_cos_narrow(const pe_odo16 *o, float16 *s, float1
 #define PE_LOAD_WORD8(p, i) vload8(0, (p) + (i))
 PE_DEFINE_ODO128(pe_odo8x128, ulong8, double8, pe_sincos_f64x8, PE_LOAD_WORD8)
 
-/* pe_phase128 and pe_phase128_low of each of the eight tuning words. */
+/* pe_phase128 (the same text, PE_PHASE128_OF) and pe_phase128_low for
+ * eight tuning words at once. */
 static inline void pe_odo8x128_set(pe_odo8x128 *o, ulong p)
 {
-    ulong f_hi[8], f_lo[8], a_hi[8], a_lo[8];
-    vstore8(o->f_hi, 0, f_hi);
-    vstore8(o->f_lo, 0, f_lo);
-    for (uint k = 0; k < 8; ++k) {
-        a_hi[k] = pe_phase128((long)p, f_hi[k], f_lo[k]);
-        a_lo[k] = pe_phase128_low((long)p, f_lo[k]);
-    }
-    o->a_hi = vload8(0, a_hi);
-    o->a_lo = vload8(0, a_lo);
+    o->a_hi = PE_PHASE128_OF(ulong8, mul_hi, p, o->f_hi, o->f_lo);
+    o->a_lo = (ulong8)(p) * o->f_lo;
 }
 #endif
