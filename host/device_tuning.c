@@ -47,11 +47,13 @@ typedef struct tuning_row {
      .work_group_size = 32, .tile_walk = 1, .tile_pairs = PE_TILE_PAIRS_F32,                   \
      .ahead_steps = 2, .ahead_steps16 = 3, .prefetch_for_write = (FOR_WRITE)}
 
-/* The one-pair shape: work-groups of WG, 16 rows walked per work-item. */
+/* The one-pair shape: work-groups of WG, 16 rows walked per work-item (the
+ * tile walk, the steps ahead and prefetch act in the vector shape only,
+ * should a knob ask for it). */
 #define ONE_PAIR_SHAPE(NAME, WG)                                                               \
     {.row = NAME, .pairs_per_item = 1, .pairs_per_item_rows16 = 1,                             \
      .pairs_per_item_rope16 = 1, .rows_per_item = 16, .work_group_size = (WG),                 \
-     .tile_walk = 1 /* acts in the vector shape only */, .tile_pairs = PE_TILE_PAIRS_F32, .ahead_steps = 2, .ahead_steps16 = 3,    \
+     .tile_walk = 1, .tile_pairs = PE_TILE_PAIRS_F32, .ahead_steps = 2, .ahead_steps16 = 3,    \
      .prefetch_for_write = 0}
 
 static const tuning_row table[] = {

@@ -28,7 +28,8 @@ static const char *const kernel_names[CLPE_KERNEL_COUNT] = {
  * the 16-bit row kernels and for the 16-bit rotary ones; then the tile
  * walk's pairs, the steps asked for ahead and prefetch for write. */
 #define BUILD_OPTIONS                                                                          \
-    "-cl-std=CL1.2 -DPE_DTYPE=%u -DPE_OPS_ROWS=%u -DPE_OPS_ROPE=%u -DPE_PAIRS=%u -DPE_PAIRS_ROWS16=%u -DPE_PAIRS_ROPE16=%u "                   \
+    "-cl-std=CL1.2 -DPE_DTYPE=%u -DPE_OPS_ROWS=%u -DPE_OPS_ROPE=%u "                           \
+    "-DPE_PAIRS=%u -DPE_PAIRS_ROWS16=%u -DPE_PAIRS_ROPE16=%u "                                 \
     "-DPE_TILE_PAIRS_F32=%u -DPE_AHEAD_STEPS32=%u -DPE_AHEAD_STEPS16=%u "                      \
     "-DPE_PREFETCH_FOR_WRITE=%u"
 
@@ -113,8 +114,8 @@ static clpe_status kernel_source_from_dir(char *options, size_t size, char **sou
     return CLPE_SUCCESS;
 }
 
-/* Whether a string the device reports (CL_DEVICE_EXTENSIONS,
- * CL_DEVICE_VENDOR), whatever its length, contains `needle`. */
+/* Whether a string the device reports (CL_DEVICE_EXTENSIONS), whatever its
+ * length, contains `needle`. */
 static clpe_status device_string_contains(cl_device_id device, cl_device_info param,
                                           const char *needle, bool *contains)
 {
