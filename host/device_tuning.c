@@ -19,7 +19,6 @@
  *     work-item computes 64 pairs as explicit float16 vectors (512 for the
  *     16-bit row kernels, 128 for the 16-bit rotary ones),
  *     kernels/clpe_vector.cl.
- * Figures behind the CPU rows are in bench/RESULTS.md.
  */
 #include "internal.h"
 
