@@ -13,12 +13,13 @@
  * The two shapes:
  *   one pair per work-item (GPUs; CPU devices that run work-items in SIMD
  *     lanes themselves and ask for no vectors, such as Mesa's llvmpipe and
- *     Oclgrind): the portable body, kernels/clpe_pair.cl;
+ *     Oclgrind): the portable body, kernels/clpe_rows_pair.cl and
+ *     kernels/clpe_rope_pair.cl;
  *   the vector shape (PoCL on CPUs, which asks for float vectors but whose
  *     work-item-loop vectoriser gives up on these kernels): each
  *     work-item computes 64 pairs as explicit float16 vectors (512 for the
  *     16-bit row kernels, 128 for the 16-bit rotary ones),
- *     kernels/clpe_vector.cl.
+ *     kernels/clpe_rows_vector.cl and kernels/clpe_rope_vector.cl.
  */
 #include "internal.h"
 
