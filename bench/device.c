@@ -122,6 +122,20 @@ static cl_mem make_buffer(cl_context ctx, size_t bytes, cl_ulong max_alloc, cons
     return m;
 }
 
+/* rope-kv's slots: token t into slot t of a contiguous cache. */
+static cl_int write_slots(const bench_env *env, size_t rows)
+{
+    cl_long *slots = malloc(rows * sizeof *slots);
+    if (!slots)
+        return CL_OUT_OF_HOST_MEMORY;
+    for (size_t i = 0; i < rows; i++)
+        slots[i] = (cl_long)i;
+    cl_int err = clEnqueueWriteBuffer(env->queue, env->kv_slots, CL_TRUE, 0, rows * sizeof *slots,
+                                      slots, 0, NULL, NULL);
+    free(slots);
+    return err;
+}
+
 /* Random token ids (a fixed LCG, so every run gathers the same rows): the
  * access pattern of real text, not a sequential copy. */
 static cl_int write_ids(const bench_env *env, size_t rows)
@@ -170,19 +184,26 @@ int env_create(bench_env *env, cl_device_id device, const device_desc *dd, const
     size_t x_bytes = rows * o->d * env->widest, emb_bytes = o->vocab * o->d * env->widest;
     size_t table_bytes = o->seq * o->d * env->widest;
     size_t cache_bytes = o->seq * o->head_dim * env->widest;
+    /* rope-kv reads queries, keys and values: heads + 2 kv_heads per token */
+    size_t kv_copy_bytes = rows * (o->heads + 2 * o->kv_heads) * o->head_dim * env->widest;
     if (!(env->x = make_buffer(env->ctx, x_bytes, dd->max_alloc, "x")) ||
         !(env->y = make_buffer(env->ctx, x_bytes, dd->max_alloc, "out")) ||
         !(env->emb = make_buffer(env->ctx, emb_bytes, dd->max_alloc, "embedding")) ||
         !(env->ids = make_buffer(env->ctx, rows * sizeof(cl_int), dd->max_alloc, "ids")) ||
         !(env->table = make_buffer(env->ctx, table_bytes, dd->max_alloc, "table")) ||
         !(env->rope_cos = make_buffer(env->ctx, cache_bytes, dd->max_alloc, "cos cache")) ||
-        !(env->rope_sin = make_buffer(env->ctx, cache_bytes, dd->max_alloc, "sin cache")))
+        !(env->rope_sin = make_buffer(env->ctx, cache_bytes, dd->max_alloc, "sin cache")) ||
+        !(env->kv_slots = make_buffer(env->ctx, rows * sizeof(cl_long), dd->max_alloc,
+                                      "cache slots")) ||
+        !(env->kv_copy = make_buffer(env->ctx, kv_copy_bytes, dd->max_alloc, "copy")))
         return -1;
     printf("buffers: x and out %.1f MiB each, embedding %.1f MiB, ids %.1f MiB, "
            "table %.1f MiB\n\n",
            (double)x_bytes / 1048576.0, (double)emb_bytes / 1048576.0,
            (double)(rows * 4) / 1048576.0, (double)table_bytes / 1048576.0);
     err = write_ids(env, rows);
+    if (err == CL_SUCCESS)
+        err = write_slots(env, rows);
     if (err == CL_SUCCESS)
         err = env_fill_data(env, env->emb, emb_bytes);
     if (err != CL_SUCCESS) {
@@ -194,7 +215,8 @@ int env_create(bench_env *env, cl_device_id device, const device_desc *dd, const
 
 void env_release(bench_env *env)
 {
-    cl_mem *bufs[] = {&env->rope_sin, &env->rope_cos, &env->table, &env->ids, &env->emb, &env->y, &env->x};
+    cl_mem *bufs[] = {&env->kv_copy, &env->kv_slots, &env->rope_sin, &env->rope_cos, &env->table,
+                      &env->ids, &env->emb, &env->y, &env->x};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (*bufs[i]) {
             clReleaseMemObject(*bufs[i]);

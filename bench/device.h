@@ -39,6 +39,8 @@ typedef struct bench_env {
     cl_mem ids;                   /* int32 [batch, seq] token ids, random in [0, vocab) */
     cl_mem table;                 /* [seq, d]: the precomputed table of the baselines */
     cl_mem rope_cos, rope_sin;    /* [seq, head_dim] each: rope-table's cos/sin cache */
+    cl_mem kv_slots;              /* int64 [batch * seq]: rope-kv's cache slots 0, 1, ... */
+    cl_mem kv_copy;               /* kv-copy's destination: the bytes rope-kv reads */
     size_t vocab;
     size_t widest;                /* bytes per element the buffers are sized for */
 } bench_env;

@@ -226,7 +226,9 @@ static int run_dtype(run_state *s, const dtype_info *dt, clpe_encoder *base)
     }
     for (size_t k = 0; k < BENCH_N_OPS && rc == 0 && !skip_rope_table[0]; k++) {
         const op_def *def = &BENCH_OPS[k];
-        if (def->role != OP_ROLE_BASELINE || !def->rotary || !op_fits(def, opt->head_dim / 2))
+        /* the rope-table kernels (a baseline made of clpe calls has none) */
+        if (def->role != OP_ROLE_BASELINE || !def->rotary || def->program == OP_PROGRAM_NONE ||
+            !op_fits(def, opt->head_dim / 2))
             continue;
         op_ctx o = bind_op(s, def, dt, enc, rope, options_small_seq(opt));
         int v = verify_rope_table(&o, baselines, text, sizeof text);
@@ -268,9 +270,13 @@ static int run_dtype(run_state *s, const dtype_info *dt, clpe_encoder *base)
             *p = (pending){.o = bind_op(s, def, dt, enc, rope, seq),
                            .device_s = times + 2 * n * (size_t)s->plan.repeats};
             p->wall_s = p->device_s + s->plan.repeats;
-            if (def->rotary && def->role == OP_ROLE_CLPE && skip_rope[0])
+            /* rotary lines that call clpe: clpe's own, and baselines made of its calls */
+            int calls_rope = def->role == OP_ROLE_CLPE ||
+                              (def->role == OP_ROLE_BASELINE && def->program == OP_PROGRAM_NONE);
+            if (def->rotary && calls_rope && skip_rope[0])
                 p->skip = skip_rope;
-            else if (def->rotary && def->role == OP_ROLE_BASELINE && skip_rope_table[0])
+            else if (def->rotary && def->role == OP_ROLE_BASELINE && !calls_rope &&
+                     skip_rope_table[0])
                 p->skip = skip_rope_table;
             else if (def->role == OP_ROLE_CLPE && skip_clpe[0])
                 p->skip = skip_clpe;

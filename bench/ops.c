@@ -222,6 +222,54 @@ static cl_int enqueue_rope(const op_ctx *o, cl_command_queue q, cl_event *ev)
     return clpe_enqueue_rope(o->rope, q, o->batch, o->seq, &qt, &kt, NULL, 0, 0, NULL, ev);
 }
 
+/* Rotary into a KV cache, on the rotary shape: queries in x (rotated in
+ * place), keys [batch * seq, kv_heads, head_dim] at the start of y and
+ * values right after them, and the two caches after those, contiguous
+ * [1, batch * seq] with token t in slot t. One k or v region's bytes: */
+static size_t kv_bytes(const op_ctx *o)
+{
+    return o->batch * o->seq * o->kv_heads * o->head_dim * o->dt->size;
+}
+
+static cl_int enqueue_rope_kv(const op_ctx *o, cl_command_queue q, cl_event *ev)
+{
+    size_t tokens = o->batch * o->seq, kv = kv_bytes(o);
+    clpe_rope_tensor qt = {.buffer = o->env->x, .heads = o->heads};
+    clpe_rope_tensor kt = {.buffer = o->env->y, .heads = o->kv_heads};
+    clpe_rope_tensor vt = {.buffer = o->env->y, .offset = kv, .heads = o->kv_heads};
+    clpe_kv_cache cache = {.key = o->env->y, .value = o->env->y, .key_offset = 2 * kv,
+                           .value_offset = 3 * kv, .dtype = o->dt->dtype, .num_blocks = 1,
+                           .block_size = tokens, .heads = o->kv_heads};
+    clpe_kv_slots slots = {.buffer = o->env->kv_slots};
+    return clpe_enqueue_rope_kv(o->rope, q, tokens, &qt, NULL, &kt, &vt, &cache, &slots, NULL, 0,
+                                0, NULL, ev);
+}
+
+/* What an engine does without it: rope on q and k in place, then k and v
+ * copied into the cache: two commands. */
+static cl_int enqueue_rope_copy(const op_ctx *o, cl_command_queue q, cl_event *ev)
+{
+    size_t kv = kv_bytes(o);
+    clpe_rope_tensor qt = {.buffer = o->env->x, .heads = o->heads};
+    clpe_rope_tensor kt = {.buffer = o->env->y, .heads = o->kv_heads};
+    cl_int err = clpe_enqueue_rope(o->rope, q, 1, o->batch * o->seq, &qt, &kt, NULL, 0, 0, NULL,
+                                   NULL);
+    if (err == CL_SUCCESS)
+        err = clEnqueueCopyBuffer(q, o->env->y, o->env->y, 0, 2 * kv, 2 * kv, 0, NULL, ev);
+    return err;
+}
+
+/* A plain copy of the bytes rope-kv moves: its queries, keys and values
+ * read, as many written (two copy commands). */
+static cl_int enqueue_kv_copy(const op_ctx *o, cl_command_queue q, cl_event *ev)
+{
+    size_t kv = kv_bytes(o), qb = o->batch * o->seq * o->heads * o->head_dim * o->dt->size;
+    cl_int err = clEnqueueCopyBuffer(q, o->env->x, o->env->kv_copy, 0, 0, qb, 0, NULL, NULL);
+    if (err == CL_SUCCESS)
+        err = clEnqueueCopyBuffer(q, o->env->y, o->env->kv_copy, 0, qb, 2 * kv, 0, NULL, ev);
+    return err;
+}
+
 /* ---- the table ---------------------------------------------------------------- */
 
 /* Order matters: a line's comparisons name lines measured before it. */
@@ -284,6 +332,15 @@ const op_def BENCH_OPS[] = {
      .limit = "rope-stream", .needs_table = 1, .rotary = 1, .set_args = args_rope_table,
      .enqueue = enqueue_head_pairs},
 
+    /* Rotary into a KV cache: the copy of its bytes, and rope then a copy
+     * of k and v into the cache (two commands each). Elements per token:
+     * the rotary shape's d; bytes per element: rope-kv's at the default
+     * four query heads per key head ((2 heads + 4 kv_heads) / d = 2.4). */
+    {.label = "kv-copy", .family = "kv-copy", .role = OP_ROLE_LIMIT, .width = 1,
+     .elem_bytes = 2.4, .rotary = 1, .enqueue = enqueue_kv_copy},
+    {.label = "rope-copy", .family = "rope-copy", .role = OP_ROLE_BASELINE, .width = 1,
+     .elem_bytes = 2.4, .limit = "kv-copy", .rotary = 1, .enqueue = enqueue_rope_copy},
+
     /* clpe. */
     {.label = "table", .family = "table", .role = OP_ROLE_CLPE, .width = 1, .elem_bytes = 1,
      .limit = "fill", .enqueue = enqueue_table},
@@ -296,6 +353,8 @@ const op_def BENCH_OPS[] = {
      .writes_out = 1, .enqueue = enqueue_gather},
     {.label = "rope", .family = "rope", .role = OP_ROLE_CLPE, .width = 1, .elem_bytes = 2,
      .limit = "rope-stream", .baseline = "rope-table", .rotary = 1, .enqueue = enqueue_rope},
+    {.label = "rope-kv", .family = "rope-kv", .role = OP_ROLE_CLPE, .width = 1, .elem_bytes = 2.4,
+     .limit = "kv-copy", .baseline = "rope-copy", .rotary = 1, .enqueue = enqueue_rope_kv},
 };
 const size_t BENCH_N_OPS = sizeof BENCH_OPS / sizeof BENCH_OPS[0];
 

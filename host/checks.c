@@ -6,7 +6,7 @@
  * nothing. The host emulation resolves its regions with the same code
  * (clpe__resolve_shape), so host and device calls accept the same shapes.
  */
-#include "internal.h"
+#include "overlap.h"
 
 clpe_status clpe__check_call(const clpe_encoder *enc, cl_command_queue queue,
                              cl_uint num_events, const cl_event *wait_list)
@@ -37,6 +37,26 @@ clpe_status clpe__check_queue(const clpe_encoder *enc, cl_command_queue queue,
     return clpe__check_queue_on(enc->shared, queue, num_events, wait_list);
 }
 
+/* Is e an event (its context in *context)? The runtime must answer the
+ * queries, and with values an event has: a command type of the range OpenCL
+ * and its extensions assign (0x11F0 up; other objects' fields read as one
+ * are flags or sizes), an execution status that is one of the four states
+ * or an error, and a reference held. */
+static bool is_event(cl_event e, cl_context *context)
+{
+    cl_command_type type = 0;
+    cl_int state = 0;
+    cl_uint refs = 0;
+    if (clGetEventInfo(e, CL_EVENT_CONTEXT, sizeof *context, context, NULL) != CL_SUCCESS ||
+        clGetEventInfo(e, CL_EVENT_COMMAND_TYPE, sizeof type, &type, NULL) != CL_SUCCESS ||
+        clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, NULL) !=
+            CL_SUCCESS ||
+        clGetEventInfo(e, CL_EVENT_REFERENCE_COUNT, sizeof refs, &refs, NULL) != CL_SUCCESS)
+        return false;
+    return type >= CL_COMMAND_NDRANGE_KERNEL && type <= 0xFFFFu && state <= CL_QUEUED &&
+           refs > 0 && *context != NULL;
+}
+
 clpe_status clpe__check_queue_on(const clpe_program_shared *shared, cl_command_queue queue,
                                  cl_uint num_events, const cl_event *wait_list)
 {
@@ -52,14 +72,16 @@ clpe_status clpe__check_queue_on(const clpe_program_shared *shared, cl_command_q
         return err;
     if (dev != shared->device)
         return CLPE_ERROR_DEVICE_MISMATCH;
-    /* Each event must be a valid event of this context: some runtimes accept
-     * a foreign one and run the command anyway. */
+    /* Each event must be an event, of this context: some runtimes accept a
+     * foreign one and run the command anyway, and some answer event queries
+     * on any object, so that a cl_mem passed as an event would be waited on
+     * forever. */
     for (cl_uint k = 0; k < num_events; ++k) {
         cl_context event_ctx = NULL;
-        if (clGetEventInfo(wait_list[k], CL_EVENT_CONTEXT, sizeof event_ctx, &event_ctx, NULL) !=
-                CL_SUCCESS ||
-            event_ctx != ctx)
+        if (!is_event(wait_list[k], &event_ctx))
             return CLPE_ERROR_INVALID_WAIT_LIST;
+        if (event_ctx != ctx)
+            return CLPE_ERROR_CONTEXT_MISMATCH;
     }
     return CLPE_SUCCESS;
 }
@@ -209,4 +231,30 @@ clpe_status clpe__check_ids(const clpe_encoder *enc, const clpe_token_ids *ids, 
         !clpe__add_size(bytes, ids->offset, &bytes))
         return CLPE_ERROR_TOO_LARGE;
     return clpe__check_buffer(enc, ids->buffer, bytes, CLPE_ERROR_INVALID_IDS);
+}
+
+clpe_operand clpe__region_operand(const clpe_region *r, size_t d, size_t esize, size_t batch,
+                                  size_t seq, clpe_access access)
+{
+    return (clpe_operand){.buffer = r->buffer,
+                          .bytes = clpe__footprint_region(r, d, esize, batch, seq),
+                          .access = access};
+}
+
+clpe_operand clpe__positions_operand(const clpe_position_args *p, size_t batch, size_t seq)
+{
+    size_t count = p->source == CLPE_POSITIONS_IDS           ? batch * seq
+                   : p->source == CLPE_POSITIONS_PER_SEQUENCE ? batch
+                                                              : 0;
+    return (clpe_operand){.buffer = count ? p->buffer : NULL,
+                          .bytes = clpe__footprint_bytes(p->offset * sizeof(int64_t),
+                                                         count * sizeof(int64_t)),
+                          .access = CLPE_ACCESS_READ};
+}
+
+clpe_operand clpe__ids_operand(const clpe_token_ids *ids, size_t count)
+{
+    return (clpe_operand){.buffer = ids->buffer,
+                          .bytes = clpe__footprint_bytes(ids->offset, count * sizeof(cl_int)),
+                          .access = CLPE_ACCESS_READ};
 }

@@ -7,7 +7,7 @@
  * correctly rounded ones OpenCL defines (vstore_half_rte) or that the
  * kernels write out (bfloat16).
  */
-#include "internal.h"
+#include "overlap.h"
 
 #include "clpe_phase.h"
 
@@ -130,6 +130,18 @@ static uint64_t position_of(clpe_position_source source, int64_t start,
     return (uint64_t)positions[b * seq + s];
 }
 
+/* The host positions a call reads, as an operand (none for a start). */
+static clpe_operand host_positions_operand(clpe_position_source source, const int64_t *positions,
+                                           size_t batch, size_t seq)
+{
+    size_t count = source == CLPE_POSITIONS_IDS           ? batch * seq
+                   : source == CLPE_POSITIONS_PER_SEQUENCE ? batch
+                                                           : 0;
+    return (clpe_operand){.host = count ? positions : NULL,
+                          .bytes = clpe__footprint_bytes(0, count * sizeof(int64_t)),
+                          .access = CLPE_ACCESS_READ};
+}
+
 static clpe_status check_host_positions(clpe_position_source source, int64_t start,
                                         const int64_t *positions, size_t seq)
 {
@@ -186,6 +198,15 @@ clpe_status clpe_host_add(const clpe_encoder *enc, size_t batch, size_t seq, voi
     row_pitch = r.row_pitch;
     batch_pitch = r.batch_pitch;
     status = check_host_positions(source, start, host_positions, seq);
+    if (status == CLPE_SUCCESS) {
+        clpe_operand ops[2] = {
+            {.host = x,
+             .bytes = clpe__footprint_region(&r, enc->cfg.d, clpe__dtype_size(enc->cfg.dtype),
+                                             batch, seq),
+             .access = CLPE_ACCESS_READ_WRITE},
+            host_positions_operand(source, host_positions, batch, seq)};
+        status = clpe__check_operands(ops, 2);
+    }
     if (status != CLPE_SUCCESS)
         return status;
 
@@ -230,6 +251,19 @@ clpe_status clpe_host_gather(const clpe_encoder *enc, size_t batch, size_t seq,
     emb_row_pitch = re.row_pitch;
     out_row_pitch = ro.row_pitch;
     status = check_host_positions(source, start, host_positions, seq);
+    if (status == CLPE_SUCCESS) {
+        /* the output shares no byte with the table, the ids or the positions */
+        size_t es = clpe__dtype_size(enc->cfg.dtype);
+        clpe_operand ops[4] = {
+            {.host = out, .bytes = clpe__footprint_region(&ro, d, es, 1, rows),
+             .access = CLPE_ACCESS_WRITE},
+            {.host = embedding, .bytes = clpe__footprint_region(&re, d, es, 1, vocab),
+             .access = CLPE_ACCESS_READ},
+            {.host = ids, .bytes = clpe__footprint_bytes(0, rows * sizeof(int32_t)),
+             .access = CLPE_ACCESS_READ},
+            host_positions_operand(source, host_positions, batch, seq)};
+        status = clpe__check_operands(ops, 4);
+    }
     if (status != CLPE_SUCCESS)
         return status;
 

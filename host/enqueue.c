@@ -3,9 +3,11 @@
  * pad-aware positions. Each checks every argument (checks.c) before it
  * enqueues anything, then hands the row kernels to launch.c.
  */
-#include "internal.h"
+#include "overlap.h"
 
 #include "clpe_interface.h"
+
+static size_t esize_of(const clpe_encoder *enc) { return clpe__dtype_size(enc->cfg.dtype); }
 
 /* Do two regions of one buffer describe the same elements? */
 static bool same_region(const clpe_region *a, const clpe_region *b, size_t batch)
@@ -30,6 +32,11 @@ clpe_status clpe_enqueue_table(clpe_encoder *enc, cl_command_queue queue, int64_
         status = clpe__check_queue(enc, queue, num_events, wait_list);
     if (status == CLPE_SUCCESS)
         status = clpe__check_region(enc, &c.out);
+    if (status == CLPE_SUCCESS) {
+        clpe_operand out_op = clpe__region_operand(&c.out, enc->cfg.d, esize_of(enc), 1, n,
+                                                   CLPE_ACCESS_WRITE);
+        status = clpe__check_operands(&out_op, 1);
+    }
     if (status != CLPE_SUCCESS)
         return status;
     if (n == 0)
@@ -48,19 +55,25 @@ clpe_status clpe_enqueue_add_out(clpe_encoder *enc, cl_command_queue queue, size
         status = clpe__resolve_tensor(enc, x, batch, seq, &c.in);
     if (status == CLPE_SUCCESS)
         status = clpe__resolve_tensor(enc, out, batch, seq, &c.out);
-    if (status == CLPE_SUCCESS && c.in.buffer == c.out.buffer &&
-        !same_region(&c.in, &c.out, batch))
-        status = CLPE_ERROR_ALIASING;
     if (status == CLPE_SUCCESS)
         status = clpe__check_queue(enc, queue, num_events, wait_list);
     if (status == CLPE_SUCCESS)
         status = clpe__check_positions(enc->shared->context, positions, batch, seq, &c.positions);
-    if (status == CLPE_SUCCESS && c.positions.buffer == c.out.buffer)
-        status = CLPE_ERROR_ALIASING; /* positions read while the output is written */
     if (status == CLPE_SUCCESS)
         status = clpe__check_region(enc, &c.in);
     if (status == CLPE_SUCCESS)
         status = clpe__check_region(enc, &c.out);
+    if (status == CLPE_SUCCESS) {
+        /* the same elements of the same buffer: the in-place add */
+        bool in_place = c.in.buffer == c.out.buffer && same_region(&c.in, &c.out, batch);
+        size_t d = enc->cfg.d, es = esize_of(enc);
+        clpe_operand ops[3] = {
+            clpe__region_operand(&c.out, d, es, batch, seq,
+                                 in_place ? CLPE_ACCESS_READ_WRITE : CLPE_ACCESS_WRITE),
+            clpe__positions_operand(&c.positions, batch, seq),
+            clpe__region_operand(&c.in, d, es, batch, seq, CLPE_ACCESS_READ)};
+        status = clpe__check_operands(ops, in_place ? 2 : 3);
+    }
     if (status != CLPE_SUCCESS)
         return status;
     if (batch == 0 || seq == 0)
@@ -96,8 +109,6 @@ clpe_status clpe_enqueue_gather(clpe_encoder *enc, cl_command_queue queue, size_
         status = CLPE_ERROR_TOO_LARGE; /* the kernels step table rows in 32 bits */
     if (status == CLPE_SUCCESS)
         status = clpe__resolve_tensor(enc, out, batch, seq, &c.out);
-    if (status == CLPE_SUCCESS && c.in.buffer == c.out.buffer)
-        status = CLPE_ERROR_ALIASING;
     if (status == CLPE_SUCCESS && !clpe__mul_size(batch, seq, &count))
         status = CLPE_ERROR_TOO_LARGE;
     if (status == CLPE_SUCCESS)
@@ -106,18 +117,25 @@ clpe_status clpe_enqueue_gather(clpe_encoder *enc, cl_command_queue queue, size_
         status = clpe__check_ids(enc, ids, count);
     if (status == CLPE_SUCCESS)
         status = clpe__check_positions(enc->shared->context, positions, batch, seq, &c.positions);
-    if (status == CLPE_SUCCESS && (c.positions.buffer == c.out.buffer || ids->buffer == c.out.buffer))
-        status = CLPE_ERROR_ALIASING; /* an input of the call is also its output */
-    if (status == CLPE_SUCCESS && bad_ids &&
-        (bad_ids == c.out.buffer || bad_ids == c.in.buffer || bad_ids == ids->buffer ||
-         bad_ids == c.positions.buffer))
-        status = CLPE_ERROR_ALIASING; /* the report would overwrite an input or the output */
     if (status == CLPE_SUCCESS)
         status = clpe__check_region(enc, &c.in);
     if (status == CLPE_SUCCESS)
         status = clpe__check_region(enc, &c.out);
     if (status == CLPE_SUCCESS && bad_ids)
         status = clpe__check_buffer(enc, bad_ids, 2 * sizeof(cl_uint), CLPE_ERROR_BUFFER_TOO_SMALL);
+    if (status == CLPE_SUCCESS) {
+        /* nothing written (the output, the report) may share a byte with
+         * anything else of the call */
+        size_t d = enc->cfg.d, es = esize_of(enc);
+        clpe_operand ops[5] = {
+            clpe__region_operand(&c.out, d, es, batch, seq, CLPE_ACCESS_WRITE),
+            {.buffer = bad_ids, .bytes = clpe__footprint_bytes(0, 2 * sizeof(cl_uint)),
+             .access = CLPE_ACCESS_READ_WRITE},
+            clpe__region_operand(&c.in, d, es, 1, vocab, CLPE_ACCESS_READ),
+            clpe__ids_operand(ids, count),
+            clpe__positions_operand(&c.positions, batch, seq)};
+        status = clpe__check_operands(ops, 5);
+    }
     if (status != CLPE_SUCCESS)
         return status;
     c.ids = ids->buffer;
@@ -182,8 +200,14 @@ clpe_status clpe_enqueue_pad_positions(clpe_encoder *enc, cl_command_queue queue
         status = clpe__check_queue(enc, queue, num_events, wait_list);
     if (status == CLPE_SUCCESS)
         status = clpe__check_ids(enc, ids, count);
-    if (status == CLPE_SUCCESS && ids->buffer == positions_out)
-        status = CLPE_ERROR_ALIASING;
+    if (status == CLPE_SUCCESS) {
+        clpe_operand ops[2] = {
+            {.buffer = positions_out,
+             .bytes = clpe__footprint_bytes(positions_offset, count * sizeof(cl_long)),
+             .access = CLPE_ACCESS_WRITE},
+            clpe__ids_operand(ids, count)};
+        status = clpe__check_operands(ops, 2);
+    }
     if (status == CLPE_SUCCESS)
         status = clpe__check_buffer(enc, positions_out, bytes, CLPE_ERROR_INDEX_BUFFER_TOO_SMALL);
     if (status != CLPE_SUCCESS)

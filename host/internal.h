@@ -18,15 +18,20 @@ typedef enum clpe_op {
     CLPE_OP_GATHER = 2,
     CLPE_OP_ROPE = 3,       /* rotary embedding of queries and keys */
     CLPE_OP_ROPE_CACHE = 4, /* the rotary cos/sin cache */
-    CLPE_OP_COUNT = 5
+    CLPE_OP_ROPE_KV = 5,     /* rotary into a KV cache */
+    CLPE_OP_MROPE = 6,       /* multimodal rotary of queries and keys (mrope.c) */
+    CLPE_OP_MROPE_CACHE = 7, /* its cos/sin cache */
+    CLPE_OP_COUNT = 8
 } clpe_op;
 
 /* Kernels of the program, one pool of cl_kernel objects each: the
- * (op, dtype) kernels at op * 4 + dtype, then the position kernel. */
+ * (op, dtype) kernels at op * 4 + dtype, then the position kernel and the
+ * KV cache's slot check. */
 typedef unsigned clpe_kernel_id;
 #define CLPE_DTYPE_COUNT 4
 #define CLPE_KERNEL_PAD_POSITIONS (CLPE_OP_COUNT * CLPE_DTYPE_COUNT)
-#define CLPE_KERNEL_COUNT (CLPE_KERNEL_PAD_POSITIONS + 1)
+#define CLPE_KERNEL_KV_CHECK_SLOTS (CLPE_KERNEL_PAD_POSITIONS + 1)
+#define CLPE_KERNEL_COUNT (CLPE_KERNEL_KV_CHECK_SLOTS + 1)
 static inline clpe_kernel_id clpe__kernel_for(clpe_op op, clpe_dtype dtype)
 {
     return (clpe_kernel_id)op * CLPE_DTYPE_COUNT + (clpe_kernel_id)dtype;
@@ -141,6 +146,24 @@ struct clpe_rope {
     cl_mem tw_hi_buf;
     cl_mem tw_lo_buf;
 };
+
+/* A multimodal rotary object: per-pair tuning words laid out as the pairs
+ * are (each stream's ladder in its own section), and the section ends. */
+struct clpe_mrope {
+    clpe_mrope_config cfg;         /* cfg.rope's arrays point at the copies below */
+    uint32_t rotary_dim, n_pairs;
+    uint32_t ends[CLPE_MROPE_MAX_STREAMS - 1]; /* pair i's stream: how many ends are <= i */
+    double amplitude;
+    double *frequencies;
+    double *arrays;
+    uint64_t *tw_hi, *tw_lo;
+    clpe_program_shared *shared;   /* NULL for a host-only object */
+    cl_mem tw_hi_buf;
+    cl_mem tw_lo_buf;
+};
+
+/* The stream pair i of a multimodal rotary object turns with (mrope.c). */
+uint32_t clpe__mrope_stream(const clpe_mrope *m, uint32_t i);
 
 struct clpe_encoder {
     clpe_config cfg;
@@ -385,6 +408,30 @@ clpe_status clpe__launch_rows(clpe_encoder *enc, cl_command_queue queue,
                               const clpe_row_call *call, bool gated, cl_uint num_events,
                               const cl_event *wait_list, cl_event *event);
 
+/* ---- rope_region.c: rotary query and key tensors ---- */
+
+/* A checked query or key tensor, in elements: the device call's and the
+ * host emulation's alike. */
+typedef struct clpe_rope_region {
+    cl_mem buffer;      /* the device tensor's buffer (clpe__resolve_rope_tensor only) */
+    size_t offset, heads, head_pitch, row_pitch, batch_pitch;
+    size_t extent;      /* elements of one token: (heads-1)*head_pitch + head_dim */
+    size_t begin_bytes; /* bytes from the start to the first element */
+    size_t end_bytes;   /* bytes from the start past the last element touched */
+} clpe_rope_region;
+
+/* Defaults (0 pitches), heads, tokens and sequences that must not share an
+ * element (CLPE_ERROR_INVALID_PITCH), the kernels' 32-bit head steps and
+ * the size of a [batch, seq, heads, head_dim] tensor, buffer aside. */
+clpe_status clpe__resolve_rope_region(const clpe_rope *rope, size_t offset_bytes, size_t heads,
+                                      size_t head_pitch, size_t row_pitch, size_t batch_pitch,
+                                      size_t batch, size_t seq, clpe_rope_region *r);
+
+/* The same for a device tensor of head_dim elements of esize bytes per
+ * head, with its pointer, buffer and reserved fields checked. */
+clpe_status clpe__resolve_rope_tensor(size_t head_dim, size_t esize, const clpe_rope_tensor *t,
+                                      size_t batch, size_t seq, clpe_rope_region *r);
+
 /* ---- rope_freq.c: rotary frequencies ---- */
 
 /* CLPE_ERROR_INVALID_SCALING unless the scaling and its parameters are
@@ -397,6 +444,25 @@ clpe_status clpe__rope_check_scaling(const clpe_rope_config *cfg, uint32_t n_pai
 clpe_status clpe__rope_tuning_words(const clpe_rope_config *cfg, uint32_t n_pairs, unsigned bits,
                                     uint64_t *hi, uint64_t *lo, double *frequencies,
                                     double *amplitude);
+
+/* rope_emulate.c: the rotary arithmetic of the kernels on the host. cos
+ * and sin of pair i at position p, times the amplitude, sin times sign (1,
+ * or -1 for the inverse); and (a, b) rotated by them, each value held
+ * exactly in a double. */
+void clpe__rope_cos_sin(const clpe_rope *rope, uint64_t p, uint32_t i, double sign, double *c,
+                        double *s);
+void clpe__rope_rotate(clpe_dtype dtype, double a, double b, double c, double s, double *ra,
+                       double *rb);
+
+/* rope_kv_enqueue.c: one of a KV cache's nested (count, pitch) dimensions
+ * (heads, slots of a block, blocks). CLPE_ERROR_INVALID_PITCH unless no two
+ * entries share an element (sorted by pitch, each dimension starts past
+ * the end of the one inside it); *span: the elements from slot 0's first
+ * past the last entry. Sorts dims. */
+typedef struct clpe_kv_dim {
+    size_t count, pitch;
+} clpe_kv_dim;
+clpe_status clpe__kv_cache_dims(clpe_kv_dim dims[3], size_t head_dim, size_t *span);
 
 /* encoder.c: upload tuning words (the low words as uint, or ulong when
  * bits is 128) into *hi_buf and *lo_buf. */

@@ -17,7 +17,10 @@ static const char *const kernel_names[CLPE_KERNEL_COUNT] = {
     "clpe_gather_f32", "clpe_gather_f16", "clpe_gather_bf16", "clpe_gather_f64",
     "clpe_rope_f32",   "clpe_rope_f16",   "clpe_rope_bf16",   "clpe_rope_f64",
     "clpe_rope_cache_f32", "clpe_rope_cache_f16", "clpe_rope_cache_bf16", "clpe_rope_cache_f64",
-    "clpe_pad_positions",
+    "clpe_rope_kv_f32", "clpe_rope_kv_f16", "clpe_rope_kv_bf16", "clpe_rope_kv_f64",
+    "clpe_mrope_f32",  "clpe_mrope_f16",  "clpe_mrope_bf16",  "clpe_mrope_f64",
+    "clpe_mrope_cache_f32", "clpe_mrope_cache_f16", "clpe_mrope_cache_bf16", "clpe_mrope_cache_f64",
+    "clpe_pad_positions", "clpe_kv_check_slots",
 };
 
 /* No fast-math flags: the arithmetic must be exactly what is written.
@@ -159,12 +162,19 @@ static clpe_status check_device(cl_device_id device)
     return CLPE_SUCCESS;
 }
 
-/* Which program holds a kernel: its dtype and family (clpe_pad_positions
- * is in every row program; kernel_program finds one). */
+/* Which program holds a kernel: its dtype and family (the rotary family
+ * holds rotary, its cache, rotary into a KV cache and the multimodal
+ * kernels). clpe_pad_positions is in every row program and
+ * clpe_kv_check_slots in every rotary one; kernel_program finds one. */
 static clpe_family kernel_family(clpe_kernel_id id)
 {
+    if (id == CLPE_KERNEL_PAD_POSITIONS)
+        return CLPE_FAMILY_ROWS;
+    if (id == CLPE_KERNEL_KV_CHECK_SLOTS)
+        return CLPE_FAMILY_ROPE;
     clpe_op op = (clpe_op)(id / CLPE_DTYPE_COUNT);
-    return op == CLPE_OP_ROPE || op == CLPE_OP_ROPE_CACHE ? CLPE_FAMILY_ROPE : CLPE_FAMILY_ROWS;
+    return op == CLPE_OP_TABLE || op == CLPE_OP_ADD || op == CLPE_OP_GATHER ? CLPE_FAMILY_ROWS
+                                                                            : CLPE_FAMILY_ROPE;
 }
 
 /* The kernel whose work-group limit shapes the launches: the first built
@@ -342,15 +352,16 @@ void clpe__program_release(clpe_program_shared *shared)
     free(shared);
 }
 
-/* The program that holds kernel id (built: the caller's object made sure),
- * for clpe_pad_positions any row program. */
+/* The program that holds kernel id (built: the caller's object made sure);
+ * for the kernels outside the (op, dtype) grid, any program of their
+ * family. */
 static cl_program kernel_program(clpe_program_shared *shared, clpe_kernel_id id)
 {
     cl_program program = NULL;
     pthread_mutex_lock(&shared->build_lock);
-    if (id == CLPE_KERNEL_PAD_POSITIONS) {
+    if (id >= CLPE_KERNEL_PAD_POSITIONS) {
         for (int d = 0; d < CLPE_DTYPE_COUNT && !program; ++d)
-            program = shared->programs[d][CLPE_FAMILY_ROWS];
+            program = shared->programs[d][kernel_family(id)];
     } else {
         program = shared->programs[id % CLPE_DTYPE_COUNT][kernel_family(id)];
     }

@@ -77,12 +77,24 @@ static clpe_status rope_new_host(const clpe_rope_config *cfg, clpe_rope **out)
         clpe_rope_release(rope);
         return CLPE_ERROR_OUT_OF_HOST_MEMORY;
     }
+    /* Only the arrays the scaling uses are read: the others may point
+     * anywhere, freed memory included (a configuration reused with another
+     * scaling), and the object keeps them as NULL. */
     size_t used = 0;
-    rope->cfg.short_factor = keep_array(&rope->arrays, &used, cfg->short_factor, n);
-    rope->cfg.long_factor = keep_array(&rope->arrays, &used, cfg->long_factor, n);
-    rope->cfg.frequencies = keep_array(&rope->arrays, &used, cfg->frequencies, n);
+    bool longrope = cfg->scaling == CLPE_ROPE_LONGROPE;
+    bool given = cfg->scaling == CLPE_ROPE_FREQUENCIES;
+    rope->cfg.short_factor =
+        longrope ? keep_array(&rope->arrays, &used, cfg->short_factor, n) : NULL;
+    rope->cfg.long_factor = longrope ? keep_array(&rope->arrays, &used, cfg->long_factor, n) : NULL;
+    rope->cfg.frequencies = given ? keep_array(&rope->arrays, &used, cfg->frequencies, n) : NULL;
     status = clpe__rope_tuning_words(&rope->cfg, n, clpe__tuning_bits(cfg->dtype), rope->tw_hi,
                                      rope->tw_lo, rope->frequencies, &rope->amplitude);
+    /* the 32- and 16-bit dtypes multiply by m as a float: from FLT_MAX plus
+     * half an ulp (2^128 - 2^103) up it rounds to infinity, and every
+     * rotation would be infinite or NaN */
+    if (status == CLPE_SUCCESS && cfg->dtype != CLPE_DTYPE_F64 &&
+        !(rope->amplitude < 0x1.ffffffp127))
+        status = CLPE_ERROR_INVALID_SCALING;
     if (status != CLPE_SUCCESS) {
         clpe_rope_release(rope);
         return status;

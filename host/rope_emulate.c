@@ -3,7 +3,7 @@
  * sin/cos and rotation arithmetic as kernels/clpe_rope.cl, in C, with
  * contraction off, so every output bit matches a conformant device.
  */
-#include "internal.h"
+#include "overlap.h"
 
 #include "clpe_phase.h"
 
@@ -13,8 +13,8 @@
 
 /* cos and sin of pair i at position p, times the amplitude; sin negated for
  * the inverse. Float values are held exactly in the doubles. */
-static void rope_cos_sin(const clpe_rope *rope, uint64_t p, uint32_t i, double sign, double *c,
-                         double *s)
+void clpe__rope_cos_sin(const clpe_rope *rope, uint64_t p, uint32_t i, double sign, double *c,
+                        double *s)
 {
     if (rope->cfg.dtype == CLPE_DTYPE_F64) {
         double sv, cv;
@@ -30,8 +30,8 @@ static void rope_cos_sin(const clpe_rope *rope, uint64_t p, uint32_t i, double s
 }
 
 /* (a, b) -> (a c - b s, a s + b c): one product and one fma each. */
-static void rotate(clpe_dtype dtype, double a, double b, double c, double s, double *ra,
-                   double *rb)
+void clpe__rope_rotate(clpe_dtype dtype, double a, double b, double c, double s, double *ra,
+                       double *rb)
 {
     if (dtype == CLPE_DTYPE_F64) {
         *ra = fma(a, c, -(b * s));
@@ -43,46 +43,41 @@ static void rotate(clpe_dtype dtype, double a, double b, double c, double s, dou
     *rb = fmaf(fa, fs, fb * fc);
 }
 
-/* A host tensor's pitches with their defaults; INVALID_PITCH when heads,
- * tokens or sequences would share elements (the device call's rule). */
+/* A host tensor: its data and its layout, resolved by the device call's
+ * resolver, so host and device accept the same tensors. */
 typedef struct host_region {
     char *data;
     size_t heads, head_pitch, row_pitch, batch_pitch;
+    clpe_rope_region r;
 } host_region;
 
 static clpe_status resolve_host(const clpe_rope *rope, const clpe_host_rope_tensor *t,
                                 size_t batch, size_t seq, host_region *r)
 {
-    size_t head_dim = rope->cfg.head_dim;
     if (!t->data)
         return CLPE_ERROR_NULL_POINTER;
     if (!CLPE__RESERVED_ZERO(t))
         return CLPE_ERROR_RESERVED_FIELD;
-    if (t->heads == 0)
-        return CLPE_ERROR_INVALID_ROPE;
+    clpe_status status = clpe__resolve_rope_region(rope, 0, t->heads, t->head_pitch, t->row_pitch,
+                                                   t->batch_pitch, batch, seq, &r->r);
+    if (status != CLPE_SUCCESS)
+        return status;
     r->data = t->data;
-    r->heads = t->heads;
-    r->head_pitch = t->head_pitch ? t->head_pitch : head_dim;
-    if (r->head_pitch < head_dim && t->heads > 1)
-        return CLPE_ERROR_INVALID_PITCH;
-    if (!t->row_pitch && !clpe__mul_size(t->heads, r->head_pitch, &r->row_pitch))
-        return CLPE_ERROR_TOO_LARGE;
-    if (t->row_pitch)
-        r->row_pitch = t->row_pitch;
-    if (!t->batch_pitch && !clpe__mul_size(seq, r->row_pitch, &r->batch_pitch))
-        return CLPE_ERROR_TOO_LARGE;
-    if (t->batch_pitch)
-        r->batch_pitch = t->batch_pitch;
-    /* the elements of the last token of the last sequence must be addressable */
-    size_t last = 0, t1 = 0, t2 = 0;
-    if (batch && seq &&
-        (!clpe__mul_size(batch - 1, r->batch_pitch, &last) ||
-         !clpe__mul_size(seq - 1, r->row_pitch, &t1) ||
-         !clpe__mul_size(t->heads - 1, r->head_pitch, &t2) || !clpe__add_size(last, t1, &last) ||
-         !clpe__add_size(last, t2, &last) || !clpe__add_size(last, head_dim, &last) ||
-         !clpe__mul_size(last, clpe__dtype_size(rope->cfg.dtype), &last)))
-        return CLPE_ERROR_TOO_LARGE;
+    r->heads = r->r.heads;
+    r->head_pitch = r->r.head_pitch;
+    r->row_pitch = r->r.row_pitch;
+    r->batch_pitch = r->r.batch_pitch;
     return CLPE_SUCCESS;
+}
+
+/* The host operand of a resolved tensor (NULL: absent). */
+static clpe_operand host_operand(const clpe_rope *rope, const host_region *r, size_t batch,
+                                 size_t seq)
+{
+    if (!r)
+        return (clpe_operand){.bytes = clpe__footprint_bytes(0, 0)};
+    return (clpe_operand){.host = r->data, .bytes = clpe__rope_footprint(rope, &r->r, batch, seq),
+                          .access = CLPE_ACCESS_READ_WRITE};
 }
 
 static uint64_t position_of(clpe_position_source source, int64_t start, const int64_t *positions,
@@ -106,8 +101,8 @@ static void rotate_token(const clpe_rope *rope, const host_region *r, size_t b, 
     for (size_t h = 0; h < r->heads; ++h) {
         char *head = r->data + (b * r->batch_pitch + s * r->row_pitch + h * r->head_pitch) * esize;
         double ra, rb;
-        rotate(dtype, clpe__load_elem(dtype, head, ka), clpe__load_elem(dtype, head, kb), c, sn,
-               &ra, &rb);
+        clpe__rope_rotate(dtype, clpe__load_elem(dtype, head, ka),
+                          clpe__load_elem(dtype, head, kb), c, sn, &ra, &rb);
         clpe__store_elem(dtype, head, ka, ra);
         clpe__store_elem(dtype, head, kb, rb);
     }
@@ -138,13 +133,22 @@ clpe_status clpe_host_rope(const clpe_rope *rope, size_t batch, size_t seq,
         status = clpe__check_start(start, seq);
     if (status != CLPE_SUCCESS)
         return status;
+    size_t npos = source == CLPE_POSITIONS_IDS ? batch * seq
+                  : source == CLPE_POSITIONS_PER_SEQUENCE ? batch : 0;
+    clpe_operand ops[3] = {
+        host_operand(rope, &rq, batch, seq), host_operand(rope, k ? &rk : NULL, batch, seq),
+        {.host = npos ? host_positions : NULL,
+         .bytes = clpe__footprint_bytes(0, npos * sizeof(int64_t)), .access = CLPE_ACCESS_READ}};
+    status = clpe__check_operands(ops, 3);
+    if (status != CLPE_SUCCESS)
+        return status;
     double sign = (flags & CLPE_ROPE_INVERSE) ? -1.0 : 1.0;
     for (size_t b = 0; b < batch; ++b) {
         for (size_t s = 0; s < seq; ++s) {
             uint64_t p = position_of(source, start, host_positions, seq, b, s);
             for (uint32_t i = 0; i < rope->n_pairs; ++i) {
                 double c, sn;
-                rope_cos_sin(rope, p, i, sign, &c, &sn);
+                clpe__rope_cos_sin(rope, p, i, sign, &c, &sn);
                 rotate_token(rope, &rq, b, s, i, c, sn);
                 if (k)
                     rotate_token(rope, &rk, b, s, i, c, sn);
@@ -167,6 +171,12 @@ clpe_status clpe_host_rope_cache(const clpe_rope *rope, int64_t start, size_t n,
     clpe_status status = clpe__resolve_rows(rope->rotary_dim, esize, 0, row_pitch, 0, 1, n, &r);
     if (status == CLPE_SUCCESS)
         status = clpe__check_start(start, n);
+    if (status == CLPE_SUCCESS) {
+        clpe_footprint rows = clpe__footprint_region(&r, rope->rotary_dim, esize, 1, n);
+        clpe_operand ops[2] = {{.host = cos, .bytes = rows, .access = CLPE_ACCESS_WRITE},
+                               {.host = sin, .bytes = rows, .access = CLPE_ACCESS_WRITE}};
+        status = clpe__check_operands(ops, 2);
+    }
     if (status != CLPE_SUCCESS)
         return status;
     bool half_split = rope->cfg.pairing == CLPE_ROPE_HALF_SPLIT;
@@ -176,7 +186,7 @@ clpe_status clpe_host_rope_cache(const clpe_rope *rope, int64_t start, size_t n,
         char *srow = (char *)sin + s * r.row_pitch * esize;
         for (uint32_t i = 0; i < rope->n_pairs; ++i) {
             double c, sn;
-            rope_cos_sin(rope, (uint64_t)start + s, i, 1.0, &c, &sn);
+            clpe__rope_cos_sin(rope, (uint64_t)start + s, i, 1.0, &c, &sn);
             size_t ka = i * stride;
             clpe__store_elem(dtype, crow, ka, c);
             clpe__store_elem(dtype, crow, ka + partner, c);

@@ -3,18 +3,16 @@
  * place, and writing the cos/sin cache. Every argument is checked before
  * anything is enqueued; launches are split as for the row kernels.
  */
-#include "internal.h"
+#include "overlap.h"
 
 #include "clpe_interface.h"
 
 #define INDEX_MAX ((size_t)UINT32_MAX)
 
-/* A checked query or key tensor, in elements. */
+/* A checked query or key tensor. */
 typedef struct rope_region {
     cl_mem buffer;
-    size_t offset, heads, head_pitch, row_pitch, batch_pitch;
-    size_t extent;           /* elements of one token: (heads-1)*head_pitch + head_dim */
-    size_t begin_bytes, end_bytes;
+    clpe_rope_region r;
 } rope_region;
 
 typedef struct rope_call {
@@ -25,88 +23,18 @@ typedef struct rope_call {
     uint32_t inverse;
 } rope_call;
 
-/* One of (count, pitch) nested dimensions; sorted by pitch, each must start
- * past the end of the one inside it, so no two elements coincide. */
-typedef struct dim {
-    size_t count, pitch;
-} dim;
-
-static clpe_status check_no_overlap(dim dims[3], size_t head_dim, size_t *extent_all)
-{
-    /* insertion sort by pitch (three entries) */
-    for (int a = 1; a < 3; ++a)
-        for (int b = a; b > 0 && dims[b].pitch < dims[b - 1].pitch; --b) {
-            dim t = dims[b];
-            dims[b] = dims[b - 1];
-            dims[b - 1] = t;
-        }
-    size_t extent = head_dim;
-    for (int j = 0; j < 3; ++j) {
-        if (dims[j].count <= 1)
-            continue;
-        if (dims[j].pitch < extent)
-            return CLPE_ERROR_INVALID_PITCH;
-        size_t span;
-        if (!clpe__mul_size(dims[j].count - 1, dims[j].pitch, &span) ||
-            !clpe__add_size(span, extent, &extent))
-            return CLPE_ERROR_TOO_LARGE;
-    }
-    *extent_all = extent;
-    return CLPE_SUCCESS;
-}
-
 static clpe_status resolve_rope_tensor(const clpe_rope *rope, const clpe_rope_tensor *t,
                                        size_t batch, size_t seq, rope_region *r)
 {
-    size_t head_dim = rope->cfg.head_dim;
-    size_t esize = clpe__dtype_size(rope->cfg.dtype);
     if (!t)
         return CLPE_ERROR_NULL_POINTER;
     if (!t->buffer)
         return CLPE_ERROR_NULL_BUFFER;
     if (!CLPE__RESERVED_ZERO(t))
         return CLPE_ERROR_RESERVED_FIELD;
-    if (t->heads == 0)
-        return CLPE_ERROR_INVALID_ROPE;
-    if (t->offset % esize)
-        return CLPE_ERROR_MISALIGNED_OFFSET;
     r->buffer = t->buffer;
-    r->heads = t->heads;
-    r->offset = t->offset / esize;
-    r->head_pitch = t->head_pitch ? t->head_pitch : head_dim;
-    if (r->head_pitch < head_dim && t->heads > 1)
-        return CLPE_ERROR_INVALID_PITCH;
-    if (t->row_pitch) {
-        r->row_pitch = t->row_pitch;
-    } else if (!clpe__mul_size(t->heads, r->head_pitch, &r->row_pitch)) {
-        return CLPE_ERROR_TOO_LARGE;
-    }
-    if (t->batch_pitch) {
-        r->batch_pitch = t->batch_pitch;
-    } else if (!clpe__mul_size(seq, r->row_pitch, &r->batch_pitch)) {
-        return CLPE_ERROR_TOO_LARGE;
-    }
-    dim dims[3] = {{t->heads, r->head_pitch}, {seq, r->row_pitch}, {batch, r->batch_pitch}};
-    size_t all;
-    clpe_status status = check_no_overlap(dims, head_dim, &all);
-    if (status != CLPE_SUCCESS)
-        return status;
-    if (!clpe__mul_size(t->heads - 1, r->head_pitch, &r->extent) ||
-        !clpe__add_size(r->extent, head_dim, &r->extent))
-        return CLPE_ERROR_TOO_LARGE;
-    if (r->extent > INDEX_MAX) /* the kernels step heads in 32 bits */
-        return CLPE_ERROR_TOO_LARGE;
-    r->begin_bytes = r->offset * esize;
-    r->end_bytes = 0;
-    if (batch && seq) {
-        size_t last = 0, t1 = 0;
-        if (!clpe__mul_size(batch - 1, r->batch_pitch, &last) ||
-            !clpe__mul_size(seq - 1, r->row_pitch, &t1) || !clpe__add_size(last, t1, &last) ||
-            !clpe__add_size(last, r->extent, &last) || !clpe__add_size(last, r->offset, &last) ||
-            !clpe__mul_size(last, esize, &r->end_bytes))
-            return CLPE_ERROR_TOO_LARGE;
-    }
-    return CLPE_SUCCESS;
+    return clpe__resolve_rope_region(rope, t->offset, t->heads, t->head_pitch, t->row_pitch,
+                                     t->batch_pitch, batch, seq, &r->r);
 }
 
 static cl_int set_arg(cl_kernel kernel, cl_uint index, size_t size, const void *value)
@@ -122,8 +50,9 @@ static cl_int set_rope_launch_args(cl_kernel kernel, const void *call, size_t s0
     const rope_call *c = call;
     const clpe_position_args *pos = &c->positions;
     cl_ulong flat = (cl_ulong)b0 * c->seq + s0;
-    cl_ulong q_base = c->q.offset + b0 * c->q.batch_pitch + s0 * c->q.row_pitch;
-    cl_ulong k_base = c->k.buffer ? c->k.offset + b0 * c->k.batch_pitch + s0 * c->k.row_pitch : 0;
+    cl_ulong q_base = c->q.r.offset + b0 * c->q.r.batch_pitch + s0 * c->q.r.row_pitch;
+    cl_ulong k_base =
+        c->k.buffer ? c->k.r.offset + b0 * c->k.r.batch_pitch + s0 * c->k.r.row_pitch : 0;
     cl_ulong pos_base = pos->source == CLPE_POSITIONS_IDS            ? pos->offset + flat
                         : pos->source == CLPE_POSITIONS_PER_SEQUENCE ? pos->offset + b0
                                                                      : 0;
@@ -155,12 +84,12 @@ static cl_int set_rope_fixed_args(const clpe_rope *rope, cl_kernel kernel, const
     cl_mem q = c->q.buffer, k = c->k.buffer, positions = c->positions.buffer;
     clpe_real_arg amp = clpe__real_arg(rope->cfg.dtype, rope->amplitude);
     bool half_split = rope->cfg.pairing == CLPE_ROPE_HALF_SPLIT;
-    cl_uint q_heads = (cl_uint)c->q.heads, k_heads = k ? (cl_uint)c->k.heads : 0;
-    cl_uint qhp = pitch32(c->q.head_pitch, c->q.heads), qrp = pitch32(c->q.row_pitch, rows),
-            qbp = pitch32(c->q.batch_pitch, batch);
-    cl_uint khp = k ? pitch32(c->k.head_pitch, c->k.heads) : 0,
-            krp = k ? pitch32(c->k.row_pitch, rows) : 0,
-            kbp = k ? pitch32(c->k.batch_pitch, batch) : 0;
+    cl_uint q_heads = (cl_uint)c->q.r.heads, k_heads = k ? (cl_uint)c->k.r.heads : 0;
+    cl_uint qhp = pitch32(c->q.r.head_pitch, c->q.r.heads), qrp = pitch32(c->q.r.row_pitch, rows),
+            qbp = pitch32(c->q.r.batch_pitch, batch);
+    cl_uint khp = k ? pitch32(c->k.r.head_pitch, c->k.r.heads) : 0,
+            krp = k ? pitch32(c->k.r.row_pitch, rows) : 0,
+            kbp = k ? pitch32(c->k.r.batch_pitch, batch) : 0;
     cl_uint n_pairs = rope->n_pairs, partner = half_split ? rope->n_pairs : 1,
             stride = half_split ? 1 : 2, inverse = c->inverse;
     cl_uint seq = c->seq > INDEX_MAX ? 0 : (cl_uint)c->seq;
@@ -190,13 +119,6 @@ static cl_int set_rope_fixed_args(const clpe_rope *rope, cl_kernel kernel, const
     return err;
 }
 
-/* Do [a, a_end) and [b, b_end) of one buffer intersect? */
-static bool bytes_overlap(const rope_region *a, const rope_region *b)
-{
-    return a->buffer == b->buffer && a->begin_bytes < b->end_bytes &&
-           b->begin_bytes < a->end_bytes;
-}
-
 clpe_status clpe_enqueue_rope(clpe_rope *rope, cl_command_queue queue, size_t batch, size_t seq,
                               const clpe_rope_tensor *q, const clpe_rope_tensor *k,
                               const clpe_positions *positions, uint32_t flags,
@@ -212,21 +134,28 @@ clpe_status clpe_enqueue_rope(clpe_rope *rope, cl_command_queue queue, size_t ba
         status = resolve_rope_tensor(rope, q, batch, seq, &c.q);
     if (status == CLPE_SUCCESS && k)
         status = resolve_rope_tensor(rope, k, batch, seq, &c.k);
-    if (status == CLPE_SUCCESS && k && bytes_overlap(&c.q, &c.k))
-        status = CLPE_ERROR_ALIASING;
     if (status == CLPE_SUCCESS)
         status = clpe__check_queue_on(rope->shared, queue, num_events, wait_list);
     if (status == CLPE_SUCCESS)
         status = clpe__check_positions(rope->shared->context, positions, batch, seq, &c.positions);
-    if (status == CLPE_SUCCESS && c.positions.buffer &&
-        (c.positions.buffer == c.q.buffer || c.positions.buffer == c.k.buffer))
-        status = CLPE_ERROR_ALIASING; /* positions read while q or k is written */
     if (status == CLPE_SUCCESS)
-        status = clpe__check_buffer_in(rope->shared->context, c.q.buffer, c.q.end_bytes,
+        status = clpe__check_buffer_in(rope->shared->context, c.q.buffer, c.q.r.end_bytes,
                                        CLPE_ERROR_BUFFER_TOO_SMALL);
     if (status == CLPE_SUCCESS && k)
-        status = clpe__check_buffer_in(rope->shared->context, c.k.buffer, c.k.end_bytes,
+        status = clpe__check_buffer_in(rope->shared->context, c.k.buffer, c.k.r.end_bytes,
                                        CLPE_ERROR_BUFFER_TOO_SMALL);
+    if (status == CLPE_SUCCESS) {
+        /* q and k (rotated in place) share no byte with each other or the positions */
+        clpe_operand ops[3] = {
+            {.buffer = c.q.buffer, .bytes = clpe__rope_footprint(rope, &c.q.r, batch, seq),
+             .access = CLPE_ACCESS_READ_WRITE},
+            {.buffer = k ? c.k.buffer : NULL,
+             .bytes = k ? clpe__rope_footprint(rope, &c.k.r, batch, seq)
+                        : clpe__footprint_bytes(0, 0),
+             .access = CLPE_ACCESS_READ_WRITE},
+            clpe__positions_operand(&c.positions, batch, seq)};
+        status = clpe__check_operands(ops, 3);
+    }
     if (status != CLPE_SUCCESS)
         return status;
     if (batch == 0 || seq == 0)
@@ -238,8 +167,8 @@ clpe_status clpe_enqueue_rope(clpe_rope *rope, cl_command_queue queue, size_t ba
                                  clpe__rope_pairs_per_item(&rope->shared->shape, rope->cfg.dtype),
                              .batch = batch,
                              .shared_positions = c.positions.source == CLPE_POSITIONS_START};
-    clpe_extent e[2] = {{c.q.row_pitch, c.q.batch_pitch, c.q.extent},
-                        {c.k.row_pitch, c.k.batch_pitch, c.k.extent}};
+    clpe_extent e[2] = {{c.q.r.row_pitch, c.q.r.batch_pitch, c.q.r.extent},
+                        {c.k.r.row_pitch, c.k.r.batch_pitch, c.k.r.extent}};
     clpe__plan_launches(&rope->shared->shape, seq, batch, e, k ? 2 : 1, &grid.rows_per_launch,
                         &grid.batch_per_launch);
     grid.rows_per_item = clpe__rope_rows_per_item(
@@ -311,8 +240,6 @@ clpe_status clpe_enqueue_rope_cache(clpe_rope *rope, cl_command_queue queue, int
         if (status == CLPE_SUCCESS)
             r[j]->buffer = t[j]->buffer;
     }
-    if (status == CLPE_SUCCESS && c.cos.buffer == c.sin.buffer)
-        status = CLPE_ERROR_ALIASING;
     if (status == CLPE_SUCCESS)
         status = clpe__check_start(start, n);
     if (status == CLPE_SUCCESS)
@@ -320,6 +247,12 @@ clpe_status clpe_enqueue_rope_cache(clpe_rope *rope, cl_command_queue queue, int
     for (int j = 0; j < 2 && status == CLPE_SUCCESS; ++j)
         status = clpe__check_buffer_in(rope->shared->context, r[j]->buffer, r[j]->end_bytes,
                                        CLPE_ERROR_BUFFER_TOO_SMALL);
+    if (status == CLPE_SUCCESS) {
+        clpe_operand ops[2] = {
+            clpe__region_operand(&c.cos, rope->rotary_dim, esize, 1, n, CLPE_ACCESS_WRITE),
+            clpe__region_operand(&c.sin, rope->rotary_dim, esize, 1, n, CLPE_ACCESS_WRITE)};
+        status = clpe__check_operands(ops, 2);
+    }
     if (status != CLPE_SUCCESS)
         return status;
     if (n == 0)

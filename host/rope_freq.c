@@ -173,7 +173,13 @@ static void rope_base(mpfr_ptr base, const clpe_rope_config *cfg, uint32_t n_pai
     mpfr_inits2(CLPE_TUNING_PRECISION, len, t, (mpfr_ptr)0);
     mpfr_set_uj(len, cfg->seq_len, MPFR_RNDN);
     mpfr_set_d(t, cfg->original_max_position, MPFR_RNDN);
-    mpfr_max(len, len, t, MPFR_RNDN);
+    if (mpfr_lessequal_p(len, t)) {
+        /* seq_len / max_position_embeddings is 1: the bracket is exactly 1
+         * and the base stays; evaluating factor - (factor - 1) would lose
+         * that 1 once factor needs more bits than the working precision */
+        mpfr_clears(len, t, (mpfr_ptr)0);
+        return;
+    }
     mpfr_div(len, len, t, MPFR_RNDN);               /* seq_len / max_position_embeddings */
     mpfr_mul_d(len, len, cfg->factor, MPFR_RNDN);   /* factor * ... */
     mpfr_set_d(t, cfg->factor, MPFR_RNDN);
@@ -261,8 +267,9 @@ clpe_status clpe__rope_tuning_words(const clpe_rope_config *cfg, uint32_t n_pair
 
     const double *ext_factors = cfg->seq_len > cfg->original_max_position ? cfg->long_factor
                                                                           : cfg->short_factor;
+    clpe_status status = CLPE_SUCCESS;
     mpfr_set_ui(w0, 1, MPFR_RNDN);
-    for (uint32_t i = 0; i < n_pairs; ++i) {
+    for (uint32_t i = 0; i < n_pairs && status == CLPE_SUCCESS; ++i) {
         switch (cfg->scaling) {
         case CLPE_ROPE_LINEAR:
             /* inv_freq /= factor */
@@ -317,6 +324,13 @@ clpe_status clpe__rope_tuning_words(const clpe_rope_config *cfg, uint32_t n_pair
             mpfr_set(w, w0, MPFR_RNDN);
             break;
         }
+        /* The tuning word holds w * 2^bits / 2pi modulo 2^bits: exact while
+         * the working precision reaches below its last bit, which it does
+         * with room to spare for every w below CLPE_ROPE_MAX_FREQUENCY. */
+        if (!mpfr_number_p(w) || mpfr_sgn(w) < 0 || mpfr_cmp_d(w, CLPE_ROPE_MAX_FREQUENCY) >= 0) {
+            status = CLPE_ERROR_INVALID_SCALING;
+            break;
+        }
         clpe__tuning_word(w, scale, bits, &hi[i], &lo[i]);
         frequencies[i] = mpfr_get_d(w, MPFR_RNDN);
         mpfr_mul(w0, w0, r, MPFR_RNDN);
@@ -324,5 +338,5 @@ clpe_status clpe__rope_tuning_words(const clpe_rope_config *cfg, uint32_t n_pair
     *amplitude = rope_amplitude(cfg);
     mpfr_clears(r, w0, w, a, tmp, scale, log_base, low, high, two_pi, (mpfr_ptr)0);
     mpfr_free_cache();
-    return CLPE_SUCCESS;
+    return status;
 }

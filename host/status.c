@@ -74,11 +74,12 @@ const char *clpe_status_string(clpe_status status)
     case CLPE_ERROR_INVALID_PITCH: return "row pitch below d, or sequences overlap";
     case CLPE_ERROR_BUFFER_TOO_SMALL: return "buffer too small for the region";
     case CLPE_ERROR_POSITION_OVERFLOW: return "position overflows int64";
-    case CLPE_ERROR_CONTEXT_MISMATCH: return "queue or buffer from another OpenCL context";
+    case CLPE_ERROR_CONTEXT_MISMATCH: return "queue, buffer or event from another OpenCL context";
     case CLPE_ERROR_DEVICE_MISMATCH: return "queue belongs to another device";
     case CLPE_ERROR_DEVICE_UNSUPPORTED:
         return "device lacks 64-bit integers or the full profile";
-    case CLPE_ERROR_INVALID_WAIT_LIST: return "event wait list and its count disagree";
+    case CLPE_ERROR_INVALID_WAIT_LIST:
+        return "event wait list and its count disagree, or an entry is not an event";
     case CLPE_ERROR_MISALIGNED_OFFSET: return "byte offset not a multiple of the element size";
     case CLPE_ERROR_INVALID_POSITIONS: return "unknown position source, or its buffer missing";
     case CLPE_ERROR_INDEX_BUFFER_TOO_SMALL: return "position buffer too small";
@@ -93,6 +94,9 @@ const char *clpe_status_string(clpe_status status)
     case CLPE_ERROR_RESERVED_FIELD: return "a reserved struct field is not zero";
     case CLPE_ERROR_INVALID_ROPE: return "rotary: invalid head_dim, rotary_dim, pairing or heads";
     case CLPE_ERROR_INVALID_SCALING: return "rotary: unknown scaling or a scaling parameter out of range";
+    case CLPE_ERROR_BUFFER_ACCESS:
+        return "a buffer's CL_MEM_READ_ONLY or CL_MEM_WRITE_ONLY flag forbids this use of it";
+    case CLPE_ERROR_INVALID_SLOTS: return "KV cache: a slot out of range, or two tokens on one slot";
     default:
         return clpe_status_is_opencl(status) ? opencl_status_string(status) : "unknown status";
     }

@@ -132,10 +132,11 @@ enum {
     CLPE_ERROR_INVALID_PITCH = -2010,       /* row pitch < d, or sequences overlap */
     CLPE_ERROR_BUFFER_TOO_SMALL = -2011,    /* data buffer ends before the last element touched */
     CLPE_ERROR_POSITION_OVERFLOW = -2012,   /* a position would leave int64 */
-    CLPE_ERROR_CONTEXT_MISMATCH = -2013,    /* queue or buffer belongs to another context */
+    CLPE_ERROR_CONTEXT_MISMATCH = -2013,    /* queue, buffer or event belongs to another context */
     CLPE_ERROR_DEVICE_MISMATCH = -2014,     /* queue belongs to another device */
     CLPE_ERROR_DEVICE_UNSUPPORTED = -2015,  /* device lacks 64-bit integers or a full profile */
-    CLPE_ERROR_INVALID_WAIT_LIST = -2016,   /* wait list NULL with a count, or a count with no list */
+    CLPE_ERROR_INVALID_WAIT_LIST = -2016,   /* wait list NULL with a count, a count with no list,
+                                               or an entry that is not an event */
     CLPE_ERROR_MISALIGNED_OFFSET = -2017,   /* byte offset not a multiple of the element size */
     CLPE_ERROR_INVALID_POSITIONS = -2018,   /* unknown position source, or its buffer missing */
     CLPE_ERROR_INDEX_BUFFER_TOO_SMALL = -2019, /* position/starts buffer ends too early */
@@ -144,17 +145,20 @@ enum {
     CLPE_ERROR_NO_DEVICE = -2022,           /* no OpenCL device, or none matches the selector */
     CLPE_ERROR_TOO_LARGE = -2023,           /* a size whose byte count overflows size_t */
     CLPE_ERROR_DTYPE_MISMATCH = -2024,      /* embedding table dtype differs from the encoder's */
-    CLPE_ERROR_ALIASING = -2025,            /* input and output share a buffer but not a layout */
+    CLPE_ERROR_ALIASING = -2025,            /* an output shares memory with another argument */
     CLPE_ERROR_UNKNOWN_PRESET = -2026,      /* clpe_config_preset: no preset by that name */
     CLPE_ERROR_INVALID_IDS = -2027,         /* token-id buffer missing, misaligned or too small */
     CLPE_ERROR_RESERVED_FIELD = -2028,      /* a reserved field of a struct is not zero */
     CLPE_ERROR_INVALID_ROPE = -2029,        /* rotary: head_dim, rotary_dim, pairing or heads */
     CLPE_ERROR_INVALID_SCALING = -2030,     /* rotary: unknown scaling or a parameter out of range */
+    CLPE_ERROR_BUFFER_ACCESS = -2031,       /* a buffer's CL_MEM_READ_ONLY / CL_MEM_WRITE_ONLY
+                                               forbids what the call does with it */
+    CLPE_ERROR_INVALID_SLOTS = -2032,       /* KV cache: a slot out of range, or two tokens on one slot */
 
     /* One past the last error code (counting down). Not a status: it moves
      * whenever a code is added, so never store it; tests loop from
      * CLPE_ERROR_NULL_ENCODER down to it. */
-    CLPE_ERROR_END_UNSTABLE = -2031
+    CLPE_ERROR_END_UNSTABLE = -2033
 };
 
 /* A short English description of any clpe_status, OpenCL codes included.
@@ -391,8 +395,9 @@ CLPE_API clpe_status clpe_enqueue_add(clpe_encoder *enc, cl_command_queue queue,
 
 /* Fused add, out of place: out = x * scale + PE over [batch, seq, d], with
  * the rounding of clpe_enqueue_add.
- * x and out may be the same buffer only with the same offset and pitches
- * (then it is the in-place add); otherwise CLPE_ERROR_ALIASING. */
+ * x and out may be the same elements of the same buffer (the same offset
+ * and pitches: the in-place add) or elements that do not meet; any other
+ * sharing is CLPE_ERROR_ALIASING (see "Buffers shared between arguments"). */
 CLPE_API clpe_status clpe_enqueue_add_out(clpe_encoder *enc, cl_command_queue queue,
                                           size_t batch, size_t seq, const clpe_tensor *x,
                                           const clpe_tensor *out,
@@ -437,8 +442,8 @@ CLPE_API clpe_status clpe_enqueue_gather(clpe_encoder *enc, cl_command_queue que
  * of 8), ready to be the CLPE_POSITIONS_IDS source of add and gather.
  * fairseq: pad_id = padding_idx, first_position = padding_idx + 1,
  * pad_position = padding_idx. first_position + seq - 1 must fit in int64
- * (else CLPE_ERROR_POSITION_OVERFLOW); ids and positions_out must be
- * different buffers (else CLPE_ERROR_ALIASING). */
+ * (else CLPE_ERROR_POSITION_OVERFLOW); ids and positions_out must not share
+ * a byte (else CLPE_ERROR_ALIASING). */
 CLPE_API clpe_status clpe_enqueue_pad_positions(clpe_encoder *enc, cl_command_queue queue,
                                                 size_t batch, size_t seq,
                                                 const clpe_token_ids *ids, int32_t pad_id,
@@ -522,6 +527,18 @@ typedef enum clpe_rope_scaling {
     CLPE_ROPE_FREQUENCIES = 6   /* the caller's frequencies w_i (frequencies[]), m = attention_factor or 1 */
 } clpe_rope_scaling;
 
+/* The frequencies clpe computes exactly: every w_i in [0, CLPE_ROPE_MAX_FREQUENCY)
+ * radians per position, whatever the scaling that gives it. Each is computed
+ * from the exact values of the given doubles at 256 bits and rounded once to
+ * its tuning word, so the angle p * w_i is exact at every int64 position
+ * (to 2^-97 turn per unit of |p| for the 32- and 16-bit types, 2^-129 for
+ * f64). A configuration whose frequencies leave that range (a LONGROPE
+ * factor below 2^-32, a FREQUENCIES value of 2^32 or more, anything infinite)
+ * is refused with CLPE_ERROR_INVALID_SCALING; frequencies above 2pi are
+ * aliases of ones below it anyway. Very small frequencies are exact too:
+ * their tuning words round to the nearest step. */
+#define CLPE_ROPE_MAX_FREQUENCY 4294967296.0 /* 2^32 */
+
 /* What a rotary object computes. Start from clpe_rope_config_default(). */
 typedef struct clpe_rope_config {
     uint32_t head_dim;           /* elements per head: 2 .. CLPE_MAX_D */
@@ -547,11 +564,13 @@ typedef struct clpe_rope_config {
     double mscale;               /* YARN: 0 means unset */
     double mscale_all_dim;       /* YARN: 0 means unset */
     int32_t no_truncate;         /* YARN: non-zero = truncate False */
-    double attention_factor;     /* YARN, LONGROPE, FREQUENCIES: m; 0 means as Hugging Face computes it */
+    double attention_factor;     /* YARN, LONGROPE, FREQUENCIES: m; 0 means as Hugging Face computes it
+                                    (m must be finite as a float unless dtype is f64) */
     uint64_t seq_len;            /* DYNAMIC and LONGROPE: the call's length, max(position) + 1 */
-    const double *short_factor;  /* LONGROPE: rotary_dim/2 factors */
-    const double *long_factor;   /* LONGROPE: rotary_dim/2 factors */
-    const double *frequencies;   /* FREQUENCIES: rotary_dim/2 values w_i (copied at creation) */
+    const double *short_factor;  /* LONGROPE: rotary_dim/2 factors (read by LONGROPE only) */
+    const double *long_factor;   /* LONGROPE: rotary_dim/2 factors (read by LONGROPE only) */
+    const double *frequencies;   /* FREQUENCIES: rotary_dim/2 values w_i (copied at creation;
+                                    read by FREQUENCIES only) */
     uint64_t reserved[4];        /* zero */
 } clpe_rope_config;
 
@@ -603,7 +622,11 @@ typedef struct clpe_rope_tensor {
  * positions as for clpe_enqueue_add (NULL: start 0); a negative start, or
  * negative position ids, rotate backwards (re-rotating cached keys by
  * -delta is one call whose error does not grow with delta). q and k must
- * not overlap. flags: 0 or CLPE_ROPE_INVERSE. */
+ * not share an element, but may interleave in one buffer: the q and k heads
+ * of a fused QKV projection output, [tokens, (hq + 2 hk) * head_dim], are
+ * q = {offset 0, hq heads} and k = {offset hq * head_dim elements, hk heads},
+ * both with row_pitch (hq + 2 hk) * head_dim (see "Buffers shared between
+ * arguments"). flags: 0 or CLPE_ROPE_INVERSE. */
 CLPE_API clpe_status clpe_enqueue_rope(clpe_rope *rope, cl_command_queue queue, size_t batch,
                                        size_t seq, const clpe_rope_tensor *q,
                                        const clpe_rope_tensor *k, const clpe_positions *positions,
@@ -640,6 +663,24 @@ CLPE_API clpe_status clpe_host_rope(const clpe_rope *rope, size_t batch, size_t 
  * (0 means rotary_dim) into cos and sin. */
 CLPE_API clpe_status clpe_host_rope_cache(const clpe_rope *rope, int64_t start, size_t n,
                                           void *cos, void *sin, size_t row_pitch);
+
+/* ---- Buffers shared between arguments ---------------------------------
+ *
+ * Every call, on the device and in the host emulation alike, refuses with
+ * CLPE_ERROR_ALIASING an argument it writes that shares a byte with any
+ * other argument (inputs may share freely). Within one cl_mem, or host
+ * memory, the bytes compared are the elements each layout touches, not the
+ * ranges around them: q and k heads interleaved per token in one fused QKV
+ * buffer, or cos and sin in the two halves of each row of one buffer, do
+ * not meet and are accepted; a layout that meets itself (rows, heads or
+ * sequences overlapping) is CLPE_ERROR_INVALID_PITCH. A sub-buffer is
+ * compared through its parent (CL_MEM_ASSOCIATED_MEMOBJECT, CL_MEM_OFFSET)
+ * and a CL_MEM_USE_HOST_PTR buffer through its host memory: two different
+ * cl_mem whose storage overlaps (a buffer and its sub-buffer, overlapping
+ * sub-buffers) collide whenever one is written, whatever their elements,
+ * since OpenCL leaves that undefined; sub-buffers that do not overlap are
+ * independent. A buffer written must not be CL_MEM_READ_ONLY, nor one read
+ * CL_MEM_WRITE_ONLY (else CLPE_ERROR_BUFFER_ACCESS). */
 
 /* ---- Exact sin/cos inside your own kernels (clpe_device.h) -------------- */
 
@@ -678,6 +719,248 @@ CLPE_API clpe_status clpe_rope_device_words(const clpe_rope *rope, cl_mem *words
  * put it before your own source (clCreateProgramWithSource takes several
  * strings) instead of an #include and an include path. Never free it. */
 CLPE_API const char *clpe_device_source(void);
+/* ---- Rotary into a KV cache ----------------------------------------------
+ *
+ * After the QKV projection an engine rotates queries and keys and writes
+ * keys and values into its KV cache. clpe_enqueue_rope_kv does it in one
+ * kernel: it reads each token's q, k and v once, writes q rotated (in place,
+ * or to q_out) and writes k rotated and v as it is into the cache slot the
+ * caller gives the token. Every bit equals clpe_enqueue_rope of q and k
+ * followed by a copy of k and v into the cache, converted to the cache's
+ * dtype (round to nearest even).
+ *
+ * The cache: a key and a value tensor of [num_blocks, block_size, heads,
+ * head_dim] through pitches; slot s is entry s % block_size of block
+ * s / block_size:
+ *   contiguous [batch, max_seq, heads, head_dim]: num_blocks = batch,
+ *     block_size = max_seq, slot = b * max_seq + position
+ *   paged [num_blocks, block_size, heads, head_dim] (the layout vLLM's
+ *     reshape_and_cache writes): slot = block * block_size + offset, with
+ *     block taken from the sequence's block table
+ *   heads outside the slots [num_blocks, heads, block_size, head_dim]:
+ *     head_pitch = block_size * head_dim, slot_pitch = head_dim
+ */
+typedef struct clpe_kv_cache {
+    cl_mem key;           /* required */
+    cl_mem value;         /* required; key's buffer is allowed where the two regions
+                             do not overlap */
+    size_t key_offset;    /* bytes to slot 0 of the key cache; a multiple of the element size */
+    size_t value_offset;  /* likewise for the value cache */
+    clpe_dtype dtype;     /* the rope's dtype, or F16 or BF16 under an F32 rope
+                             (else CLPE_ERROR_DTYPE_MISMATCH) */
+    size_t num_blocks;    /* blocks (contiguous: sequences) */
+    size_t block_size;    /* slots per block (contiguous: max_seq) */
+    size_t heads;         /* key/value heads: k's and v's heads */
+    size_t head_pitch;    /* elements from head h to h+1 of a slot; 0 means head_dim */
+    size_t slot_pitch;    /* elements from a slot to the next in its block;
+                             0 means heads * head_pitch */
+    size_t block_pitch;   /* elements from block to block; 0 means block_size * slot_pitch.
+                             No two entries of the cache may share an element */
+    uint64_t reserved[4]; /* zero */
+} clpe_kv_cache;
+
+/* Where each token goes: int64 [tokens] on the device, the cache slot of
+ * token t or -1 (a padding token: its k and v are not written; its q is
+ * rotated as every other). Every slot must be -1 or in [0, num_blocks *
+ * block_size), and no slot may appear twice in one call. The device checks
+ * that before anything is written: a call with a bad slot writes nothing,
+ * neither q nor the cache (its event still completes normally), and says so
+ * in report when that is given: two uint32 the call writes, [0] the number
+ * of tokens refused (a slot out of range, or one an earlier token of the
+ * call has), [1] the first of them (0xFFFFFFFF when none). The check runs
+ * in one work-group before the rotation: it sorts the (slot, token) pairs
+ * in local memory (tokens * 8 bytes, rounded up to a power of two), or,
+ * where they do not fit, compares each slot with every earlier one. */
+typedef struct clpe_kv_slots {
+    cl_mem buffer;        /* required: int64 slots */
+    size_t offset;        /* bytes; a multiple of 8 */
+    cl_mem report;        /* NULL, or a buffer of at least 8 bytes (written at offset 0) */
+    uint64_t reserved[2]; /* zero */
+} clpe_kv_slots;
+
+/* Rotate and cache `tokens` tokens. q, q_out, k and v are [tokens, heads,
+ * head_dim] through head_pitch and row_pitch (clpe_rope_tensor with batch 1;
+ * batch_pitch ignored), of the rope's dtype. A fused QKV projection output
+ * [tokens, (hq + 2 hk) * head_dim] is three such views of one buffer:
+ *   q: offset 0,                    heads hq, row_pitch (hq + 2 hk) * head_dim
+ *   k: offset hq * head_dim,        heads hk, the same row_pitch
+ *   v: offset (hq + hk) * head_dim, heads hk, the same row_pitch
+ * (offsets in bytes: times the element size).
+ * q may be NULL (then q_out too): keys and values only. q_out NULL rotates
+ * q in place; otherwise q_out gets q rotated (its elements past rotary_dim
+ * copied) and q is only read. k and v need cache->heads heads (GQA: q may
+ * have more). Positions as for clpe_enqueue_rope with batch 1 and seq =
+ * tokens. flags: 0 or CLPE_ROPE_INVERSE.
+ * Aliasing (CLPE_ERROR_ALIASING): the caches may not overlap each other or
+ * any other region of the call; q_out may not overlap q, k or v; q written
+ * in place may share a buffer with k and v only token-interleaved (the
+ * fused layout: the same row_pitch, each token's q, k and v apart); the
+ * positions, slots and report buffers are none of the others. */
+CLPE_API clpe_status clpe_enqueue_rope_kv(clpe_rope *rope, cl_command_queue queue, size_t tokens,
+                                          const clpe_rope_tensor *q, const clpe_rope_tensor *q_out,
+                                          const clpe_rope_tensor *k, const clpe_rope_tensor *v,
+                                          const clpe_kv_cache *cache, const clpe_kv_slots *slots,
+                                          const clpe_positions *positions, uint32_t flags,
+                                          cl_uint num_events_in_wait_list,
+                                          const cl_event *event_wait_list, cl_event *event);
+
+/* The host cache of clpe_host_rope_kv: clpe_kv_cache on host memory. */
+typedef struct clpe_host_kv_cache {
+    void *key;
+    void *value;
+    clpe_dtype dtype;
+    size_t num_blocks, block_size, heads, head_pitch, slot_pitch, block_pitch;
+    uint64_t reserved[4]; /* zero */
+} clpe_host_kv_cache;
+
+/* The exact bits of clpe_enqueue_rope_kv on host memory (tensors as for
+ * clpe_host_rope with batch 1; batch_pitch ignored). A bad slot (out of
+ * range, or repeated) returns CLPE_ERROR_INVALID_SLOTS and writes nothing. */
+CLPE_API clpe_status clpe_host_rope_kv(const clpe_rope *rope, size_t tokens,
+                                       const clpe_host_rope_tensor *q,
+                                       const clpe_host_rope_tensor *q_out,
+                                       const clpe_host_rope_tensor *k,
+                                       const clpe_host_rope_tensor *v,
+                                       const clpe_host_kv_cache *cache, const int64_t *slots,
+                                       clpe_position_source source, int64_t start,
+                                       const int64_t *host_positions, uint32_t flags);
+
+/* ---- Multimodal rotary (M-RoPE) and vision rotary --------------------------
+ *
+ * Multimodal models give each token several positions, one per stream, and
+ * share the rotary pairs among the streams. Qwen2-VL and Qwen2.5-VL
+ * (transformers' modeling_qwen2_vl.py) rotate the language model's queries
+ * and keys by three positions per token, temporal, height and width
+ * (position_ids [3, batch, seq]; a text token has the same value in all
+ * three), and mrope_section splits the pairs: pairs [0, s0) turn with the
+ * temporal position, [s0, s0 + s1) with the height, the rest with the width
+ * (apply_multimodal_rotary_pos_emb; its `mrope_section * 2` is the same split
+ * applied to both halves of rotate_half, so with CLPE_ROPE_HALF_SPLIT pair i
+ * is (i, i + rotary_dim/2) and turns by its stream's position times w_i).
+ * The frequencies w_i and the amplitude are those of the rope config, with
+ * any of its scalings (Qwen2VLRotaryEmbedding takes them from the same
+ * rope_init_fns): CLPE_MROPE_ONE_LADDER.
+ *
+ * The vision tower rotates each patch by its (row, column) position
+ * (rot_pos_emb's [patches, 2] positions): the first half of the pairs by the
+ * row, the second by the column, and each half has a frequency ladder of its
+ * own, w_j = base^(-2j / (2 * section)) for its j-th pair
+ * (VisionRotaryEmbedding(head_dim / 2) indexed by both positions, then
+ * apply_rotary_pos_emb_vision): CLPE_MROPE_LADDER_PER_STREAM, as
+ * clpe_mrope_config_vision() sets it up.
+ *
+ * The arithmetic of each pair is clpe_enqueue_rope's, with the exact phase
+ * of its own stream's position: float32 within 2^-22 * m * hypot(a, b) of
+ * the exact rotation at every int64 position, bit-identical on every
+ * conformant device and predictable by clpe_host_mrope().
+ */
+
+/* Most position streams one object takes. */
+#define CLPE_MROPE_MAX_STREAMS 4
+
+typedef enum clpe_mrope_ladder {
+    CLPE_MROPE_ONE_LADDER = 0,       /* w_i of the rope config over all rotary_dim/2 pairs
+                                        (Qwen2-VL's language model); every scaling applies */
+    CLPE_MROPE_LADDER_PER_STREAM = 1 /* each stream's pairs a ladder of their own: w_j of the
+                                        rope config computed as if rotary_dim were 2 * section
+                                        (Qwen2-VL's vision tower); scaling DEFAULT or LINEAR */
+} clpe_mrope_ladder;
+
+/* What a multimodal rotary object computes. */
+typedef struct clpe_mrope_config {
+    clpe_rope_config rope;      /* head_dim, rotary_dim, base, pairing, dtype, scaling as for
+                                   clpe_rope_create (Qwen2-VL: half-split, base 1e6) */
+    uint32_t streams;           /* position streams, 1 .. CLPE_MROPE_MAX_STREAMS
+                                   (Qwen2-VL: 3 for text, 2 for vision) */
+    uint32_t section[CLPE_MROPE_MAX_STREAMS]; /* pairs of each stream, in order; they sum to
+                                   rotary_dim / 2 (Qwen2-VL 7B: mrope_section {16, 24, 24});
+                                   entries from `streams` on are zero */
+    clpe_mrope_ladder ladder;
+    uint64_t reserved[4];       /* zero */
+} clpe_mrope_config;
+
+/* Qwen2-VL's vision tower for head_dim (a multiple of 4; 80 in Qwen2-VL):
+ * two streams (row, column) of head_dim / 4 pairs each, one ladder per
+ * stream, base 10000, half-split, float32. */
+CLPE_API clpe_mrope_config clpe_mrope_config_vision(uint32_t head_dim);
+
+typedef struct clpe_mrope clpe_mrope;
+
+/* Create a multimodal rotary object on (context, device), sharing the
+ * built program of an encoder, or for the host emulation only; as
+ * clpe_rope_create and its siblings: the rope part is checked as there.
+ * Invalid streams or sections give CLPE_ERROR_INVALID_ROPE, an unknown
+ * ladder CLPE_ERROR_INVALID_CONFIG, a scaling the ladder does not take
+ * CLPE_ERROR_INVALID_SCALING. */
+CLPE_API clpe_mrope *clpe_mrope_create(cl_context context, cl_device_id device,
+                                       const clpe_mrope_config *cfg, clpe_build_log *log,
+                                       clpe_status *status);
+CLPE_API clpe_mrope *clpe_mrope_create_like(const clpe_encoder *like,
+                                            const clpe_mrope_config *cfg, clpe_status *status);
+CLPE_API clpe_mrope *clpe_mrope_create_host(const clpe_mrope_config *cfg, clpe_status *status);
+/* NULL is a no-op. Work already enqueued stays valid. */
+CLPE_API void clpe_mrope_release(clpe_mrope *mrope);
+
+/* Pair i's frequency w_i (rotary_dim / 2 of them, rounded to double), the
+ * stream it turns with, and the amplitude m; any pointer may be NULL. */
+CLPE_API clpe_status clpe_mrope_get_frequencies(const clpe_mrope *mrope, double *frequencies,
+                                                uint32_t *stream_of_pair, size_t count,
+                                                double *amplitude);
+
+/* The positions of every token (b, s), flat index t = b * seq + s, int64:
+ * stream j of token t at element j * stream_pitch + t * token_pitch after
+ * the offset.
+ *   torch position_ids [3, batch, seq]:  stream_pitch 0 (batch * seq), token_pitch 0 (1)
+ *   Qwen2-VL vision pos_ids [patches, 2]: stream_pitch 1, token_pitch 2 */
+typedef struct clpe_mrope_positions {
+    cl_mem buffer;          /* required, on the object's context */
+    size_t offset;          /* bytes; a multiple of 8 */
+    size_t stream_pitch;    /* elements; 0 means batch * seq */
+    size_t token_pitch;     /* elements; 0 means 1 */
+    uint64_t reserved[2];   /* zero */
+} clpe_mrope_positions;
+
+/* Rotate queries q and keys k (k may be NULL) in place, as
+ * clpe_enqueue_rope does, each pair by its stream's position. Positions
+ * wrap modulo 2^64; their buffer may not be q's or k's (CLPE_ERROR_ALIASING).
+ * flags: 0 or CLPE_ROPE_INVERSE. batch == 0 or seq == 0 enqueues nothing
+ * (a marker if event is non-NULL). */
+CLPE_API clpe_status clpe_enqueue_mrope(clpe_mrope *mrope, cl_command_queue queue, size_t batch,
+                                        size_t seq, const clpe_rope_tensor *q,
+                                        const clpe_rope_tensor *k,
+                                        const clpe_mrope_positions *positions, uint32_t flags,
+                                        cl_uint num_events_in_wait_list,
+                                        const cl_event *event_wait_list, cl_event *event);
+
+/* The cos/sin cache of n tokens (batch 1, seq n of positions): cos and sin
+ * each [n, rotary_dim] in the object's dtype, as clpe_enqueue_rope_cache
+ * lays them out, each pair's value from its stream's position: the cos and
+ * sin that apply_multimodal_rotary_pos_emb (or apply_rotary_pos_emb_vision)
+ * multiplies by, after its section select. */
+CLPE_API clpe_status clpe_enqueue_mrope_cache(clpe_mrope *mrope, cl_command_queue queue,
+                                              size_t n, const clpe_mrope_positions *positions,
+                                              const clpe_tensor *cos, const clpe_tensor *sin,
+                                              cl_uint num_events_in_wait_list,
+                                              const cl_event *event_wait_list, cl_event *event);
+
+/* Host positions for the emulation: pitches as in clpe_mrope_positions. */
+typedef struct clpe_host_mrope_positions {
+    const int64_t *data;
+    size_t stream_pitch, token_pitch;
+    uint64_t reserved[2];   /* zero */
+} clpe_host_mrope_positions;
+
+/* The exact bits of clpe_enqueue_mrope on host memory. */
+CLPE_API clpe_status clpe_host_mrope(const clpe_mrope *mrope, size_t batch, size_t seq,
+                                     const clpe_host_rope_tensor *q,
+                                     const clpe_host_rope_tensor *k,
+                                     const clpe_host_mrope_positions *positions, uint32_t flags);
+
+/* The exact bits of clpe_enqueue_mrope_cache: n rows of row_pitch elements
+ * (0 means rotary_dim) into cos and sin. */
+CLPE_API clpe_status clpe_host_mrope_cache(const clpe_mrope *mrope, size_t n,
+                                           const clpe_host_mrope_positions *positions, void *cos,
+                                           void *sin, size_t row_pitch);
 
 /* ---- Device selection --------------------------------------------------- */
 

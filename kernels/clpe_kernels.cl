@@ -11,7 +11,9 @@
  *     clpe_rows_pair.cl    one pair per work-item: GPUs, llvmpipe, Oclgrind
  *     clpe_rows_vector.cl  many pairs per work-item as vectors: PoCL on CPUs
  *   clpe_rope.cl        rotary embedding and its cos/sin cache, likewise with
- *     clpe_rope_pair.cl    and clpe_rope_vector.cl
+ *     clpe_rope_pair.cl    and clpe_rope_vector.cl, then
+ *     clpe_mrope.cl        multimodal and vision rotary (clpe_mrope_interface.h)
+ *   clpe_rope_kv.cl     rotary into a KV cache (clpe_rope_kv_interface.h)
  *   clpe_vector_storage.cl, clpe_vector_odometer.cl  the vector shape's moves
  *                       and odometers (compiled only where PE_PAIRS > 1)
  *   clpe_dtype_clear.h  clears a storage type's macros after its kernels
@@ -27,6 +29,7 @@
 #endif
 
 #include "clpe_interface.h"
+#include "clpe_mrope_interface.h"
 #include "clpe_phase.h"
 #include "clpe_storage.cl"
 #include "clpe_odometer.cl"
@@ -306,6 +309,11 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #include "clpe_rows.cl"
 #include "clpe_rope.cl"
 #include "clpe_dtype_clear.h"
+#endif
+
+#if PE_OPS_ROPE
+#include "clpe_rope_kv_interface.h"
+#include "clpe_rope_kv.cl" /* rotary into a KV cache */
 #endif
 
 #if PE_OPS_ROWS

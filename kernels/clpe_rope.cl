@@ -109,5 +109,7 @@ kernel void PE_FN(clpe_rope_cache)(PE_ROPE_CACHE_ARGS(PE_PARAM, PE_COMMA))
 #undef PE_GV
 #undef PE_GFN
 #undef PE_SINCOS_AT
+/* multimodal and vision rotary, with the same pairs per work-item */
+#include "clpe_mrope.cl"
 #undef PE_W
 #endif

@@ -12,9 +12,11 @@ packages=(
   libpng-dev                             # clpe plot
   clang libclang-rt-dev                  # libFuzzer targets (the runtime is only a Recommends)
   python3                                # CLI tests read .npy files back
+  libclblast-dev                         # examples/decoder: matrix products (CLBlast)
   mesa-opencl-icd                        # a second CPU runtime: Rusticl on llvmpipe (RUSTICL_ENABLE=llvmpipe)
   oclgrind                               # a third: the OpenCL simulator, with memory and race checkers
   clang-15 libclc-15 lld-15              # offline GPU compiles: OpenCL C to PTX and AMD ISA (bench/static_cost.sh)
+  abigail-tools                          # abidiff: the ABI against 1.0.0 (tests/abi/check.sh)
 )
 
 # bench/static_cost.sh reads NVIDIA's SASS with cuobjdump and nvdisasm. The

@@ -4,7 +4,8 @@
 # CLPE_TEST_ICDS in tests/CMakeLists.txt).
 #
 #   tests/sanitize.sh          ASan + UBSan + LSan (build-asan), the ctest suite
-#                              but test_fastmath
+#                              but test_fastmath (CLPE_SANITIZE_TESTS=REGEX: only
+#                              the tests whose names match)
 #   tests/sanitize.sh tsan     ThreadSanitizer (build-tsan), the concurrency tests
 #
 # UBSan halts on the first error; ASan and LSan always do. The suppression
@@ -36,7 +37,8 @@ asan)
   # kernel rebuilt uncached under -cl-fast-relaxed-math, about 250 s here,
   # most of it inside PoCL), and its host calls are those the other tests
   # make; the plain suite runs it.
-  ctest --test-dir "$build" --output-on-failure -E "^test_fastmath$"
+  ctest --test-dir "$build" --output-on-failure -E "^test_fastmath$" \
+    ${CLPE_SANITIZE_TESTS:+-R "$CLPE_SANITIZE_TESTS"}
   ;;
 tsan)
   build=build-tsan

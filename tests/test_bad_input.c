@@ -943,7 +943,8 @@ Test(bad_input, host_calls_check_sizes_like_device_calls)
 }
 
 /* Every event of a wait list is checked: NULL, or of another context, is
- * refused before anything is enqueued. */
+ * refused (CLPE_ERROR_INVALID_WAIT_LIST, CLPE_ERROR_CONTEXT_MISMATCH) before
+ * anything is enqueued. */
 Test(bad_input, wait_list_events_are_checked_one_by_one)
 {
     test_cl t;
@@ -966,7 +967,7 @@ Test(bad_input, wait_list_events_are_checked_one_by_one)
     cr_expect_eq(clpe_enqueue_table(enc, t.queue, 0, N, &out, 2, with_null, &ev),
                  CLPE_ERROR_INVALID_WAIT_LIST);
     cr_expect_eq(clpe_enqueue_table(enc, t.queue, 0, N, &out, 2, with_foreign, &ev),
-                 CLPE_ERROR_INVALID_WAIT_LIST);
+                 CLPE_ERROR_CONTEXT_MISMATCH);
     cr_expect_eq(ev, (cl_event)(uintptr_t)0x1234, "the out event was changed");
     clFinish(t.queue);
     unsigned char *after = test_buffer_read(&t, buf, REGION_BYTES);

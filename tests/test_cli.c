@@ -40,6 +40,10 @@
 
 /* ---- running the tool ----------------------------------------------------------- */
 
+/* The program the tests run: the built tool, or a copy of it where another
+ * user must be able to reach it (output_file_the_user_cannot_write_is_refused). */
+static const char *cli_program = CLPE_CLI_PATH;
+
 typedef struct run_result {
     int status;   /* exit status, or 128 + signal */
     char *out;    /* stdout, NUL-terminated */
@@ -78,7 +82,7 @@ static run_result run_full(const char *const *env, const char *const *args, chil
     cr_assert(ofd >= 0 && efd >= 0);
     const char *argv[64];
     int n = 0;
-    argv[n++] = CLPE_CLI_PATH;
+    argv[n++] = cli_program;
     for (; args[n - 1] && n < 63; ++n)
         argv[n] = args[n - 1];
     argv[n] = NULL;
@@ -101,7 +105,7 @@ static run_result run_full(const char *const *env, const char *const *args, chil
         }
         if (setup)
             setup();
-        execv(CLPE_CLI_PATH, (char *const *)argv);
+        execv(cli_program, (char *const *)argv);
         _exit(127);
     }
     int st = 0;
@@ -800,7 +804,7 @@ static const bad_case BAD[] = {
     {2, "--rotary-dim must be even (it rotates pairs), got 5", NULL, {ROPE_ARGS, "--rotary-dim", "5", ROPE_OUTS}},
     {2, "--head-dim without --rotary-dim must be even", NULL, {"rope-cache", "--seq", "4", "--head-dim", "7", ROPE_OUTS}},
     {2, "--pairing must be half or interleaved, got 'split'", NULL, {ROPE_ARGS, "--pairing", "split", ROPE_OUTS}},
-    {2, "--scaling must be default, linear, dynamic, yarn or llama3, got 'ntk'", NULL, {ROPE_ARGS, "--scaling", "ntk", ROPE_OUTS}},
+    {2, "--scaling must be default, linear, dynamic, yarn, llama3 or longrope, got 'ntk'", NULL, {ROPE_ARGS, "--scaling", "ntk", ROPE_OUTS}},
     {2, "--scaling linear needs --factor", NULL, {ROPE_ARGS, "--scaling", "linear", ROPE_OUTS}},
     {2, "--scaling llama3 needs --original-max-position", NULL, {ROPE_ARGS, "--scaling", "llama3", "--factor", "8", ROPE_OUTS}},
     {2, "--factor does not apply to --scaling default", NULL, {ROPE_ARGS, "--factor", "2", ROPE_OUTS}},
@@ -1506,11 +1510,74 @@ Test(cli, measure_write_reports_both_rates_and_leaves_the_right_file, .timeout =
     rm_dir(dir);
 }
 
-/* Run as an ordinary user (nobody), where the test itself runs as root. */
+/* Run as an ordinary user (nobody), where the test itself runs as root. The
+ * working directory may be one nobody cannot enter. */
 static void become_nobody(void)
 {
-    if (setgid(65534) != 0 || setuid(65534) != 0)
+    if (chdir("/") != 0 || setgid(65534) != 0 || setuid(65534) != 0)
         _exit(126);
+}
+
+static void copy_file(const char *from, const char *to, mode_t mode)
+{
+    int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    cr_assert(in >= 0 && out >= 0, "copy %s to %s: %s", from, to, strerror(errno));
+    char buf[1 << 16];
+    ssize_t n;
+    while ((n = read(in, buf, sizeof buf)) > 0)
+        cr_assert_eq(write(out, buf, (size_t)n), n);
+    cr_assert_eq(n, 0);
+    close(in);
+    close(out);
+    cr_assert_eq(chmod(to, mode), 0);
+}
+
+/* Copies into DIR/run what another user needs to run the tool: the tool,
+ * libclpe (where it is shared) and the OpenCL vendor files the tests use,
+ * since the build tree may lie in a directory only its owner can enter (a
+ * home of mode 0700). Points cli_program at the copy; writes the
+ * environment the copy needs into env (NULL-terminated, at most 3 entries). */
+static void stage_tool_for_others(const char *dir, char storage[3][320], const char *env[4])
+{
+    char run[160], vendors[192];
+    snprintf(run, sizeof run, "%s/run", dir);
+    cr_assert_eq(mkdir(run, 0755), 0);
+    cr_assert_eq(chmod(run, 0755), 0);
+    static char program[192];
+    snprintf(program, sizeof program, "%s/clpe", run);
+    copy_file(CLPE_CLI_PATH, program, 0755);
+    int n = 0;
+#ifdef CLPE_LIBRARY_FILE
+    char library[320];
+    snprintf(library, sizeof library, "%s/%s", run, CLPE_LIBRARY_SONAME);
+    copy_file(CLPE_LIBRARY_FILE, library, 0755);
+    snprintf(storage[n], sizeof storage[n], "LD_LIBRARY_PATH=%s", run);
+    env[n] = storage[n];
+    ++n;
+#endif
+    const char *icds = getenv("OCL_ICD_VENDORS");
+    DIR *d = icds ? opendir(icds) : NULL;
+    if (d) {
+        snprintf(vendors, sizeof vendors, "%s/vendors", run);
+        cr_assert_eq(mkdir(vendors, 0755), 0);
+        cr_assert_eq(chmod(vendors, 0755), 0);
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            size_t len = strlen(e->d_name);
+            if (len < 5 || strcmp(e->d_name + len - 4, ".icd") != 0)
+                continue;
+            char from[512], to[512];
+            snprintf(from, sizeof from, "%s/%s", icds, e->d_name);
+            snprintf(to, sizeof to, "%s/%s", vendors, e->d_name);
+            copy_file(from, to, 0644);
+        }
+        closedir(d);
+        snprintf(storage[n], sizeof storage[n], "OCL_ICD_VENDORS=%s", vendors);
+        env[n] = storage[n];
+        ++n;
+    }
+    env[n] = NULL;
+    cli_program = program;
 }
 
 Test(cli, output_file_the_user_cannot_write_is_refused, .timeout = 60)
@@ -1529,21 +1596,29 @@ Test(cli, output_file_the_user_cannot_write_is_refused, .timeout = 60)
     cr_assert_eq(chmod(cache, 0777), 0);
     write_text(path, "root's", 0644);
     snprintf(env, sizeof env, "POCL_CACHE_DIR=%s", cache);
-    run_result r = run_full((const char *const[]){env, NULL},
+    char storage[3][320];
+    const char *staged[4];
+    stage_tool_for_others(dir, storage, staged);
+    const char *envs[5] = {env};
+    for (int i = 0; staged[i]; ++i)
+        envs[i + 1] = staged[i];
+    run_result r = run_full(envs,
                             (const char *const[]){"encode", "--seq", "4", "--d", "4", "-o", path,
                                                   NULL},
                             become_nobody);
+    cli_program = CLPE_CLI_PATH;
     cr_assert_neq(r.status, 126, "cannot become nobody");
+    cr_assert_neq(r.status, 127, "nobody cannot run the tool: %s", r.err);
     cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
     assert_one_error_line(&r, "Permission denied");
     assert_file_is(path, "root's", 6);
     struct stat st;
     cr_assert_eq(stat(path, &st), 0);
     cr_assert_eq(st.st_uid, 0, "the file changed owner");
-    cr_assert_eq(dir_entries(dir), 2, "temporary file left behind");
+    cr_assert_eq(dir_entries(dir), 3, "temporary file left behind");
     run_free(&r);
-    char cmd[200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s/run'", cache, dir);
     cr_assert_eq(system(cmd), 0);
     rm_dir(dir);
 }

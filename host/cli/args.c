@@ -117,7 +117,7 @@ static const struct name_value {
 }, SCALING_NAMES[] = {
     {"default", CLPE_ROPE_DEFAULT}, {"linear", CLPE_ROPE_LINEAR},
     {"dynamic", CLPE_ROPE_DYNAMIC}, {"yarn", CLPE_ROPE_YARN},
-    {"llama3", CLPE_ROPE_LLAMA3},
+    {"llama3", CLPE_ROPE_LLAMA3}, {"longrope", CLPE_ROPE_LONGROPE},
 };
 
 static int lookup(const struct name_value *table, size_t n, const char *s)
@@ -365,7 +365,8 @@ enum flag_id {
     F_DIGITS, F_DEVICE, F_ALL_DEVICES, F_QUICK, F_JSON, F_OUTPUT, F_CHUNK_ROWS, F_QUIET,
     F_QUERY, F_MEASURE_WRITE, F_PADDING_IDX, F_HEAD_DIM, F_ROTARY_DIM, F_PAIRING, F_SCALING,
     F_FACTOR, F_ORIGINAL_MAX_POSITION, F_LOW_FREQ_FACTOR, F_HIGH_FREQ_FACTOR, F_BETA_FAST,
-    F_BETA_SLOW, F_COS_OUT, F_SIN_OUT, F_VERBOSE, F_COUNT
+    F_BETA_SLOW, F_COS_OUT, F_SIN_OUT, F_SHORT_FACTOR_FILE, F_LONG_FACTOR_FILE,
+    F_MROPE_SECTION, F_VISION, F_POSITIONS, F_VERBOSE, F_COUNT
 };
 
 #define C_DEV (1u << CLI_CMD_DEVICES)
@@ -418,6 +419,11 @@ static const struct flag_spec {
     {"--beta-slow", NULL, F_BETA_SLOW, C_ROP, 1},
     {"--cos-out", NULL, F_COS_OUT, C_ROP, 1},
     {"--sin-out", NULL, F_SIN_OUT, C_ROP, 1},
+    {"--short-factor-file", NULL, F_SHORT_FACTOR_FILE, C_ROP, 1},
+    {"--long-factor-file", NULL, F_LONG_FACTOR_FILE, C_ROP, 1},
+    {"--mrope-section", NULL, F_MROPE_SECTION, C_ROP, 1},
+    {"--vision", NULL, F_VISION, C_ROP, 0},
+    {"--positions", NULL, F_POSITIONS, C_ROP, 1},
 };
 
 static const struct flag_spec *find_flag(const char *name, size_t len)
@@ -493,6 +499,40 @@ static int flag_positive(const char *flag, const char *val, double *out, int *ha
         return CLI_PARSE_USAGE;
     }
     *have = 1;
+    return 0;
+}
+
+/* --mrope-section: 1 to 4 comma-separated pair counts, as Qwen2-VL's
+ * mrope_section ("16,24,24"). */
+static int flag_mrope_section(const char *val, cli_args *a, char *err, size_t errlen)
+{
+    char q[64];
+    quote(q, sizeof q, val);
+    uint32_t n = 0;
+    const char *p = val;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char piece[32];
+        uint64_t v = 0;
+        if (n == 4 || len == 0 || len >= sizeof piece) {
+            set_err(err, errlen, "--mrope-section expects 1 to 4 comma-separated pair counts "
+                                 "(16,24,24), got '%s'", q);
+            return CLI_PARSE_USAGE;
+        }
+        memcpy(piece, p, len);
+        piece[len] = '\0';
+        if (cli_parse_u64(piece, &v) != CLI_NUM_OK || v > CLPE_MAX_D / 2) {
+            set_err(err, errlen, "--mrope-section expects pair counts of 0 .. %u, got '%s'",
+                    CLPE_MAX_D / 2, q);
+            return CLI_PARSE_USAGE;
+        }
+        a->mrope_section[n++] = (uint32_t)v;
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+    a->mrope_streams = n;
     return 0;
 }
 
@@ -644,7 +684,8 @@ static int apply_flag(cli_args *a, const struct flag_spec *f, const char *val, c
         a->scaling = cli_scaling_from_name(val);
         if (a->scaling == CLI_UNSET) {
             set_err(err, errlen,
-                    "--scaling must be default, linear, dynamic, yarn or llama3, got '%s'", q);
+                    "--scaling must be default, linear, dynamic, yarn, llama3 or longrope, "
+                    "got '%s'", q);
             return CLI_PARSE_USAGE;
         }
         return 0;
@@ -675,6 +716,23 @@ static int apply_flag(cli_args *a, const struct flag_spec *f, const char *val, c
         return flag_positive("--beta-fast", val, &a->beta_fast, &a->have_beta_fast, err, errlen);
     case F_BETA_SLOW:
         return flag_positive("--beta-slow", val, &a->beta_slow, &a->have_beta_slow, err, errlen);
+    case F_SHORT_FACTOR_FILE:
+    case F_LONG_FACTOR_FILE:
+    case F_POSITIONS:
+        if (!*val) {
+            set_err(err, errlen, "%s expects a file name, got ''", f->name);
+            return CLI_PARSE_USAGE;
+        }
+        if (f->id == F_SHORT_FACTOR_FILE)
+            a->short_factor_file = val;
+        else if (f->id == F_LONG_FACTOR_FILE)
+            a->long_factor_file = val;
+        else
+            a->positions_file = val;
+        return 0;
+    case F_MROPE_SECTION:
+        return flag_mrope_section(val, a, err, errlen);
+    case F_VISION: a->vision = 1; return 0;
     case F_CHUNK_ROWS:
         return flag_u64("--chunk-rows", val, 1, UINT64_MAX, &a->chunk_rows, err, errlen);
     case F_ALL_DEVICES: a->all_devices = 1; return 0;
@@ -695,6 +753,54 @@ static int names_npy(const char *path)
     return len >= 4 && strcasecmp(path + len - 4, ".npy") == 0;
 }
 
+/* rope-cache: LongRoPE's factor files, and the multimodal positions
+ * (--positions with --mrope-section or --vision). */
+static int rope_factor_files_and_positions(const cli_args *a, int scaling, uint32_t rotary,
+                                           char *err, size_t errlen)
+{
+    const int files = (a->short_factor_file != NULL) + (a->long_factor_file != NULL);
+    if (files && scaling != CLPE_ROPE_LONGROPE) {
+        set_err(err, errlen, "--short-factor-file and --long-factor-file apply to --scaling "
+                             "longrope only");
+        return CLI_PARSE_USAGE;
+    }
+    if (scaling == CLPE_ROPE_LONGROPE && files != 2) {
+        set_err(err, errlen, "--scaling longrope needs --short-factor-file and "
+                             "--long-factor-file");
+        return CLI_PARSE_USAGE;
+    }
+    const int multimodal = a->mrope_streams || a->vision;
+    if (multimodal && !a->positions_file) {
+        set_err(err, errlen, "--%s needs --positions FILE (int64 .npy [streams, tokens])",
+                a->mrope_streams ? "mrope-section" : "vision");
+        return CLI_PARSE_USAGE;
+    }
+    if (a->positions_file && !multimodal) {
+        set_err(err, errlen, "--positions needs --mrope-section (or --vision)");
+        return CLI_PARSE_USAGE;
+    }
+    if (a->positions_file && a->have_start) {
+        set_err(err, errlen, "--start does not apply with --positions (the file holds every "
+                             "position)");
+        return CLI_PARSE_USAGE;
+    }
+    if (a->mrope_streams) {
+        uint64_t sum = 0;
+        for (uint32_t j = 0; j < a->mrope_streams; ++j)
+            sum += a->mrope_section[j];
+        if (sum != rotary / 2) {
+            set_err(err, errlen, "--mrope-section gives %llu pairs; the rotary width %u has %u",
+                    (unsigned long long)sum, (unsigned)rotary, (unsigned)(rotary / 2));
+            return CLI_PARSE_USAGE;
+        }
+    } else if (a->vision && rotary % 4) {
+        set_err(err, errlen, "--vision splits the pairs in two halves: the rotary width must be "
+                             "a multiple of 4, got %u", (unsigned)rotary);
+        return CLI_PARSE_USAGE;
+    }
+    return 0;
+}
+
 /* rope-cache: what is required, which scaling takes which parameter, and
  * the sizes. The library checks the numbers once more when it builds the
  * frequencies (clpe_rope_create_host), before any file is opened. */
@@ -708,12 +814,14 @@ static int rope_combination(cli_args *a, char *err, size_t errlen)
     } PARAMS[] = {
         {"--factor", offsetof(cli_args, have_factor),
          1u << CLPE_ROPE_LINEAR | 1u << CLPE_ROPE_DYNAMIC | 1u << CLPE_ROPE_YARN |
-             1u << CLPE_ROPE_LLAMA3,
+             1u << CLPE_ROPE_LLAMA3 | 1u << CLPE_ROPE_LONGROPE,
          1u << CLPE_ROPE_LINEAR | 1u << CLPE_ROPE_DYNAMIC | 1u << CLPE_ROPE_YARN |
-             1u << CLPE_ROPE_LLAMA3},
+             1u << CLPE_ROPE_LLAMA3 | 1u << CLPE_ROPE_LONGROPE},
         {"--original-max-position", offsetof(cli_args, have_original_max_position),
-         1u << CLPE_ROPE_DYNAMIC | 1u << CLPE_ROPE_YARN | 1u << CLPE_ROPE_LLAMA3,
-         1u << CLPE_ROPE_DYNAMIC | 1u << CLPE_ROPE_YARN | 1u << CLPE_ROPE_LLAMA3},
+         1u << CLPE_ROPE_DYNAMIC | 1u << CLPE_ROPE_YARN | 1u << CLPE_ROPE_LLAMA3 |
+             1u << CLPE_ROPE_LONGROPE,
+         1u << CLPE_ROPE_DYNAMIC | 1u << CLPE_ROPE_YARN | 1u << CLPE_ROPE_LLAMA3 |
+             1u << CLPE_ROPE_LONGROPE},
         {"--low-freq-factor", offsetof(cli_args, have_low_freq_factor),
          1u << CLPE_ROPE_LLAMA3, 1u << CLPE_ROPE_LLAMA3},
         {"--high-freq-factor", offsetof(cli_args, have_high_freq_factor),
@@ -722,7 +830,10 @@ static int rope_combination(cli_args *a, char *err, size_t errlen)
         {"--beta-slow", offsetof(cli_args, have_beta_slow), 1u << CLPE_ROPE_YARN, 0},
     };
     const char *cmd = cli_command_name(a->command);
-    if (!a->have_seq) { set_err(err, errlen, "%s: --seq is required", cmd); return CLI_PARSE_USAGE; }
+    if (!a->have_seq && !a->positions_file) {
+        set_err(err, errlen, "%s: --seq is required (or --positions FILE)", cmd);
+        return CLI_PARSE_USAGE;
+    }
     if (!a->have_head_dim) { set_err(err, errlen, "%s: --head-dim is required", cmd); return CLI_PARSE_USAGE; }
     if (!a->cos_out) { set_err(err, errlen, "%s: --cos-out FILE is required", cmd); return CLI_PARSE_USAGE; }
     if (!a->sin_out) { set_err(err, errlen, "%s: --sin-out FILE is required", cmd); return CLI_PARSE_USAGE; }
@@ -752,6 +863,8 @@ static int rope_combination(cli_args *a, char *err, size_t errlen)
             return CLI_PARSE_USAGE;
         }
     }
+    if (rope_factor_files_and_positions(a, scaling, rotary, err, errlen))
+        return CLI_PARSE_USAGE;
     if (scaling == CLPE_ROPE_LLAMA3 && !(a->high_freq_factor > a->low_freq_factor)) {
         set_err(err, errlen, "--high-freq-factor must be above --low-freq-factor");
         return CLI_PARSE_USAGE;

@@ -90,6 +90,13 @@ typedef struct cli_args {
     double beta_slow;
     const char *cos_out;    /* --cos-out FILE */
     const char *sin_out;    /* --sin-out FILE */
+    /* rope-cache: LongRoPE's factor lists, and multimodal positions */
+    const char *short_factor_file; /* --short-factor-file FILE */
+    const char *long_factor_file;  /* --long-factor-file FILE */
+    uint32_t mrope_streams;        /* entries of --mrope-section; 0 if not given */
+    uint32_t mrope_section[4];     /* pairs of each position stream */
+    int vision;                    /* --vision: a frequency ladder per stream */
+    const char *positions_file;    /* --positions FILE: int64 .npy [streams, tokens] */
 } cli_args;
 
 /* Parse argv[1..argc). On CLI_PARSE_USAGE, err receives one line (no

@@ -12,6 +12,7 @@
  */
 #include "cli.h"
 #include "npy.h"
+#include "rope_cache.h"
 #include "stderr_capture.h"
 
 #include <errno.h>
@@ -23,7 +24,7 @@
 #define ROPE_CACHE_CHUNK_BYTES (1u << 20)
 
 /* The clpe_rope_config the flags describe. */
-static clpe_rope_config rope_config_from_args(const cli_args *a, int64_t start)
+clpe_rope_config cli_rope_config_from_args(const cli_args *a, int64_t start)
 {
     clpe_rope_config cfg = clpe_rope_config_default(a->head_dim);
     cfg.rotary_dim = a->have_rotary_dim ? a->rotary_dim : a->head_dim;
@@ -133,10 +134,13 @@ done:
     return rc;
 }
 
-int cli_cmd_rope_cache(const cli_args *args)
+/* The cache of consecutive positions, LongRoPE's lists in f. */
+static int rope_cache_consecutive(const cli_args *args, const cli_rope_factors *f)
 {
     const int64_t start = args->have_start ? args->start : 0;
-    clpe_rope_config cfg = rope_config_from_args(args, start);
+    clpe_rope_config cfg = cli_rope_config_from_args(args, start);
+    cfg.short_factor = f->short_factor;
+    cfg.long_factor = f->long_factor;
     cli_device dev;
     memset(&dev, 0, sizeof dev);
     rope_cache_job job;
@@ -208,5 +212,19 @@ done:
     free(job.host);
     clpe_rope_release(job.rope);
     cli_device_close(&dev);
+    return rc;
+}
+
+/* LongRoPE's factor lists come from files, read once; positions from a file
+ * take the multimodal path (cmd_rope_cache_mrope.c). */
+int cli_cmd_rope_cache(const cli_args *args)
+{
+    cli_rope_factors f;
+    int rc = cli_rope_factors_read(args, &f);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    rc = args->positions_file ? cli_rope_cache_multimodal(args, &f)
+                              : rope_cache_consecutive(args, &f);
+    cli_rope_factors_free(&f);
     return rc;
 }

@@ -10,8 +10,8 @@ libclpe (ImportError on any difference). See include/clpe.h of the clpe
 repository for the exact meaning of every call.
 """
 from . import _status
-from ._abi import (Dtype, Flag, Freq, Layout, PositionSource, RopePairing, RopeScaling,
-                   check_abi)
+from ._abi import (Dtype, Flag, Freq, Layout, MropeLadder, PositionSource, RopePairing,
+                   RopeScaling, check_abi)
 from ._library import load_library
 
 _lib, library_path = load_library()
@@ -24,18 +24,23 @@ from ._device_header import (device_header_path, device_include_dir, device_sour
 from ._host import HostEncoder, host_add, host_gather, host_table  # noqa: E402
 from ._opencl import Encoder, Positions, Tensor, select_device  # noqa: E402
 from ._rope import HostRope, Rope, has_rope  # noqa: E402
+from ._rope_kv import host_rope_kv, rope_kv  # noqa: E402
+from ._mrope import HostMRope, MRope, has_mrope  # noqa: E402
 from ._status import Error, status_name, status_string  # noqa: E402
 
 __version__ = _lib.clpe_version_string().decode()
 VERSION_NUMBER = _lib.clpe_version()  # MAJOR * 10000 + MINOR * 100 + PATCH
 # Whether the loaded library has the rotary calls (clpe.Rope, clpe.HostRope).
 HAS_ROPE = has_rope()
+# Whether it has the multimodal rotary calls (clpe.MRope, clpe.HostMRope).
+HAS_MROPE = has_mrope()
 MAX_D = next(value for name, _, value, _, _ in _abi_table if name == "CLPE_MAX_D")
 
 __all__ = [
-    "Config", "Dtype", "Encoder", "Error", "Flag", "Freq", "HAS_ROPE", "HostEncoder",
-    "HostRope", "Layout", "Rope", "RopePairing", "RopeScaling",
+    "Config", "Dtype", "Encoder", "Error", "Flag", "Freq", "HAS_MROPE", "HAS_ROPE",
+    "HostEncoder", "HostMRope", "HostRope", "Layout", "MRope", "MropeLadder", "Rope",
+    "RopePairing", "RopeScaling",
     "NUMPY_DTYPES", "PositionSource", "Positions", "Tensor", "config_default",
     "config_preset", "host_add", "host_gather", "host_table", "library_path",
-    "select_device", "status_name", "status_string",
+    "select_device", "status_name", "status_string", "rope_kv", "host_rope_kv",
 ]

@@ -69,6 +69,15 @@ class RopeScaling(enum.IntEnum):
 ROPE_INVERSE = 1  # CLPE_ROPE_INVERSE: clpe_enqueue_rope rotates backwards
 
 
+class MropeLadder(enum.IntEnum):
+    """Where a multimodal rotary object's frequencies come from (clpe_mrope_ladder)."""
+    ONE_LADDER = 0
+    LADDER_PER_STREAM = 1
+
+
+MROPE_MAX_STREAMS = 4  # CLPE_MROPE_MAX_STREAMS
+
+
 class CAbiEntry(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("value", ctypes.c_int64),
                 ("offset", ctypes.c_uint64), ("size", ctypes.c_uint64),
@@ -147,6 +156,43 @@ class CHostRopeTensor(ctypes.Structure):
                 ("batch_pitch", ctypes.c_size_t), ("reserved", ctypes.c_uint64 * 2)]
 
 
+class CKvCache(ctypes.Structure):
+    _fields_ = [("key", cl_handle), ("value", cl_handle), ("key_offset", ctypes.c_size_t),
+                ("value_offset", ctypes.c_size_t), ("dtype", c_enum),
+                ("num_blocks", ctypes.c_size_t), ("block_size", ctypes.c_size_t),
+                ("heads", ctypes.c_size_t), ("head_pitch", ctypes.c_size_t),
+                ("slot_pitch", ctypes.c_size_t), ("block_pitch", ctypes.c_size_t),
+                ("reserved", ctypes.c_uint64 * 4)]
+
+
+class CKvSlots(ctypes.Structure):
+    _fields_ = [("buffer", cl_handle), ("offset", ctypes.c_size_t), ("report", cl_handle),
+                ("reserved", ctypes.c_uint64 * 2)]
+
+
+class CHostKvCache(ctypes.Structure):
+    _fields_ = [("key", ctypes.c_void_p), ("value", ctypes.c_void_p), ("dtype", c_enum),
+                ("num_blocks", ctypes.c_size_t), ("block_size", ctypes.c_size_t),
+                ("heads", ctypes.c_size_t), ("head_pitch", ctypes.c_size_t),
+                ("slot_pitch", ctypes.c_size_t), ("block_pitch", ctypes.c_size_t),
+                ("reserved", ctypes.c_uint64 * 4)]
+class CMropeConfig(ctypes.Structure):
+    _fields_ = [("rope", CRopeConfig), ("streams", ctypes.c_uint32),
+                ("section", ctypes.c_uint32 * MROPE_MAX_STREAMS), ("ladder", c_enum),
+                ("reserved", ctypes.c_uint64 * 4)]
+
+
+class CMropePositions(ctypes.Structure):
+    _fields_ = [("buffer", cl_handle), ("offset", ctypes.c_size_t),
+                ("stream_pitch", ctypes.c_size_t), ("token_pitch", ctypes.c_size_t),
+                ("reserved", ctypes.c_uint64 * 2)]
+
+
+class CHostMropePositions(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("stream_pitch", ctypes.c_size_t),
+                ("token_pitch", ctypes.c_size_t), ("reserved", ctypes.c_uint64 * 2)]
+
+
 # The C name of every struct and scalar type the binding declares.
 STRUCTS = {
     "clpe_abi_entry": CAbiEntry,
@@ -160,6 +206,12 @@ STRUCTS = {
     "clpe_rope_config": CRopeConfig,
     "clpe_rope_tensor": CRopeTensor,
     "clpe_host_rope_tensor": CHostRopeTensor,
+    "clpe_kv_cache": CKvCache,
+    "clpe_kv_slots": CKvSlots,
+    "clpe_host_kv_cache": CHostKvCache,
+    "clpe_mrope_config": CMropeConfig,
+    "clpe_mrope_positions": CMropePositions,
+    "clpe_host_mrope_positions": CHostMropePositions,
 }
 SCALARS = {
     "clpe_status": ctypes.c_int32,
@@ -170,6 +222,7 @@ SCALARS = {
     "clpe_position_source": c_enum,
     "clpe_rope_pairing": c_enum,
     "clpe_rope_scaling": c_enum,
+    "clpe_mrope_ladder": c_enum,
 }
 
 ABI_TYPE, ABI_FIELD, ABI_CONSTANT = 0, 1, 2
@@ -193,6 +246,8 @@ CONSTANTS = {
     **_enum_constants("CLPE_ROPE_", RopePairing),
     **_enum_constants("CLPE_ROPE_", RopeScaling),
     "CLPE_ROPE_INVERSE": ROPE_INVERSE,
+    **_enum_constants("CLPE_MROPE_", MropeLadder),
+    "CLPE_MROPE_MAX_STREAMS": MROPE_MAX_STREAMS,
 }
 
 

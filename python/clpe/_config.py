@@ -1,5 +1,7 @@
 """What an encoder computes (clpe_config) in Python's terms, and the
 mapping between clpe's dtypes and NumPy's."""
+from __future__ import annotations
+
 import ctypes
 import dataclasses
 
@@ -107,13 +109,13 @@ def _known(enum_type, value):
     return enum_type(value) if value in set(enum_type) else value
 
 
-def config_default(d):
+def config_default(d: int) -> Config:
     """d as given, base 10000, paper frequencies, interleaved, float32, scale 1."""
     _check_width(d)
     return Config.from_c(_status._lib.clpe_config_default(d))
 
 
-def config_preset(name, d):
+def config_preset(name: str, d: int) -> Config:
     """The configuration of a framework ("vaswani", "tensor2tensor",
     "fairseq", "marian", "opennmt-tf", ...) for width d, first_position set."""
     _check_width(d)

@@ -1,12 +1,20 @@
 """The host emulation on NumPy arrays: the exact bits a device writes for a
 table, an add or a gather, with no OpenCL at all (clpe_encoder_create_host)."""
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence, Tuple, Union
+
 import ctypes
 
 import numpy as np
 
 from . import _status
 from ._abi import PositionSource
-from ._config import make_config
+from ._config import Config, make_config
+
+# Positions of an add or gather: None (the first position), an int start,
+# per-sequence starts, or [batch, seq] position ids.
+PositionsArg = Union[None, int, Sequence[int], Sequence[Sequence[int]], np.ndarray]
 
 
 def int_array(values, dtype, what):
@@ -101,7 +109,7 @@ class HostEncoder(_status.Handle):
 
     _release = "clpe_encoder_release"
 
-    def __init__(self, config=None, **fields):
+    def __init__(self, config: Optional[Config] = None, **fields: Any) -> None:
         self.config = make_config(config, **fields)
         status = ctypes.c_int32()
         c_config = self.config.to_c()
@@ -112,7 +120,7 @@ class HostEncoder(_status.Handle):
         self._handle = handle
 
     @property
-    def dtype(self):
+    def dtype(self) -> np.dtype:
         """The NumPy dtype of the arrays (uint16 bits for bf16)."""
         return self.config.numpy_dtype
 
@@ -121,7 +129,7 @@ class HostEncoder(_status.Handle):
             raise ValueError("clpe: this encoder has been closed")
         return self._handle
 
-    def table(self, positions, out=None):
+    def table(self, positions: Any, out: Optional[np.ndarray] = None) -> np.ndarray:
         """Rows PE(p) for p in positions (a range, or any ints) as a
         [len(positions), d] array; into out if given."""
         handle = self._live()
@@ -150,7 +158,7 @@ class HostEncoder(_status.Handle):
         out[...] = result
         return out
 
-    def add(self, x, positions=None):
+    def add(self, x: np.ndarray, positions: PositionsArg = None) -> np.ndarray:
         """x = x * scale + PE(pos) in place over x ([seq, d] or [batch, seq, d]);
         positions: None (first_position), an int start, per-sequence starts
         or [batch, seq] position ids. Returns x."""
@@ -166,7 +174,8 @@ class HostEncoder(_status.Handle):
             _int64_start(start), _pointer(values, ctypes.POINTER(ctypes.c_int64))), "add")
         return x
 
-    def gather(self, ids, embedding, positions=None, out=None):
+    def gather(self, ids: Any, embedding: np.ndarray, positions: PositionsArg = None,
+               out: Optional[np.ndarray] = None) -> Tuple[np.ndarray, int]:
         """out[b, s] = embedding[ids[b, s]] * scale + PE(pos(b, s)); ids
         [seq] or [batch, seq] (int32 values), embedding [vocab, d]. Returns
         (out, number of ids outside [0, vocab)): such a row gets PE alone."""
@@ -202,19 +211,21 @@ class HostEncoder(_status.Handle):
         return out, bad.value
 
 
-def host_table(positions, out=None, **config):
+def host_table(positions: Union[range, Sequence[int], np.ndarray],
+               out: Optional[np.ndarray] = None, **config: Any) -> np.ndarray:
     """clpe.host_table([5, 6, 305], d=8): the exact table rows, as NumPy."""
     with HostEncoder(**config) as encoder:
         return encoder.table(positions, out)
 
 
-def host_add(x, positions=None, **config):
+def host_add(x: np.ndarray, positions: PositionsArg = None, **config: Any) -> np.ndarray:
     """x * scale + PE in place on a NumPy array; returns x."""
     with HostEncoder(**config) as encoder:
         return encoder.add(x, positions)
 
 
-def host_gather(ids, embedding, positions=None, out=None, **config):
+def host_gather(ids: Any, embedding: np.ndarray, positions: PositionsArg = None,
+                out: Optional[np.ndarray] = None, **config: Any) -> Tuple[np.ndarray, int]:
     """The fused input stage on NumPy arrays; returns (out, bad id count)."""
     with HostEncoder(**config) as encoder:
         return encoder.gather(ids, embedding, positions, out)

@@ -1,16 +1,21 @@
 """Find and load libclpe, and declare the C prototypes of clpe.h.
 
-The library is the one the package was built with (libclpe.so next to this
-file), unless the environment variable CLPE_LIBRARY names another file.
+The library is the one the package was built with (next to this file:
+libclpe.so on Linux, libclpe.dylib on macOS, clpe.dll or libclpe.dll on
+Windows), unless the environment variable CLPE_LIBRARY names another file;
+failing both, an installed libclpe the system's loader finds.
 """
 import ctypes
 import ctypes.util
 import os
+import sys
 from ctypes import (POINTER, c_char_p, c_double, c_int, c_int32, c_int64, c_size_t, c_uint,
                     c_uint32, c_void_p)
 
-from ._abi import (CAbiEntry, CBuildLog, CConfig, CDeviceTuning, CHostRopeTensor, CLaunchInfo,
-                   CPositions, CRopeConfig, CRopeTensor, CTensor, CTokenIds, c_enum, cl_handle)
+from ._abi import (CAbiEntry, CBuildLog, CConfig, CDeviceTuning, CHostKvCache,
+                   CHostMropePositions, CHostRopeTensor, CKvCache, CKvSlots, CLaunchInfo,
+                   CMropeConfig, CMropePositions, CPositions, CRopeConfig, CRopeTensor, CTensor,
+                   CTokenIds, c_enum, cl_handle)
 
 c_status = c_int32
 c_encoder = c_void_p
@@ -88,7 +93,50 @@ OPTIONAL_PROTOTYPES = {
     "clpe_encoder_device_words": (c_status, [c_encoder, POINTER(cl_handle), POINTER(c_char_p)]),
     "clpe_rope_device_words": (c_status, [c_rope, POINTER(cl_handle), POINTER(c_char_p)]),
     "clpe_device_source": (c_char_p, []),
+    "clpe_enqueue_rope_kv": (c_status, [c_rope, cl_handle, c_size_t, POINTER(CRopeTensor),
+                                        POINTER(CRopeTensor), POINTER(CRopeTensor),
+                                        POINTER(CRopeTensor), POINTER(CKvCache),
+                                        POINTER(CKvSlots), POINTER(CPositions), c_uint32,
+                                        c_uint32, c_handle_list, POINTER(cl_handle)]),
+    "clpe_host_rope_kv": (c_status, [c_rope, c_size_t, POINTER(CHostRopeTensor),
+                                     POINTER(CHostRopeTensor), POINTER(CHostRopeTensor),
+                                     POINTER(CHostRopeTensor), POINTER(CHostKvCache),
+                                     POINTER(c_int64), c_enum, c_int64, POINTER(c_int64),
+                                     c_uint32]),
+    # multimodal rotary (M-RoPE) and vision rotary
+    "clpe_mrope_config_vision": (CMropeConfig, [c_uint32]),
+    "clpe_mrope_create": (c_rope, [cl_handle, cl_handle, POINTER(CMropeConfig),
+                                   POINTER(CBuildLog), POINTER(c_status)]),
+    "clpe_mrope_create_like": (c_rope, [c_encoder, POINTER(CMropeConfig), POINTER(c_status)]),
+    "clpe_mrope_create_host": (c_rope, [POINTER(CMropeConfig), POINTER(c_status)]),
+    "clpe_mrope_release": (None, [c_rope]),
+    "clpe_mrope_get_frequencies": (c_status, [c_rope, POINTER(c_double), POINTER(c_uint32),
+                                              c_size_t, POINTER(c_double)]),
+    "clpe_enqueue_mrope": (c_status, [c_rope, cl_handle, c_size_t, c_size_t,
+                                      POINTER(CRopeTensor), POINTER(CRopeTensor),
+                                      POINTER(CMropePositions), c_uint32, c_uint32,
+                                      c_handle_list, POINTER(cl_handle)]),
+    "clpe_enqueue_mrope_cache": (c_status, [c_rope, cl_handle, c_size_t,
+                                            POINTER(CMropePositions), POINTER(CTensor),
+                                            POINTER(CTensor), c_uint32, c_handle_list,
+                                            POINTER(cl_handle)]),
+    "clpe_host_mrope": (c_status, [c_rope, c_size_t, c_size_t, POINTER(CHostRopeTensor),
+                                   POINTER(CHostRopeTensor), POINTER(CHostMropePositions),
+                                   c_uint32]),
+    "clpe_host_mrope_cache": (c_status, [c_rope, c_size_t, POINTER(CHostMropePositions),
+                                         c_void_p, c_void_p, c_size_t]),
 }
+
+
+def library_names(platform=None):
+    """File names of libclpe on a platform (sys.platform by default), most
+    likely first."""
+    platform = sys.platform if platform is None else platform
+    if platform.startswith("win") or platform == "cygwin":
+        return ["clpe.dll", "libclpe.dll"]
+    if platform == "darwin":
+        return ["libclpe.dylib"]
+    return ["libclpe.so"]
 
 
 def _candidates():
@@ -96,7 +144,8 @@ def _candidates():
     if override:
         return [override]
     here = os.path.dirname(os.path.abspath(__file__))
-    found = [os.path.join(here, "libclpe.so")]
+    found = [os.path.join(here, name) for name in library_names()
+             if os.path.exists(os.path.join(here, name))]
     system = ctypes.util.find_library("clpe")
     if system:
         found.append(system)
@@ -124,6 +173,7 @@ def load_library():
             function.restype = restype
             function.argtypes = argtypes
         return lib, path
+    tried = tried or ["no %s beside the package" % " or ".join(library_names())]
     raise ImportError("clpe: cannot load libclpe: tried %s. Install the package with "
                       "`pip install ./python` from a clpe checkout, or set CLPE_LIBRARY "
-                      "to the path of libclpe.so" % "; ".join(tried))
+                      "to the path of the library" % "; ".join(tried))

@@ -6,6 +6,10 @@ passed in contribute their pending events to the wait list, and an array
 written gets the returned event (Array.add_event), so PyOpenCL operations
 on it that follow wait for it even on an out-of-order queue.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
+
 import ctypes
 import dataclasses
 
@@ -15,6 +19,14 @@ from . import _status
 from ._abi import CBuildLog, CConfig, CLaunchInfo, CPositions, CTensor, CTokenIds, Dtype, PositionSource
 from ._config import Config, checked_int64, make_config
 from ._host import HostEncoder, int_array, pitches_of
+
+if TYPE_CHECKING:
+    import pyopencl
+    import pyopencl.array
+
+    # What a call reads or writes: an array, or a raw buffer described by a Tensor.
+    DeviceData = Union[pyopencl.array.Array, pyopencl.Buffer, "Tensor", Any]
+    WaitFor = Optional[Sequence[pyopencl.Event]]
 
 _BUILD_LOG_BYTES = 1 << 16
 
@@ -203,7 +215,8 @@ class Encoder(_status.Handle):
 
     _release = "clpe_encoder_release"
 
-    def __init__(self, context, device=None, config=None, **fields):
+    def __init__(self, context: "pyopencl.Context", device: Optional["pyopencl.Device"] = None,
+                 config: Optional[Config] = None, **fields: Any) -> None:
         _cl()  # a clear ImportError now rather than an AttributeError later
         if device is None:
             if len(context.devices) != 1:
@@ -224,7 +237,7 @@ class Encoder(_status.Handle):
             raise _status.Error(status.value, "encoder", build_log=text)
         self._handle = handle
 
-    def create_like(self, config=None, **fields):
+    def create_like(self, config: Optional[Config] = None, **fields: Any) -> "Encoder":
         """An encoder for another configuration on the same context and
         device, sharing this one's built program (no compilation)."""
         other = object.__new__(Encoder)
@@ -279,7 +292,8 @@ class Encoder(_status.Handle):
         return {name: getattr(info, name) for name, _ in CLaunchInfo._fields_
                 if not name.startswith("reserved")}
 
-    def table(self, queue, out, start=None, n=None, wait_for=None):
+    def table(self, queue: "pyopencl.CommandQueue", out: "DeviceData", start: Optional[int] = None,
+              n: Optional[int] = None, wait_for: "WaitFor" = None) -> "pyopencl.Event":
         """out[r] = PE(start + r) for r < n (default: every row of out;
         start defaults to the config's first_position). out: a [n, d] Array,
         or a Buffer / clpe.Tensor with n given."""
@@ -301,7 +315,9 @@ class Encoder(_status.Handle):
             count, events, ctypes.byref(event))
         return call.finish(status, "table", event)
 
-    def add(self, queue, x, positions=None, batch=None, seq=None, wait_for=None):
+    def add(self, queue: "pyopencl.CommandQueue", x: "DeviceData", positions: Any = None,
+            batch: Optional[int] = None, seq: Optional[int] = None,
+            wait_for: "WaitFor" = None) -> "pyopencl.Event":
         """x = x * scale + PE(pos) in place over [batch, seq, d] (or [seq, d]).
         positions: None (the config's first_position), an int start, a
         sequence of per-sequence starts or a [batch, seq] array of position
@@ -320,7 +336,9 @@ class Encoder(_status.Handle):
             ctypes.byref(c_positions), count, events, ctypes.byref(event))
         return call.finish(status, "add", event)
 
-    def add_out(self, queue, x, out, positions=None, batch=None, seq=None, wait_for=None):
+    def add_out(self, queue: "pyopencl.CommandQueue", x: Any, out: Any,
+                positions: Any = None, batch: Optional[int] = None, seq: Optional[int] = None,
+                wait_for: "WaitFor" = None) -> "pyopencl.Event":
         """out = x * scale + PE(pos) over [batch, seq, d]; positions as in add."""
         call = _Call(self, wait_for)
         x_tensor, x_leading = call.tensor(x, "x", (2, 3), write=False)
@@ -409,7 +427,7 @@ class Encoder(_status.Handle):
         return call.finish(status, "pad_positions", event)
 
 
-def select_device(selector=None):
+def select_device(selector: Optional[str] = None) -> "pyopencl.Device":
     """The device every clpe tool would pick (clpe_select_device): None uses
     CLPE_DEVICE, else the first GPU, else the first device; "3", "gpu",
     "cpu" or part of a name. Returns a pyopencl.Device."""

@@ -1,6 +1,10 @@
 """Rotary position embedding (clpe_rope): clpe.Rope on PyOpenCL arrays and
 clpe.HostRope on NumPy arrays, available when the loaded library has the
 rotary calls (clpe.HAS_ROPE)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional, Tuple
+
 import ctypes
 
 import numpy as np
@@ -11,6 +15,9 @@ from ._abi import (ROPE_INVERSE, CBuildLog, CHostRopeTensor, CPositions, CRopeTe
 from ._config import NUMPY_DTYPES, checked_int64, to_dtype
 from ._host import host_positions, pitches_of
 
+if TYPE_CHECKING:
+    import pyopencl
+
 _PAIRINGS = {"half_split": RopePairing.HALF_SPLIT, "half-split": RopePairing.HALF_SPLIT,
              "neox": RopePairing.HALF_SPLIT, "interleaved": RopePairing.INTERLEAVED,
              "gptj": RopePairing.INTERLEAVED}
@@ -20,7 +27,7 @@ _NUMBERS = ("factor", "original_max_position", "low_freq_factor", "high_freq_fac
             "beta_fast", "beta_slow", "mscale", "mscale_all_dim", "attention_factor")
 
 
-def has_rope():
+def has_rope() -> bool:
     return hasattr(_status._lib, "clpe_rope_create")
 
 
@@ -137,7 +144,8 @@ class HostRope(_RopeBase):
                                  row_pitch=row_pitch, batch_pitch=batch_pitch)
         return tensor, (batch, seq)
 
-    def rotate(self, q, k=None, positions=None, inverse=False):
+    def rotate(self, q: np.ndarray, k: Optional[np.ndarray] = None, positions: Any = None,
+               inverse: bool = False) -> np.ndarray:
         """Rotate q (and k) in place; positions as in host_add (None: 0).
         Returns q."""
         handle = self._live()
@@ -156,7 +164,7 @@ class HostRope(_RopeBase):
             ROPE_INVERSE if inverse else 0), "rope")
         return q
 
-    def cache(self, positions):
+    def cache(self, positions: range) -> Tuple[np.ndarray, np.ndarray]:
         """(cos, sin), each [len(positions), rotary_dim], for a range of positions."""
         if not isinstance(positions, range) or positions.step != 1:
             raise TypeError("clpe: positions must be a range of step 1")
@@ -238,7 +246,8 @@ class Rope(_RopeBase):
                              batch_pitch=batch_pitch)
         return tensor, (batch, seq)
 
-    def rotate(self, queue, q, k=None, positions=None, inverse=False, wait_for=None):
+    def rotate(self, queue: "pyopencl.CommandQueue", q: Any, k: Any = None, positions: Any = None,
+               inverse: bool = False, wait_for: Any = None) -> "pyopencl.Event":
         """Rotate q (and k) in place: Arrays of [batch, seq, heads, head_dim]
         (any strides: a transposed [batch, heads, seq, d] view works) or
         [seq, heads, head_dim]. positions as in Encoder.add (None: 0)."""
@@ -260,7 +269,8 @@ class Rope(_RopeBase):
             ROPE_INVERSE if inverse else 0, count, events, ctypes.byref(event))
         return call.finish(status, "rope", event)
 
-    def cache(self, queue, cos, sin, start=0, n=None, wait_for=None):
+    def cache(self, queue: "pyopencl.CommandQueue", cos: Any, sin: Any, start: int = 0,
+              n: Optional[int] = None, wait_for: Any = None) -> "pyopencl.Event":
         """cos and sin ([n, rotary_dim] Arrays) for positions start .. start+n-1."""
         from ._opencl import _Call
         call = _Call(self, wait_for)

@@ -1,4 +1,8 @@
 """clpe.Error: a failed call's status as an exception, with its name."""
+from __future__ import annotations
+
+from typing import Any, Dict, Optional
+
 from ._abi import ABI_CONSTANT
 
 # OpenCL's own codes, which clpe passes through unchanged (CL/cl.h; these
@@ -37,8 +41,8 @@ _OPENCL_NAMES = {
     -1001: "CL_PLATFORM_NOT_FOUND_KHR",
 }
 
-_lib = None
-_clpe_names = {}
+_lib: Any = None  # the loaded library (bind)
+_clpe_names: Dict[int, str] = {}
 
 
 def bind(lib, abi_table):
@@ -52,13 +56,13 @@ def bind(lib, abi_table):
             _clpe_names[value] = name
 
 
-def status_name(status):
+def status_name(status: int) -> str:
     """"CLPE_ERROR_INVALID_D", "CL_OUT_OF_RESOURCES", or "status N" if unknown."""
     status = int(status)
     return _clpe_names.get(status) or _OPENCL_NAMES.get(status) or "status %d" % status
 
 
-def status_string(status):
+def status_string(status: int) -> str:
     """The library's one-line description of status."""
     return _lib.clpe_status_string(int(status)).decode()
 
@@ -93,7 +97,7 @@ class Handle:
     a with block, or when garbage-collected; queued work still completes.
     Subclasses name their release function in _release."""
 
-    _release = None
+    _release: Optional[str] = None
 
     def close(self):
         """Release the object now (else when it is garbage-collected)."""

@@ -9,6 +9,12 @@
  */
 #include <clpe.h>
 
+/* A consumer that chose its own OpenCL version keeps it: clpe.h sets
+ * CL_TARGET_OPENCL_VERSION only where the includer has not. */
+#if defined(CONSUMER_OPENCL_VERSION) && CL_TARGET_OPENCL_VERSION != CONSUMER_OPENCL_VERSION
+#error "clpe overrode the consumer's CL_TARGET_OPENCL_VERSION"
+#endif
+
 #include <math.h>
 #include <stdio.h>
 

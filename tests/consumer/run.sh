@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# run.sh BUILD_DIR - install a built clpe into a scratch prefix, run every
-# installed program from there with nothing set, then build and run
-# tests/consumer against the install four ways: CMake find_package with the
-# shared and the static library, and pkg-config with both. Any failure
-# stops the script with a message and a non-zero status.
+# run.sh BUILD_DIR - clpe as other projects use it. Installs a static,
+# library-only build and then BUILD_DIR (shared) into one scratch prefix, as a
+# distribution shipping both would; runs every installed program from there
+# with nothing set; checks the soname, the version file and that nothing
+# forces CL_TARGET_OPENCL_VERSION on consumers; then builds and runs
+# tests/consumer against it: find_package (shared, static), pkg-config
+# (shared, static), add_subdirectory and FetchContent of the source tree.
+# Any failure stops the script with a message and a non-zero status.
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -12,11 +15,19 @@ if [ $# -ne 1 ]; then
 fi
 build=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
+source_dir=$(cd "$here/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 prefix="$work/prefix"
+jobs=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}
 
 fail() { echo "consumer: FAILED: $*" >&2; exit 1; }
+# quiet LOG COMMAND...: run COMMAND with its output in LOG, shown on failure.
+quiet() {
+  local log=$1
+  shift
+  "$@" >"$log" 2>&1 || { cat "$log" >&2; fail "$*"; }
+}
 # loads PROGRAM PATTERN: does PROGRAM load a library matching PATTERN (a
 # fixed string)? ldd's list is read whole first: under pipefail,
 # "ldd | grep -q" fails at random, since grep exits at its first match and
@@ -27,6 +38,12 @@ loads() {
   grep -qF "$2" <<<"$list"
 }
 
+echo "== consumer: a static, library-only build installed first"
+quiet "$work/static.log" cmake -S "$source_dir" -B "$work/static-build" -DCMAKE_BUILD_TYPE=Release \
+  -DBUILD_SHARED_LIBS=OFF -DCLPE_BUILD_TESTS=OFF -DCLPE_BUILD_CLI=OFF -DCLPE_BUILD_BENCH=OFF
+quiet "$work/static.log" cmake --build "$work/static-build" --parallel "$jobs"
+quiet "$work/static.log" cmake --install "$work/static-build" --prefix "$prefix"
+
 echo "== consumer: install $build into a scratch prefix"
 cmake --install "$build" --prefix "$prefix" >"$work/install.log" 2>&1 \
   || { cat "$work/install.log" >&2; fail "cmake --install"; }
@@ -35,6 +52,32 @@ libdir=${pc_dirs%%$'\n'*}
 [ -n "$libdir" ] || fail "no clpe.pc installed"
 libdir=$(dirname "$libdir")
 [ -f "$prefix/include/clpe.h" ] || fail "clpe.h not installed"
+[ -f "$libdir/libclpe.a" ] || fail "libclpe.a not installed beside the shared library"
+[ -L "$libdir/libclpe.so.1.0" ] || fail "no libclpe.so.1.0 link for programs linked against 1.0.0"
+
+echo "== consumer: soname, version file, no forced OpenCL version"
+major=$(sed -n 's/^#define CLPE_VERSION_MAJOR \([0-9]*\).*/\1/p' "$source_dir/include/clpe.h")
+soname=$(readelf -d "$libdir/libclpe.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+[ "$soname" = "libclpe.so.$major" ] || fail "soname '$soname', expected libclpe.so.$major"
+version_file="$libdir/cmake/clpe/clpeConfigVersion.cmake"
+cat >"$work/compatible.cmake" <<'CMAKE'
+string(REPLACE "." ";" parts "${PACKAGE_FIND_VERSION}")
+list(GET parts 0 PACKAGE_FIND_VERSION_MAJOR)
+list(GET parts 1 PACKAGE_FIND_VERSION_MINOR)
+include(${VERSION_FILE})
+message("${PACKAGE_VERSION_COMPATIBLE}")
+CMAKE
+compatible() { # REQUESTED -> prints the version file's verdict
+  cmake -DPACKAGE_FIND_VERSION="$1" -DVERSION_FILE="$version_file" -P "$work/compatible.cmake"
+}
+[ "$(compatible "$major.0" 2>&1)" = TRUE ] || fail "the CMake package refuses a request for $major.0"
+[ "$(compatible "$((major + 1)).0" 2>&1)" = FALSE ] || fail "the CMake package accepts $((major + 1)).0"
+if grep -l CL_TARGET_OPENCL_VERSION "$libdir"/cmake/clpe/*.cmake "$libdir/pkgconfig/clpe.pc"; then
+  fail "the installed package forces CL_TARGET_OPENCL_VERSION on its users"
+fi
+for prog in clpe-bench clpe-accuracy; do
+  [ ! -e "$prefix/bin/$prog" ] || fail "$prog installed without CLPE_INSTALL_BENCH"
+done
 
 # Every installed program starts from this prefix with nothing set (no
 # LD_LIBRARY_PATH, an empty environment): it finds libclpe through its own
@@ -72,15 +115,15 @@ run() { # name, binary
 for kind in shared static; do
   static=OFF
   [ "$kind" = static ] && static=ON
-  echo "== consumer: find_package(clpe), $kind"
+  echo "== consumer: find_package(clpe 1.0), $kind"
   cmake -S "$here" -B "$work/cmake-$kind" -DCMAKE_PREFIX_PATH="$prefix" \
-        -DCLPE_CONSUMER_STATIC=$static >"$work/cmake-$kind.log" 2>&1 \
+        -DCLPE_USE_STATIC_LIBS=$static >"$work/cmake-$kind.log" 2>&1 \
     || { cat "$work/cmake-$kind.log" >&2; fail "find_package configure ($kind)"; }
   cmake --build "$work/cmake-$kind" >>"$work/cmake-$kind.log" 2>&1 \
     || { cat "$work/cmake-$kind.log" >&2; fail "find_package build ($kind)"; }
   run "find_package $kind" "$work/cmake-$kind/consumer"
   if [ "$kind" = static ] && loads "$work/cmake-$kind/consumer" libclpe.so; then
-    fail "clpe::clpe_static build loads libclpe.so"
+    fail "CLPE_USE_STATIC_LIBS=ON build loads libclpe.so"
   fi
 done
 
@@ -104,4 +147,27 @@ static_libs=$(pkg-config --static --libs clpe | sed 's/-lclpe\b/-l:libclpe.a/')
 run "pkg-config static" "$work/pc-static"
 if loads "$work/pc-static" libclpe.so; then fail "static build loads libclpe.so"; fi
 
-echo "== consumer: all four builds ran"
+unset LD_LIBRARY_PATH PKG_CONFIG_PATH
+# clpe as a subproject, from its source: the library alone, whose kind the
+# consumer's BUILD_SHARED_LIBS decides (unset: static), and the consumer's
+# own CL_TARGET_OPENCL_VERSION kept.
+echo "== consumer: add_subdirectory(clpe), static, the consumer on OpenCL 3.0"
+quiet "$work/subdir.log" cmake -S "$here" -B "$work/subdir" -DCLPE_CONSUMER_MODE=subdirectory \
+  -DCLPE_SOURCE_DIR="$source_dir" -DCONSUMER_OPENCL_VERSION=300
+quiet "$work/subdir.log" cmake --build "$work/subdir" --parallel "$jobs"
+run "add_subdirectory" "$work/subdir/consumer"
+if loads "$work/subdir/consumer" libclpe.so; then fail "add_subdirectory without BUILD_SHARED_LIBS loads libclpe.so"; fi
+
+echo "== consumer: FetchContent of a source archive, shared"
+# The archive holds what a clone would: the files git tracks or would track.
+(cd "$source_dir" && git ls-files -co --exclude-standard -z | xargs -0 ls -d 2>/dev/null) \
+  >"$work/files" || true
+[ -s "$work/files" ] || fail "no source files listed (is $source_dir a git checkout?)"
+tar -C "$source_dir" -czf "$work/clpe-src.tar.gz" --transform 's,^,clpe/,' -T "$work/files"
+quiet "$work/fetch.log" cmake -S "$here" -B "$work/fetch" -DCLPE_CONSUMER_MODE=fetchcontent \
+  -DCLPE_ARCHIVE="$work/clpe-src.tar.gz" -DBUILD_SHARED_LIBS=ON
+quiet "$work/fetch.log" cmake --build "$work/fetch" --parallel "$jobs"
+run "FetchContent" "$work/fetch/consumer"
+loads "$work/fetch/consumer" libclpe.so || fail "FetchContent with BUILD_SHARED_LIBS=ON does not load libclpe.so"
+
+echo "== consumer: all six builds ran"

@@ -1,6 +1,7 @@
 /*
  * kernel_checks.c - run every clpe kernel (table, add, add_out, gather,
- * pad_positions, rotary and its cos/sin cache) on small, awkward shapes and compare every output bit with
+ * pad_positions, rotary and its cos/sin cache, multimodal rotary and its
+ * cache) on small, awkward shapes and compare every output bit with
  * the host emulation (or, for pad_positions and the bad-id report, with
  * values worked out here).
  *
@@ -374,6 +375,105 @@ static void check_rotary(ctx *c, clpe_encoder *like, clpe_dtype dtype, uint64_t 
     }
 }
 
+/* Multimodal rotary: q (3 heads) and k (1 head) with a padding element
+ * after each head, positions in a buffer exactly as large as the streams
+ * need (stream-major, or token-major as the vision tower's), then the
+ * cos/sin cache with padded rows. Three streams of 4, 6 and 10 pairs (one
+ * float16 group and tails), and the vision tower's two ladders. */
+static void check_mrope_one(ctx *c, clpe_mrope *m, const clpe_mrope_config *cfg,
+                            const char *tag, int token_major, uint64_t *seed)
+{
+    const clpe_dtype dtype = cfg->rope.dtype;
+    const size_t esize = dtype_size(dtype), head_pitch = cfg->rope.head_dim + 1;
+    const size_t qn = BATCH * SEQ * Q_HEADS * head_pitch, kn = BATCH * SEQ * K_HEADS * head_pitch;
+    const size_t tokens = BATCH * SEQ, np = tokens * cfg->streams;
+    unsigned char *q = malloc(qn * esize), *k = malloc(kn * esize);
+    unsigned char *qwant = malloc(qn * esize), *kwant = malloc(kn * esize);
+    int64_t *pos = malloc(np * sizeof *pos);
+    if (!q || !k || !qwant || !kwant || !pos)
+        exit(2);
+    fill_values(q, dtype, qn, seed);
+    fill_values(k, dtype, kn, seed);
+    memcpy(qwant, q, qn * esize);
+    memcpy(kwant, k, kn * esize);
+    for (size_t j = 0; j < np; ++j)
+        pos[j] = (int64_t)(next_random(seed) % 100000) - 50000;
+    pos[0] = INT64_MAX; /* the phase's wrap */
+    const size_t sp = token_major ? 1 : tokens, tp = token_major ? cfg->streams : 1;
+    char what[96];
+    snprintf(what, sizeof what, "%s mrope", tag);
+    clpe_host_rope_tensor hq = {.data = qwant, .heads = Q_HEADS, .head_pitch = head_pitch};
+    clpe_host_rope_tensor hk = {.data = kwant, .heads = K_HEADS, .head_pitch = head_pitch};
+    clpe_host_mrope_positions hp = {.data = pos, .stream_pitch = sp, .token_pitch = tp};
+    expect_status(c, what, clpe_host_mrope(m, BATCH, SEQ, &hq, &hk, &hp, 0));
+    cl_mem qbuf = buffer_from(c, q, qn * esize), kbuf = buffer_from(c, k, kn * esize);
+    cl_mem pbuf = buffer_from(c, pos, np * sizeof *pos);
+    clpe_rope_tensor tq = {.buffer = qbuf, .heads = Q_HEADS, .head_pitch = head_pitch};
+    clpe_rope_tensor tk = {.buffer = kbuf, .heads = K_HEADS, .head_pitch = head_pitch};
+    clpe_mrope_positions dp = {.buffer = pbuf, .stream_pitch = sp, .token_pitch = tp};
+    expect_status(c, what, clpe_enqueue_mrope(m, c->queue, BATCH, SEQ, &tq, &tk, &dp, 0, 0, NULL,
+                                              NULL));
+    expect_buffer(c, what, qbuf, qwant, qn * esize, esize);
+    expect_buffer(c, what, kbuf, kwant, kn * esize, esize);
+
+    /* the cache of all tokens, rows padded */
+    const size_t rotary = cfg->rope.rotary_dim ? cfg->rope.rotary_dim : cfg->rope.head_dim;
+    const size_t pitch = rotary + PAD_EXTRA, bytes = tokens * pitch * esize;
+    unsigned char *cw = malloc(bytes), *sw = malloc(bytes);
+    if (!cw || !sw)
+        exit(2);
+    memset(cw, 0x5A, bytes);
+    memset(sw, 0x5A, bytes);
+    snprintf(what, sizeof what, "%s mrope cache", tag);
+    expect_status(c, what, clpe_host_mrope_cache(m, tokens, &hp, cw, sw, pitch));
+    unsigned char *poison = malloc(bytes);
+    if (!poison)
+        exit(2);
+    memset(poison, 0x5A, bytes);
+    cl_mem cbuf = buffer_from(c, poison, bytes), sbuf = buffer_from(c, poison, bytes);
+    clpe_tensor ct = {.buffer = cbuf, .row_pitch = pitch};
+    clpe_tensor st = {.buffer = sbuf, .row_pitch = pitch};
+    expect_status(c, what, clpe_enqueue_mrope_cache(m, c->queue, tokens, &dp, &ct, &st, 0, NULL,
+                                                    NULL));
+    expect_buffer(c, what, cbuf, cw, bytes, esize);
+    expect_buffer(c, what, sbuf, sw, bytes, esize);
+    clReleaseMemObject(cbuf);
+    clReleaseMemObject(sbuf);
+    clReleaseMemObject(qbuf);
+    clReleaseMemObject(kbuf);
+    clReleaseMemObject(pbuf);
+    free(poison);
+    free(cw);
+    free(sw);
+    free(q);
+    free(k);
+    free(qwant);
+    free(kwant);
+    free(pos);
+}
+
+static void check_mrope(ctx *c, clpe_encoder *like, clpe_dtype dtype, uint64_t *seed)
+{
+    clpe_mrope_config text = {.rope = clpe_rope_config_default(40), .streams = 3,
+                              .section = {4, 6, 10}};
+    clpe_mrope_config vision = clpe_mrope_config_vision(16);
+    vision.rope.pairing = CLPE_ROPE_INTERLEAVED;
+    clpe_mrope_config *cfgs[2] = {&text, &vision};
+    for (int n = 0; n < 2; ++n) {
+        cfgs[n]->rope.dtype = dtype;
+        char tag[48];
+        snprintf(tag, sizeof tag, "%s %s", dtype_name(dtype), n ? "vision" : "text");
+        clpe_status st = CLPE_SUCCESS;
+        clpe_mrope *m = clpe_mrope_create_like(like, cfgs[n], &st);
+        if (!m) {
+            fail(c, tag, clpe_status_string(st));
+            continue;
+        }
+        check_mrope_one(c, m, cfgs[n], tag, n == 1, seed);
+        clpe_mrope_release(m);
+    }
+}
+
 static void check_pad_positions(ctx *c, clpe_encoder *enc)
 {
     /* fairseq: padding_idx 1, so pad id 1, first position 2, pad position 1 */
@@ -463,6 +563,8 @@ int main(void)
         }
         if (first)
             check_rotary(&c, first, (clpe_dtype)t, &seed);
+        if (first)
+            check_mrope(&c, first, (clpe_dtype)t, &seed);
     }
     clpe_launch_info info = {0};
     if (first) {

@@ -1,0 +1,219 @@
+/*
+ * decoder_kernels.cl - the decoder's own small kernels, float32 throughout.
+ *
+ * Matrix products are CLBlast's and every position step is clpe's; these are
+ * the rest of a transformer layer. Rows are [tokens, width], row-major.
+ * Built with -D HEAD_DIM=<head_dim> -D NORM_GROUP=<work-group size of the
+ * norms, a power of two>. For Llama with --rope device, clpe_device.h
+ * (clpe_device_source()) comes first in the program, which defines
+ * CLPE_DEVICE_H and the kernels at the end of this file.
+ */
+
+/* No a * b + c fused into an fma behind the code's back: clpe_device.h
+ * turns contraction off for what follows it, and with it off here too the
+ * program computes the same bits with or without the header. */
+#pragma OPENCL FP_CONTRACT OFF
+
+/* Sum of a row's values over one work-group, in a fixed order (so every
+ * run gives the same bits). */
+static float group_sum(float value, __local float *scratch)
+{
+    const size_t lid = get_local_id(0);
+    scratch[lid] = value;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (size_t stride = NORM_GROUP / 2; stride > 0; stride /= 2) {
+        if (lid < stride)
+            scratch[lid] += scratch[lid + stride];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const float total = scratch[0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return total;
+}
+
+/* Llama's RMSNorm: out = weight * (x / sqrt(mean(x^2) + eps)). One
+ * work-group of NORM_GROUP per row. */
+__kernel void rms_norm(__global const float *x, __global const float *weight,
+                       __global float *out, uint width, float eps)
+{
+    __local float scratch[NORM_GROUP];
+    const size_t row = get_group_id(0), lid = get_local_id(0);
+    __global const float *xr = x + row * width;
+    float sum = 0.0f;
+    for (uint i = lid; i < width; i += NORM_GROUP)
+        sum += xr[i] * xr[i];
+    const float inv = 1.0f / sqrt(group_sum(sum, scratch) / (float)width + eps);
+    for (uint i = lid; i < width; i += NORM_GROUP)
+        out[row * width + i] = weight[i] * (xr[i] * inv);
+}
+
+/* torch.nn.LayerNorm: out = (x - mean) / sqrt(var + eps) * weight + bias,
+ * with the biased variance. */
+__kernel void layer_norm(__global const float *x, __global const float *weight,
+                         __global const float *bias, __global float *out, uint width, float eps)
+{
+    __local float scratch[NORM_GROUP];
+    const size_t row = get_group_id(0), lid = get_local_id(0);
+    __global const float *xr = x + row * width;
+    float sum = 0.0f;
+    for (uint i = lid; i < width; i += NORM_GROUP)
+        sum += xr[i];
+    const float mean = group_sum(sum, scratch) / (float)width;
+    float sq = 0.0f;
+    for (uint i = lid; i < width; i += NORM_GROUP) {
+        const float c = xr[i] - mean;
+        sq += c * c;
+    }
+    const float inv = 1.0f / sqrt(group_sum(sq, scratch) / (float)width + eps);
+    for (uint i = lid; i < width; i += NORM_GROUP)
+        out[row * width + i] = (xr[i] - mean) * inv * weight[i] + bias[i];
+}
+
+/* y[r][c] += bias[c] over rows of `width`; one work-item per element. */
+__kernel void add_bias(__global float *y, __global const float *bias, uint width)
+{
+    const size_t i = get_global_id(0);
+    y[i] += bias[i % width];
+}
+
+/* The residual connection: x += y, elementwise. */
+__kernel void add_into(__global float *x, __global const float *y)
+{
+    const size_t i = get_global_id(0);
+    x[i] += y[i];
+}
+
+#define ACT_SILU 0
+#define ACT_GELU 1
+#define ACT_GELU_TANH 2
+#define ACT_RELU 3
+
+static float activate(float v, int act)
+{
+    switch (act) {
+    case ACT_SILU:
+        return v / (1.0f + exp(-v));
+    case ACT_GELU:
+        return 0.5f * v * (1.0f + erf(v * 0.70710678118654752f));
+    case ACT_GELU_TANH:
+        return 0.5f * v * (1.0f + tanh(0.79788456080286536f * (v + 0.044715f * v * v * v)));
+    default:
+        return fmax(v, 0.0f);
+    }
+}
+
+/* In place: x = act(x) (XGLM's fc1 output). */
+__kernel void activation(__global float *x, int act)
+{
+    const size_t i = get_global_id(0);
+    x[i] = activate(x[i], act);
+}
+
+/* Llama's gated MLP: gate = act(gate) * up. */
+__kernel void gated_activation(__global float *gate, __global const float *up, int act)
+{
+    const size_t i = get_global_id(0);
+    gate[i] = activate(gate[i], act) * up[i];
+}
+
+/* Causal self-attention of one query qr (one token, one head) over a KV
+ * cache:
+ *   k, v  [cache rows, kv_heads * HEAD_DIM], rows 0 .. last valid
+ * softmax(q . k * scale) . v, with the softmax's maximum subtracted first,
+ * written to oh. */
+static void attend(const float *qr, __global const float *k, __global const float *v,
+                   __global float *oh, uint last, uint kvh, uint kv_width, float scale)
+{
+    float top = -INFINITY;
+    for (uint j = 0; j <= last; j++) {
+        __global const float *kj = k + (size_t)j * kv_width + kvh * HEAD_DIM;
+        float s = 0.0f;
+        for (uint d = 0; d < HEAD_DIM; d++)
+            s += qr[d] * kj[d];
+        top = fmax(top, s * scale);
+    }
+    float acc[HEAD_DIM];
+    for (uint d = 0; d < HEAD_DIM; d++)
+        acc[d] = 0.0f;
+    float total = 0.0f;
+    for (uint j = 0; j <= last; j++) {
+        __global const float *kj = k + (size_t)j * kv_width + kvh * HEAD_DIM;
+        __global const float *vj = v + (size_t)j * kv_width + kvh * HEAD_DIM;
+        float s = 0.0f;
+        for (uint d = 0; d < HEAD_DIM; d++)
+            s += qr[d] * kj[d];
+        const float w = exp(s * scale - top);
+        total += w;
+        for (uint d = 0; d < HEAD_DIM; d++)
+            acc[d] += w * vj[d];
+    }
+    for (uint d = 0; d < HEAD_DIM; d++)
+        oh[d] = acc[d] / total;
+}
+
+/* Attention for tokens at cache rows first .. first+tokens-1, one work-item
+ * per (token, head):
+ *   q     [tokens, heads * HEAD_DIM]
+ *   out   [tokens, heads * HEAD_DIM]
+ * token t sees cache rows 0 .. first+t; head h reads kv head
+ * h / (heads / kv_heads) (grouped-query attention). */
+__kernel void attention(__global const float *q, __global const float *k,
+                        __global const float *v, __global float *out, uint first, uint heads,
+                        uint kv_heads, float scale)
+{
+    const uint t = get_global_id(0) / heads, h = get_global_id(0) % heads;
+    __global const float *qh = q + ((size_t)t * heads + h) * HEAD_DIM;
+    float qr[HEAD_DIM];
+    for (uint d = 0; d < HEAD_DIM; d++)
+        qr[d] = qh[d];
+    attend(qr, k, v, out + ((size_t)t * heads + h) * HEAD_DIM, first + t,
+           h / (heads / kv_heads), kv_heads * HEAD_DIM, scale);
+}
+
+#ifdef CLPE_DEVICE_H
+/* The same attention, rotating each query as it loads it: token t at
+ * position first_position + t, with clpe's rotation of a pair
+ * (clpe_rope_pair: the bits clpe_enqueue_rope writes). rope holds a rotary
+ * object's words (clpe_rope_device_words). */
+__kernel void attention_rotating_q(__global const float *q, __global const float *k,
+                                   __global const float *v, __global float *out, uint first,
+                                   uint heads, uint kv_heads, float scale,
+                                   __global const ulong *rope, long first_position)
+{
+    const uint t = get_global_id(0) / heads, h = get_global_id(0) % heads;
+    __global const float *qh = q + ((size_t)t * heads + h) * HEAD_DIM;
+    float qr[HEAD_DIM];
+    for (uint d = 0; d < HEAD_DIM; d++)
+        qr[d] = qh[d];
+    const long p = first_position + (long)t;
+    for (uint i = 0; i < clpe_words_pairs(rope); i++) {
+        const uint a = clpe_rope_slot_a(rope, i), b = clpe_rope_slot_b(rope, i);
+        const float2 r = clpe_rope_pair(rope, p, i, qh[a], qh[b]);
+        qr[a] = r.x;
+        qr[b] = r.y;
+    }
+    attend(qr, k, v, out + ((size_t)t * heads + h) * HEAD_DIM, first + t,
+           h / (heads / kv_heads), kv_heads * HEAD_DIM, scale);
+}
+
+/* Keys rotated into the cache in one pass, one work-item per (token, kv
+ * head): cache row `row` + t gets k's token t rotated to position
+ * first_position + t (elements past the rotary ones copied as they are). */
+__kernel void rope_keys_into_cache(__global const float *k, __global float *cache, uint row,
+                                   uint kv_heads, __global const ulong *rope, long first_position)
+{
+    const uint t = get_global_id(0) / kv_heads, h = get_global_id(0) % kv_heads;
+    const size_t from = ((size_t)t * kv_heads + h) * HEAD_DIM;
+    const size_t to = ((size_t)(row + t) * kv_heads + h) * HEAD_DIM;
+    const long p = first_position + (long)t;
+    const uint n = clpe_words_pairs(rope);
+    for (uint i = 0; i < n; i++) {
+        const uint a = clpe_rope_slot_a(rope, i), b = clpe_rope_slot_b(rope, i);
+        const float2 r = clpe_rope_pair(rope, p, i, k[from + a], k[from + b]);
+        cache[to + a] = r.x;
+        cache[to + b] = r.y;
+    }
+    for (uint d = 2 * n; d < HEAD_DIM; d++)
+        cache[to + d] = k[from + d];
+}
+#endif

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Create a tiny random-initialised Hugging Face model directory for clpe-decoder.
+
+    python3 examples/decoder/make_tiny_model.py llama /tmp/tiny-llama
+    build/examples/decoder/clpe-decoder /tmp/tiny-llama --prompt 1,2,3,4 --steps 8
+
+The model is LlamaForCausalLM ("llama"; "llama3": with Llama 3.1's rotary
+scaling and tied embeddings) or XGLMForCausalLM ("xglm") with a few layers, a small
+width and vocabulary and weights from a fixed seed, saved with
+save_pretrained as config.json + model.safetensors. Needs torch and
+transformers. tests/frameworks/test_decoder_hf.py builds its models with the
+same function.
+"""
+import argparse
+import sys
+
+
+def tiny_config(arch):
+    """The configuration of the tiny model of an architecture."""
+    import transformers
+
+    if arch == "llama":
+        return transformers.LlamaConfig(
+            vocab_size=512, hidden_size=64, intermediate_size=160, num_hidden_layers=2,
+            num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+            rms_norm_eps=1e-5, rope_theta=10000.0, tie_word_embeddings=False)
+    if arch == "llama3":
+        # Llama 3.1's rotary scaling (its long wavelengths stretched, a
+        # smooth band between) and tied input and output embeddings
+        return transformers.LlamaConfig(
+            vocab_size=512, hidden_size=64, intermediate_size=160, num_hidden_layers=2,
+            num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+            rms_norm_eps=1e-5, rope_theta=10000.0, tie_word_embeddings=True,
+            rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                          "high_freq_factor": 4.0, "original_max_position_embeddings": 64})
+    if arch == "xglm":
+        return transformers.XGLMConfig(
+            vocab_size=512, d_model=64, ffn_dim=160, num_layers=2, attention_heads=4,
+            max_position_embeddings=64, activation_function="gelu", scale_embedding=True,
+            dropout=0.0, attention_dropout=0.0, activation_dropout=0.0, layerdrop=0.0,
+            tie_word_embeddings=False)
+    raise ValueError(f"unknown architecture {arch!r} (llama, llama3, xglm)")
+
+
+SMALL = {  # --small: a larger model for timing (about 30M parameters)
+    "llama": dict(vocab_size=8192, hidden_size=512, intermediate_size=1408, num_hidden_layers=8,
+                  num_attention_heads=8, num_key_value_heads=8, head_dim=64,
+                  max_position_embeddings=2048),
+    "xglm": dict(vocab_size=8192, d_model=512, ffn_dim=1408, num_layers=8, attention_heads=8,
+                 max_position_embeddings=2048),
+}
+SMALL["llama3"] = SMALL["llama"]
+
+
+def make_model(arch, seed=0, init_std=0.2, small=False):
+    """A tiny model with random weights from seed. init_std is larger than
+    Hugging Face's default 0.02 so that the logits differ visibly between
+    tokens and positions."""
+    import torch
+    import transformers
+
+    config = tiny_config(arch)
+    if small:
+        for key, value in SMALL[arch].items():
+            setattr(config, key, value)
+    config.initializer_range = init_std
+    if arch == "xglm":
+        config.init_std = init_std
+    torch.manual_seed(seed)
+    cls = transformers.XGLMForCausalLM if arch == "xglm" else transformers.LlamaForCausalLM
+    model = cls(config).eval()
+    # Norm weights and biases start at 1 and 0; give them values too, so that
+    # a wrong weight or a missing bias shows in the comparison.
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "norm" in name:
+                p.add_(torch.randn_like(p) * 0.1)
+    return model
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("arch", choices=["llama", "llama3", "xglm"])
+    parser.add_argument("out_dir")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--small", action="store_true",
+                        help="8 layers, hidden 512, vocabulary 8192 instead (for timing)")
+    args = parser.parse_args()
+    model = make_model(args.arch, args.seed, small=args.small)
+    model.save_pretrained(args.out_dir, safe_serialization=True)
+    print(f"{args.out_dir}: {args.arch}, {sum(p.numel() for p in model.parameters())} parameters")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,238 @@
+/*
+ * rope_kv_emulate.c - the host emulation of rotary into a KV cache
+ * (clpe_host_rope_kv): the arithmetic of rope_emulate.c, then each value
+ * stored as kernels/clpe_rope_kv_body.cl stores it.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A host tensor [tokens, heads, head_dim] with its defaults resolved. */
+typedef struct kv_host_region {
+    char *data;
+    size_t heads, head_pitch, row_pitch;
+} kv_host_region;
+
+static clpe_status resolve_tensor(const clpe_rope *rope, const clpe_host_rope_tensor *t,
+                                  size_t tokens, kv_host_region *r)
+{
+    size_t head_dim = rope->cfg.head_dim;
+    if (!t->data)
+        return CLPE_ERROR_NULL_POINTER;
+    if (!CLPE__RESERVED_ZERO(t))
+        return CLPE_ERROR_RESERVED_FIELD;
+    if (t->heads == 0)
+        return CLPE_ERROR_INVALID_ROPE;
+    r->data = t->data;
+    r->heads = t->heads;
+    r->head_pitch = t->head_pitch ? t->head_pitch : head_dim;
+    if (r->head_pitch < head_dim && t->heads > 1)
+        return CLPE_ERROR_INVALID_PITCH;
+    size_t extent = 0, last = 0;
+    if (!clpe__mul_size(t->heads - 1, r->head_pitch, &extent) ||
+        !clpe__add_size(extent, head_dim, &extent))
+        return CLPE_ERROR_TOO_LARGE;
+    if (t->row_pitch) {
+        r->row_pitch = t->row_pitch;
+    } else if (!clpe__mul_size(t->heads, r->head_pitch, &r->row_pitch)) {
+        return CLPE_ERROR_TOO_LARGE;
+    }
+    if (tokens > 1 && r->row_pitch < extent)
+        return CLPE_ERROR_INVALID_PITCH;
+    /* the last token's elements must be addressable */
+    if (tokens && (!clpe__mul_size(tokens - 1, r->row_pitch, &last) ||
+                   !clpe__add_size(last, extent, &last) ||
+                   !clpe__mul_size(last, clpe__dtype_size(rope->cfg.dtype), &last)))
+        return CLPE_ERROR_TOO_LARGE;
+    return CLPE_SUCCESS;
+}
+
+typedef struct kv_host_cache {
+    char *key, *value;
+    clpe_dtype dtype;
+    size_t block_size, head_pitch, slot_pitch, block_pitch, capacity;
+} kv_host_cache;
+
+static clpe_status resolve_cache(const clpe_rope *rope, const clpe_host_kv_cache *c,
+                                 kv_host_cache *r)
+{
+    size_t head_dim = rope->cfg.head_dim;
+    if (!c->key || !c->value)
+        return CLPE_ERROR_NULL_POINTER;
+    if (!CLPE__RESERVED_ZERO(c))
+        return CLPE_ERROR_RESERVED_FIELD;
+    if ((unsigned)c->dtype > CLPE_DTYPE_F64)
+        return CLPE_ERROR_INVALID_CONFIG;
+    bool narrowed = rope->cfg.dtype == CLPE_DTYPE_F32 &&
+                    (c->dtype == CLPE_DTYPE_F16 || c->dtype == CLPE_DTYPE_BF16);
+    if (c->dtype != rope->cfg.dtype && !narrowed)
+        return CLPE_ERROR_DTYPE_MISMATCH;
+    if (c->heads == 0)
+        return CLPE_ERROR_INVALID_ROPE;
+    r->key = c->key;
+    r->value = c->value;
+    r->dtype = c->dtype;
+    r->block_size = c->block_size;
+    r->head_pitch = c->head_pitch ? c->head_pitch : head_dim;
+    if (c->slot_pitch) {
+        r->slot_pitch = c->slot_pitch;
+    } else if (!clpe__mul_size(c->heads, r->head_pitch, &r->slot_pitch)) {
+        return CLPE_ERROR_TOO_LARGE;
+    }
+    if (c->block_pitch) {
+        r->block_pitch = c->block_pitch;
+    } else if (!clpe__mul_size(c->block_size, r->slot_pitch, &r->block_pitch)) {
+        return CLPE_ERROR_TOO_LARGE;
+    }
+    if (!clpe__mul_size(c->num_blocks, c->block_size, &r->capacity) || r->capacity > INT64_MAX)
+        return CLPE_ERROR_TOO_LARGE;
+    clpe_kv_dim dims[3] = {{c->heads, r->head_pitch},
+                           {c->block_size, r->slot_pitch},
+                           {c->num_blocks, r->block_pitch}};
+    size_t span = 0;
+    clpe_status status = clpe__kv_cache_dims(dims, head_dim, &span);
+    if (status == CLPE_SUCCESS && r->capacity &&
+        !clpe__mul_size(span, clpe__dtype_size(c->dtype), &span))
+        status = CLPE_ERROR_TOO_LARGE;
+    return status;
+}
+
+static int compare_slots(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Every slot -1 or in [0, capacity), none twice. */
+static clpe_status check_slots(const int64_t *slots, size_t tokens, size_t capacity)
+{
+    for (size_t t = 0; t < tokens; ++t)
+        if (slots[t] < -1 || (slots[t] >= 0 && (uint64_t)slots[t] >= capacity))
+            return CLPE_ERROR_INVALID_SLOTS;
+    if (tokens < 2)
+        return CLPE_SUCCESS;
+    int64_t *sorted = malloc(tokens * sizeof *sorted);
+    if (!sorted)
+        return CLPE_ERROR_OUT_OF_HOST_MEMORY;
+    memcpy(sorted, slots, tokens * sizeof *sorted);
+    qsort(sorted, tokens, sizeof *sorted, compare_slots);
+    clpe_status status = CLPE_SUCCESS;
+    for (size_t t = 1; t < tokens; ++t)
+        if (sorted[t] >= 0 && sorted[t] == sorted[t - 1])
+            status = CLPE_ERROR_INVALID_SLOTS;
+    free(sorted);
+    return status;
+}
+
+/* Element j of a cache entry gets element j of a head: its bits where the
+ * types agree, else converted (float32 to half or bfloat16). */
+static void copy_elem(clpe_dtype to, char *entry, clpe_dtype from, const char *head, size_t j)
+{
+    if (to == from) {
+        size_t esize = clpe__dtype_size(to);
+        memcpy(entry + j * esize, head + j * esize, esize);
+    } else {
+        clpe__store_elem(to, entry, j, clpe__load_elem(from, head, j));
+    }
+}
+
+clpe_status clpe_host_rope_kv(const clpe_rope *rope, size_t tokens, const clpe_host_rope_tensor *q,
+                              const clpe_host_rope_tensor *q_out, const clpe_host_rope_tensor *k,
+                              const clpe_host_rope_tensor *v, const clpe_host_kv_cache *cache,
+                              const int64_t *slots, clpe_position_source source, int64_t start,
+                              const int64_t *host_positions, uint32_t flags)
+{
+    kv_host_region rq = {0}, rqo = {0}, rk, rv;
+    kv_host_cache kc;
+    if (!rope)
+        return CLPE_ERROR_NULL_ENCODER;
+    if (!k || !v || !cache || (q_out && !q) || (!slots && tokens))
+        return CLPE_ERROR_NULL_POINTER;
+    if (flags & ~CLPE_ROPE_INVERSE)
+        return CLPE_ERROR_INVALID_CONFIG;
+    clpe_status status = CLPE_SUCCESS;
+    if (q)
+        status = resolve_tensor(rope, q, tokens, &rq);
+    if (status == CLPE_SUCCESS && q_out)
+        status = resolve_tensor(rope, q_out, tokens, &rqo);
+    if (status == CLPE_SUCCESS)
+        status = resolve_tensor(rope, k, tokens, &rk);
+    if (status == CLPE_SUCCESS)
+        status = resolve_tensor(rope, v, tokens, &rv);
+    if (status != CLPE_SUCCESS)
+        return status;
+    if (rk.heads != cache->heads || rv.heads != cache->heads || (q_out && rqo.heads != rq.heads))
+        return CLPE_ERROR_INVALID_ROPE;
+    status = resolve_cache(rope, cache, &kc);
+    if (status != CLPE_SUCCESS)
+        return status;
+    if ((unsigned)source > CLPE_POSITIONS_IDS)
+        return CLPE_ERROR_INVALID_POSITIONS;
+    if (source != CLPE_POSITIONS_START && !host_positions && tokens)
+        return CLPE_ERROR_NULL_POINTER;
+    if (source == CLPE_POSITIONS_START)
+        status = clpe__check_start(start, tokens);
+    if (status == CLPE_SUCCESS)
+        status = check_slots(slots, tokens, kc.capacity);
+    if (status != CLPE_SUCCESS)
+        return status;
+
+    clpe_dtype dtype = rope->cfg.dtype;
+    size_t esize = clpe__dtype_size(dtype), cache_esize = clpe__dtype_size(kc.dtype);
+    size_t head_dim = rope->cfg.head_dim, rotary_dim = rope->rotary_dim;
+    bool half_split = rope->cfg.pairing == CLPE_ROPE_HALF_SPLIT;
+    size_t partner = half_split ? rope->n_pairs : 1, stride = half_split ? 1 : 2;
+    double sign = (flags & CLPE_ROPE_INVERSE) ? -1.0 : 1.0;
+    const kv_host_region *qdst = q_out ? &rqo : &rq;
+    for (size_t s = 0; s < tokens; ++s) {
+        uint64_t p = source == CLPE_POSITIONS_START          ? (uint64_t)start + s
+                     : source == CLPE_POSITIONS_PER_SEQUENCE ? (uint64_t)host_positions[0] + s
+                                                             : (uint64_t)host_positions[s];
+        int64_t slot = slots[s];
+        size_t entry = 0;
+        if (slot >= 0)
+            entry = ((size_t)slot / kc.block_size) * kc.block_pitch +
+                    ((size_t)slot % kc.block_size) * kc.slot_pitch;
+        for (uint32_t i = 0; i < rope->n_pairs; ++i) {
+            double c, sn, ra, rb;
+            clpe__rope_cos_sin(rope, p, i, sign, &c, &sn);
+            size_t ka = i * stride, kb = ka + partner;
+            for (size_t h = 0; q && h < rq.heads; ++h) {
+                const char *src = rq.data + (s * rq.row_pitch + h * rq.head_pitch) * esize;
+                char *dst = qdst->data + (s * qdst->row_pitch + h * qdst->head_pitch) * esize;
+                clpe__rope_rotate(dtype, clpe__load_elem(dtype, src, ka),
+                                  clpe__load_elem(dtype, src, kb), c, sn, &ra, &rb);
+                clpe__store_elem(dtype, dst, ka, ra);
+                clpe__store_elem(dtype, dst, kb, rb);
+            }
+            for (size_t h = 0; slot >= 0 && h < rk.heads; ++h) {
+                const char *src = rk.data + (s * rk.row_pitch + h * rk.head_pitch) * esize;
+                char *dst = kc.key + (entry + h * kc.head_pitch) * cache_esize;
+                clpe__rope_rotate(dtype, clpe__load_elem(dtype, src, ka),
+                                  clpe__load_elem(dtype, src, kb), c, sn, &ra, &rb);
+                /* a float32 result is exact in ra: converting it once is
+                 * what storing it and then converting the copy gives */
+                clpe__store_elem(kc.dtype, dst, ka, ra);
+                clpe__store_elem(kc.dtype, dst, kb, rb);
+            }
+        }
+        for (size_t h = 0; slot >= 0 && h < rk.heads; ++h) {
+            const char *ksrc = rk.data + (s * rk.row_pitch + h * rk.head_pitch) * esize;
+            const char *vsrc = rv.data + (s * rv.row_pitch + h * rv.head_pitch) * esize;
+            char *kdst = kc.key + (entry + h * kc.head_pitch) * cache_esize;
+            char *vdst = kc.value + (entry + h * kc.head_pitch) * cache_esize;
+            for (size_t j = 0; j < head_dim; ++j)
+                copy_elem(kc.dtype, vdst, dtype, vsrc, j);
+            for (size_t j = rotary_dim; j < head_dim; ++j)
+                copy_elem(kc.dtype, kdst, dtype, ksrc, j);
+        }
+        for (size_t h = 0; q_out && h < rq.heads; ++h) {
+            const char *src = rq.data + (s * rq.row_pitch + h * rq.head_pitch) * esize;
+            char *dst = rqo.data + (s * rqo.row_pitch + h * rqo.head_pitch) * esize;
+            memcpy(dst + rotary_dim * esize, src + rotary_dim * esize,
+                   (head_dim - rotary_dim) * esize);
+        }
+    }
+    return CLPE_SUCCESS;
+}

@@ -1,0 +1,99 @@
+/*
+ * clpe_rope_kv_interface.h - what the host library and the rotary-into-cache
+ * kernels (clpe_rope_kv.cl) agree on: their argument lists, written once
+ * as clpe_interface.h writes the others. Included by both, after
+ * clpe_interface.h (PE_COMMA).
+ */
+#ifndef CLPE_ROPE_KV_INTERFACE_H
+#define CLPE_ROPE_KV_INTERFACE_H
+
+/* Cache element types, as clpe_dtype in clpe.h (the host checks they are
+ * equal). */
+#define PE_KV_F32 0
+#define PE_KV_F16 1
+#define PE_KV_BF16 2
+#define PE_KV_F64 3
+
+/*
+ * The arguments of clpe_rope_kv_*: tokens [rows] of q, k and v ([rows,
+ * heads, head_dim] through head and row pitches, 32-bit within a launch);
+ * q rotated into q_out (q itself when q_out is NULL; q NULL: none), k
+ * rotated and v copied into the key and value caches at each token's slot
+ * (-1: not written). Cache indices are 64-bit: entry (slot, head h, element
+ * j) is at offset + (slot / block_size) * block_pitch + (slot % block_size)
+ * * slot_pitch + h * head_pitch + j elements of cache_dtype. Dimension 0
+ * counts columns in twos: a work-item of PE_W pairs rotates those of its
+ * pairs below n_pairs and copies the columns [2 i0, 2 i_end) of v and,
+ * past rotary_dim, of k (and of q into q_out). Nothing is written when
+ * report[0] (written by clpe_kv_check_slots) is not zero.
+ */
+#define PE_ROPE_KV_ARGS(X, SEP)                                                          \
+    X(Q, OUT, q) SEP()                          /* NULL: no queries */                   \
+    X(Q_OUT, OUT, q_out) SEP()                  /* NULL: q in place */                   \
+    X(K, IN, k) SEP()                                                                    \
+    X(V, IN, v) SEP()                                                                    \
+    X(KEY_CACHE, KV_CACHE, key_cache) SEP()                                              \
+    X(VALUE_CACHE, KV_CACHE, value_cache) SEP()                                          \
+    X(POSITIONS, POS, positions) SEP()                                                   \
+    X(SLOTS, POS, slots) SEP()                                                           \
+    X(REPORT, KV_REPORT, report) SEP()                                                   \
+    X(TW_HI, TWH, tw_hi) SEP()                                                           \
+    X(TW_LO, TWL, tw_lo) SEP()                                                           \
+    X(Q_BASE, U64, q_base) SEP()                /* elements to this launch's first token */ \
+    X(Q_OUT_BASE, U64, q_out_base) SEP()                                                 \
+    X(K_BASE, U64, k_base) SEP()                                                         \
+    X(V_BASE, U64, v_base) SEP()                                                         \
+    X(POSITIONS_BASE, U64, positions_base) SEP()                                         \
+    X(SLOTS_BASE, U64, slots_base) SEP()                                                 \
+    X(START, I64, start) SEP()                  /* as for the rotary kernels */          \
+    X(AMPLITUDE, SCALE, amplitude) SEP()                                                 \
+    X(KEY_OFFSET, U64, key_offset) SEP()        /* cache elements to slot 0 */           \
+    X(VALUE_OFFSET, U64, value_offset) SEP()                                             \
+    X(CACHE_HEAD_PITCH, U64, cache_head_pitch) SEP()                                     \
+    X(CACHE_SLOT_PITCH, U64, cache_slot_pitch) SEP()                                     \
+    X(CACHE_BLOCK_PITCH, U64, cache_block_pitch) SEP()                                   \
+    X(BLOCK_SIZE, U64, block_size) SEP()                                                 \
+    X(CACHE_DTYPE, U32, cache_dtype) SEP()      /* PE_KV_*: the storage type's, or */    \
+                                                /* f16 / bf16 under f32 */               \
+    X(Q_HEADS, U32, q_heads) SEP()                                                       \
+    X(Q_HEAD_PITCH, U32, q_head_pitch) SEP()                                             \
+    X(Q_ROW_PITCH, U32, q_row_pitch) SEP()                                               \
+    X(Q_OUT_HEAD_PITCH, U32, q_out_head_pitch) SEP()                                     \
+    X(Q_OUT_ROW_PITCH, U32, q_out_row_pitch) SEP()                                       \
+    X(KV_HEADS, U32, kv_heads) SEP()                                                     \
+    X(K_HEAD_PITCH, U32, k_head_pitch) SEP()                                             \
+    X(K_ROW_PITCH, U32, k_row_pitch) SEP()                                               \
+    X(V_HEAD_PITCH, U32, v_head_pitch) SEP()                                             \
+    X(V_ROW_PITCH, U32, v_row_pitch) SEP()                                               \
+    X(HEAD_DIM, U32, head_dim) SEP()                                                     \
+    X(N_PAIRS, U32, n_pairs) SEP()              /* rotary_dim / 2 */                     \
+    X(PARTNER, U32, partner) SEP()                                                       \
+    X(STRIDE, U32, stride) SEP()                                                         \
+    X(INVERSE, U32, inverse) SEP()                                                       \
+    X(ROWS, U32, rows) SEP()                                                             \
+    X(ROWS_PER_ITEM, U32, rows_per_item) SEP()                                           \
+    X(POS_SOURCE, U32, pos_source)
+
+#define PE_ROPE_KV_ENUM_ENTRY(NAME, KIND, name) PE_ROPE_KV_ARG_##NAME
+enum pe_rope_kv_arg { PE_ROPE_KV_ARGS(PE_ROPE_KV_ENUM_ENTRY, PE_COMMA), PE_ROPE_KV_ARG_COUNT };
+
+/* clpe_kv_check_slots: one work-group reads every slot of the call and
+ * writes report[0] (tokens whose slot is out of [-1, capacity) or equals
+ * an earlier token's) and report[1] (the first such token, or 0xFFFFFFFF).
+ * With sort_size (a power of two >= tokens; capacity <= 2^32) it finds the
+ * repeated slots by sorting (slot, token) pairs in sort_keys, local memory
+ * of sort_size ulongs; with 0, by comparing each slot with every earlier
+ * one. */
+#define PE_KV_CHECK_ARGS(X, SEP)                                                         \
+    X(SLOTS, POS, slots) SEP()                                                           \
+    X(SLOTS_BASE, U64, slots_base) SEP()                                                 \
+    X(TOKENS, U32, tokens) SEP()                                                         \
+    X(CAPACITY, U64, capacity) SEP()            /* num_blocks * block_size */            \
+    X(REPORT_OUT, KV_REPORT_OUT, report) SEP()                                           \
+    X(SORT_KEYS, KV_LOCAL, sort_keys) SEP()                                              \
+    X(SORT_SIZE, U32, sort_size)
+
+#define PE_KV_CHECK_ENUM_ENTRY(NAME, KIND, name) PE_KV_CHECK_ARG_##NAME
+enum pe_kv_check_arg { PE_KV_CHECK_ARGS(PE_KV_CHECK_ENUM_ENTRY, PE_COMMA), PE_KV_CHECK_ARG_COUNT };
+
+#endif /* CLPE_ROPE_KV_INTERFACE_H */

@@ -1,0 +1,141 @@
+"""Multimodal rotary from Python (clpe.MRope, clpe.HostMRope): device bit for
+bit against the host emulation, host against a float64 NumPy rotation of
+each pair by its stream's position, and bad input refused. Skipped while
+the loaded library lacks the multimodal calls."""
+import numpy as np
+import pytest
+
+import clpe
+from conftest import DTYPES, assert_same_bits
+
+pytestmark = pytest.mark.skipif(not getattr(clpe, "HAS_MROPE", False),
+                                reason="the loaded libclpe has no multimodal rotary calls")
+HEAD_DIM = 16
+SECTION = [2, 3, 3]
+
+
+def stored(values, dtype_name, numpy_dtype):
+    if dtype_name == "bf16":
+        return (values.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    return values.astype(numpy_dtype)
+
+
+def numpy_mrope(x, positions, section, base=10000.0):
+    """x [batch, seq, heads, d] rotated in float64, pair i by positions
+    [stream of i, batch, seq] * base^(-2i/d) (half-split)."""
+    half = x.shape[-1] // 2
+    w = base ** (-2.0 * np.arange(half) / x.shape[-1])
+    streams = np.repeat(np.arange(len(section)), section)
+    angle = np.moveaxis(positions[streams], 0, -1)[..., None, :] * w  # [batch, seq, 1, half]
+    a, b = x[..., :half].astype(np.float64), x[..., half:].astype(np.float64)
+    return np.concatenate([a * np.cos(angle) - b * np.sin(angle),
+                           a * np.sin(angle) + b * np.cos(angle)], axis=-1)
+
+
+def test_host_rotation_is_the_formula():
+    rng = np.random.default_rng(1)
+    q = rng.standard_normal((2, 5, 3, HEAD_DIM)).astype(np.float32)
+    positions = rng.integers(0, 3000, (3, 2, 5))
+    expected = numpy_mrope(q, positions, SECTION)
+    with clpe.HostMRope(HEAD_DIM, mrope_section=SECTION) as rope:
+        rope.rotate(q, positions=positions)
+        frequencies, streams, amplitude = rope.frequencies()
+    assert np.abs(q - expected).max() <= 1e-6
+    assert amplitude == 1.0
+    assert list(streams) == [0, 0, 1, 1, 1, 2, 2, 2]
+    assert np.allclose(frequencies, 10000.0 ** (-2.0 * np.arange(8) / HEAD_DIM), rtol=1e-15)
+
+
+def test_vision_positions_are_rows_then_columns():
+    """Vision: pairs [0, d/4) turn with the row, [d/4, d/2) with the column,
+    each half with the frequencies of a rotary of width d/2."""
+    rng = np.random.default_rng(2)
+    q = rng.standard_normal((7, 2, HEAD_DIM))  # [patches, heads, d]
+    pos_ids = rng.integers(0, 50, (7, 2))      # [patches, (row, column)]
+    with clpe.HostMRope(HEAD_DIM, vision=True, dtype="f64") as rope:
+        got = rope.rotate(q.copy(), positions=pos_ids.T)
+    w = 10000.0 ** (-2.0 * np.arange(4) / 8)
+    theta = np.concatenate([pos_ids[:, :1] * w, pos_ids[:, 1:] * w], axis=-1)[:, None, :]
+    a, b = q[..., :8], q[..., 8:]
+    expected = np.concatenate([a * np.cos(theta) - b * np.sin(theta),
+                               a * np.sin(theta) + b * np.cos(theta)], axis=-1)
+    assert np.abs(got - expected).max() <= 1e-13
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_device_rotation_is_the_host_emulation(cl, context, queue, dtype):
+    if not clpe.Encoder(context, d=2, dtype=dtype).supports(dtype):
+        pytest.skip("the device lacks %s" % dtype)
+    rope = clpe.MRope(context, head_dim=HEAD_DIM, mrope_section=SECTION, base=1e6, dtype=dtype)
+    rng = np.random.default_rng(3)
+    q0 = stored(rng.standard_normal((2, 4, 6, HEAD_DIM)), dtype, rope.dtype)
+    k0 = q0[:, :, :2].copy()  # two key heads: grouped-query attention
+    q_device = cl.array.to_device(queue, np.ascontiguousarray(q0.transpose(0, 2, 1, 3)))
+    q_view = q_device.transpose((0, 2, 1, 3))  # [batch, heads, seq, d] seen as [b, s, h, d]
+    k_device = cl.array.to_device(queue, k0)
+    positions = rng.integers(-2 ** 40, 2 ** 40, (3, 2, 4), dtype=np.int64)
+    rope.rotate(queue, q_view, k_device, positions=cl.array.to_device(queue, positions)).wait()
+    host_q, host_k = q0.copy(), k0.copy()
+    rope.host().rotate(host_q, host_k, positions=positions)
+    assert_same_bits(np.ascontiguousarray(q_device.get().transpose(0, 2, 1, 3)), host_q)
+    assert_same_bits(k_device.get(), host_k)
+
+
+def test_vision_cache_on_the_device(cl, context, queue):
+    rope = clpe.MRope(context, head_dim=HEAD_DIM, vision=True)
+    pos_ids = np.random.default_rng(4).integers(0, 64, (9, 2))
+    cos = cl.array.empty(queue, (9, HEAD_DIM), np.float32)
+    sin = cl.array.empty(queue, (9, HEAD_DIM), np.float32)
+    rope.cache(queue, cos, sin, pos_ids.T).wait()  # host values, uploaded
+    host_cos, host_sin = rope.host().cache(pos_ids.T)
+    assert_same_bits(cos.get(), host_cos)
+    assert_same_bits(sin.get(), host_sin)
+    w = 10000.0 ** (-2.0 * np.arange(4) / 8)
+    angle = np.concatenate([pos_ids[:, :1] * w, pos_ids[:, 1:] * w], axis=-1)
+    assert np.abs(host_cos[:, :8] - np.cos(angle)).max() <= 1e-7
+    assert np.array_equal(host_cos[:, :8], host_cos[:, 8:])
+
+
+def test_strided_device_positions(cl, context, queue):
+    """The vision tower's pos_ids [patches, 2] on the device, seen as [2,
+    patches] through a transposed view: no copy, the same bits."""
+    rope = clpe.MRope(context, head_dim=HEAD_DIM, vision=True)
+    rng = np.random.default_rng(6)
+    pos_ids = rng.integers(0, 1 << 20, (11, 2))
+    q0 = rng.standard_normal((11, 3, HEAD_DIM)).astype(np.float32)  # [patches, heads, d]
+    q = cl.array.to_device(queue, q0)
+    positions = cl.array.to_device(queue, pos_ids.astype(np.int64))
+    rope.rotate(queue, q, positions=positions.transpose((1, 0))).wait()
+    expected = rope.host().rotate(q0.copy(), positions=pos_ids.T)
+    assert_same_bits(q.get(), expected)
+
+
+def test_like_an_encoder_and_inverse(cl, context, queue):
+    rope = clpe.MRope.like(clpe.Encoder(context, d=8), head_dim=HEAD_DIM, mrope_section=SECTION)
+    q0 = np.random.default_rng(5).standard_normal((1, 3, 2, HEAD_DIM)).astype(np.float32)
+    q = cl.array.to_device(queue, q0)
+    positions = np.array([[5, 6, 7], [5, 9, 9], [5, 6, 8]])
+    rope.rotate(queue, q, positions=positions)
+    rope.rotate(queue, q, positions=positions, inverse=True).wait()
+    assert np.abs(q.get() - q0).max() <= 1e-6
+
+
+def test_bad_input_is_refused():
+    with pytest.raises(clpe.Error) as caught:
+        clpe.HostMRope(HEAD_DIM, mrope_section=[2, 3, 2])  # 7 pairs of 8
+    assert caught.value.name == "CLPE_ERROR_INVALID_ROPE"
+    with pytest.raises(clpe.Error) as caught:
+        clpe.HostMRope(HEAD_DIM, vision=True, scaling="yarn", factor=2.0,
+                       original_max_position=64)
+    assert caught.value.name == "CLPE_ERROR_INVALID_SCALING"
+    with pytest.raises(ValueError):
+        clpe.HostMRope(HEAD_DIM)  # no sections
+    q = np.zeros((1, 4, 1, HEAD_DIM), np.float32)
+    with clpe.HostMRope(HEAD_DIM, mrope_section=SECTION) as rope:
+        with pytest.raises(ValueError):
+            rope.rotate(q, positions=np.zeros((2, 4), np.int64))  # two streams of three
+        with pytest.raises(ValueError):
+            rope.rotate(q, positions=np.zeros((3, 5), np.int64))  # five tokens of four
+        with pytest.raises(TypeError):
+            rope.rotate(q, positions=np.zeros((3, 4)))  # floats
+    assert not q.any()

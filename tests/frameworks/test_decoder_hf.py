@@ -1,0 +1,429 @@
+"""clpe-decoder (examples/decoder) against Hugging Face's own models.
+
+Tiny random-initialised LlamaForCausalLM and XGLMForCausalLM are created here
+(examples/decoder/make_tiny_model.py, fixed seed), saved with save_pretrained
+(config.json + model.safetensors) and run by the C program on OpenCL and by
+transformers on the CPU:
+
+- positions from 0: clpe-decoder's greedy tokens are Hugging Face float32's,
+  and its logits are within 1e-4 of them (relative to the largest logit);
+- positions from 2^20, 2^24 and 2^62: both are compared with a float64 run
+  of the same model whose position steps are exact (cos/sin and the
+  sinusoidal rows from mpmath at 256 bits; Hugging Face would compute its
+  rotary angles in float32 even in a float64 model). clpe-decoder is
+  closer to it than Hugging Face float32 is (whose angles p * w are rounded
+  to float32, and whose XGLM positions are float32 integers), and within
+  1e-4 of it;
+- the logits are bit-identical in clpe's two launch shapes
+  (CLPE_PAIRS_PER_ITEM=1 and the default), and with Llama's rotary applied
+  by clpe_device.h inside the decoder's own kernels (--rope device);
+- rotary sees only position differences: Llama's logits at 2^20, 2^24 and
+  2^62 are its logits at 0 to float32 rounding;
+- the same checks on Mesa Rusticl (llvmpipe), where it is installed.
+
+Hugging Face XGLM keeps a table of max_position_embeddings + 2 rows; for
+positions beyond it the test evaluates Hugging Face's own float32 formula
+(XGLMSinusoidalPositionalEmbedding.get_embedding) for the rows needed, and
+checks that formula against the table where the table has the rows.
+
+Environment: CLPE_DECODER, the built program (build/examples/decoder/
+clpe-decoder); not set, the module is skipped. Outside CI a missing torch or
+transformers skips it; with CI set it fails.
+"""
+import copy
+import importlib
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+
+def need(module):
+    if os.environ.get("CI"):
+        return importlib.import_module(module)
+    return pytest.importorskip(module)
+
+
+torch = need("torch")
+transformers = need("transformers")
+mpmath = need("mpmath")
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPOSITORY / "examples" / "decoder"))
+from make_tiny_model import make_model  # noqa: E402
+
+mp = mpmath.mp.clone() if hasattr(mpmath.mp, "clone") else mpmath.mp
+mp.prec = 256
+
+ARCHS = ["llama", "llama3", "xglm"]  # llama3: Llama 3.1's rotary scaling, tied embeddings
+PROMPT = [5, 17, 42, 99, 3, 250, 7, 11]
+STEPS = 8
+LONG_STARTS = [2**20, 2**24, 2**62]
+TOLERANCE = 1e-4  # relative to the largest logit of the reference
+XGLM_OFFSET = 2   # Hugging Face XGLMSinusoidalPositionalEmbedding.offset
+
+
+# ---- the program -----------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def decoder():
+    named = os.environ.get("CLPE_DECODER")
+    if not named:
+        pytest.skip("CLPE_DECODER is not set (build/examples/decoder/clpe-decoder)")
+    path = Path(named)
+    if not path.is_file():
+        pytest.fail(f"CLPE_DECODER names {path}, which does not exist")
+    return path
+
+
+def run_decoder(decoder, model_dir, tmp_path, start, env=None, steps=STEPS, prompt=PROMPT,
+                extra=()):
+    """Generated tokens and the logits of every row, [len(prompt) + steps - 1, vocab]."""
+    logits = tmp_path / f"logits-{start}-{os.getpid()}.npy"
+    cmd = [str(decoder), str(model_dir), "--prompt", ",".join(map(str, prompt)),
+           "--steps", str(steps), "--start", str(start), "--logits", str(logits), *extra]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=600,
+                            env={**os.environ, **(env or {})})
+    assert result.returncode == 0, f"{' '.join(cmd)}\n{result.stdout}\n{result.stderr}"
+    line = [s for s in result.stdout.splitlines() if s.startswith("tokens:")]
+    assert len(line) == 1, result.stdout
+    tokens = [int(t) for t in line[0].split()[1:]]
+    data = np.load(logits)
+    logits.unlink()
+    return tokens, data
+
+
+# ---- the models ------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    """arch -> (float32 model, its save_pretrained directory)."""
+    out = {}
+    for arch in ARCHS:
+        model = make_model(arch, seed=0)
+        directory = tmp_path_factory.mktemp(arch)
+        model.save_pretrained(directory, safe_serialization=True)
+        assert (directory / "model.safetensors").is_file()
+        if arch == "llama3":  # tied: the file holds the embedding once, under one name
+            from safetensors import safe_open
+            with safe_open(directory / "model.safetensors", "pt") as f:
+                assert ("lm_head.weight" in f.keys()) != ("model.embed_tokens.weight" in f.keys())
+        out[arch] = (model, directory)
+    return out
+
+
+def exact_angles(positions, frequencies):
+    """cos and sin of p * w for every position and frequency (mpmath values),
+    rounded to float64: [len(positions), len(frequencies)] each."""
+    cos = np.empty((len(positions), len(frequencies)))
+    sin = np.empty_like(cos)
+    for r, p in enumerate(positions):
+        for i, w in enumerate(frequencies):
+            angle = mp.mpf(int(p)) * w
+            cos[r, i] = float(mp.cos(angle))
+            sin[r, i] = float(mp.sin(angle))
+    return cos, sin
+
+
+def exact_rotary_frequencies(config):
+    """Hugging Face's inv_freq (modeling_rope_utils: default and llama3),
+    evaluated exactly: w_i = theta^(-2i/head_dim), then Llama 3.1's scaling."""
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+    theta = mp.mpf(config.rope_theta)
+    frequencies = [theta ** (-mp.mpf(2 * i) / head_dim) for i in range(head_dim // 2)]
+    scaling = config.rope_scaling or {}
+    kind = scaling.get("rope_type", scaling.get("type", "default"))
+    if kind == "default":
+        return frequencies
+    assert kind == "llama3", kind
+    factor = mp.mpf(scaling["factor"])
+    low, high = mp.mpf(scaling["low_freq_factor"]), mp.mpf(scaling["high_freq_factor"])
+    old_context = mp.mpf(scaling["original_max_position_embeddings"])
+    out = []
+    for w in frequencies:
+        wavelength = 2 * mp.pi / w
+        if wavelength < old_context / high:
+            out.append(w)
+        elif wavelength > old_context / low:
+            out.append(w / factor)
+        else:
+            smooth = (old_context / wavelength - low) / (high - low)
+            out.append((1 - smooth) * w / factor + smooth * w)
+    return out
+
+
+class ExactRotary(torch.nn.Module):
+    """LlamaRotaryEmbedding with exact cos/sin (its attention_scaling is 1
+    for default and llama3)."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.frequencies = exact_rotary_frequencies(config)
+
+    def forward(self, x, position_ids):
+        cos, sin = exact_angles(position_ids[0].tolist(), self.frequencies)
+        cos = torch.from_numpy(np.concatenate([cos, cos], axis=-1))[None]
+        sin = torch.from_numpy(np.concatenate([sin, sin], axis=-1))[None]
+        return cos.to(x.dtype), sin.to(x.dtype)
+
+
+def xglm_rows_float32(rows, d, padding_idx):
+    """Rows of Hugging Face XGLM's sinusoidal table, by its own float32
+    formula (XGLMSinusoidalPositionalEmbedding.get_embedding) for the rows
+    given instead of a whole table."""
+    half = d // 2
+    step = math.log(10000) / (half - 1)
+    frequencies = torch.exp(torch.arange(half, dtype=torch.int64).float() * -step)
+    angles = rows.float().unsqueeze(-1) * frequencies
+    emb = torch.cat([torch.sin(angles), torch.cos(angles)], dim=-1)
+    if d % 2 == 1:
+        emb = torch.cat([emb, torch.zeros(*emb.shape[:-1], 1)], dim=-1)
+    if padding_idx is not None:
+        emb[rows == padding_idx] = 0
+    return emb
+
+
+def xglm_rows_exact(rows, d, padding_idx):
+    """The same rows, exact: w_i = 10000^(-i/(d/2 - 1)), float64."""
+    half = d // 2
+    frequencies = [mp.mpf(10000) ** (-mp.mpf(i) / (half - 1)) for i in range(half)]
+    flat = rows.reshape(-1).tolist()
+    cos, sin = exact_angles(flat, frequencies)
+    emb = np.concatenate([sin, cos], axis=-1)
+    if d % 2 == 1:
+        emb = np.concatenate([emb, np.zeros((len(flat), 1))], axis=-1)
+    if padding_idx is not None:
+        emb[np.array(flat) == padding_idx] = 0
+    return torch.from_numpy(emb).reshape(*rows.shape, -1)
+
+
+class XglmRows(torch.nn.Module):
+    """XGLMSinusoidalPositionalEmbedding computing only the rows asked for."""
+
+    def __init__(self, make_rows, d, padding_idx):
+        super().__init__()
+        self.make_rows, self.d, self.padding_idx = make_rows, d, padding_idx
+
+    def forward(self, position_ids, past_key_values_length=0):
+        return self.make_rows(position_ids + XGLM_OFFSET, self.d, self.padding_idx)
+
+
+def hf_logits(arch, model, ids, start, exact=False):
+    """Logits of a float32 or float64 Hugging Face model for ids at positions
+    start, start+1, ...; exact: the position steps from mpmath."""
+    model = copy.deepcopy(model)
+    cfg = model.config
+    positions = torch.arange(len(ids), dtype=torch.int64)[None] + start
+    if arch != "xglm" and exact:
+        model.model.rotary_emb = ExactRotary(cfg)
+    if arch == "xglm":
+        table = model.model.embed_positions
+        if exact:
+            model.model.embed_positions = XglmRows(xglm_rows_exact, cfg.d_model, table.padding_idx)
+        elif start + len(ids) + XGLM_OFFSET > table.weights.shape[0]:
+            model.model.embed_positions = XglmRows(xglm_rows_float32, cfg.d_model,
+                                                   table.padding_idx)
+    if exact:
+        model = model.double()
+    # float64 as the default too: transformers 4.49's XGLM builds its causal
+    # mask with torch.full(..., finfo(dtype).min) and no dtype, which torch
+    # 1.13 refuses to fill a float32 tensor with when dtype is float64.
+    default = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64 if exact else torch.float32)
+    try:
+        with torch.no_grad():
+            out = model(torch.tensor([ids]), position_ids=positions.clone()).logits[0]
+    finally:
+        torch.set_default_dtype(default)
+    return out.double().numpy()
+
+
+def hf_greedy(arch, model, prompt, steps):
+    ids = list(prompt)
+    for _ in range(steps):
+        ids.append(int(np.argmax(hf_logits(arch, model, ids, 0)[-1])))
+    return ids[len(prompt):]
+
+
+def distance(a, reference):
+    return float(np.max(np.abs(a - reference)) / np.max(np.abs(reference)))
+
+
+# ---- the tests -------------------------------------------------------------------
+
+def test_exact_frequencies_are_hf_inv_freq(models):
+    """The exact frequencies are the formula Hugging Face rounds to float32."""
+    for arch in ("llama", "llama3"):
+        model, _ = models[arch]
+        ours = np.array([float(w) for w in exact_rotary_frequencies(model.config)])
+        theirs = model.model.rotary_emb.inv_freq.double().numpy()
+        assert np.allclose(ours, theirs, rtol=1e-6, atol=0), arch
+
+
+def test_xglm_row_formula_is_hf_table(models):
+    """The float32 formula used beyond XGLM's table is the table's own."""
+    model, _ = models["xglm"]
+    table = model.model.embed_positions
+    rows = torch.arange(table.weights.shape[0])
+    assert torch.equal(xglm_rows_float32(rows, model.config.d_model, table.padding_idx),
+                       table.weights)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_from_position_zero_matches_hf_float32(decoder, models, arch, tmp_path):
+    model, directory = models[arch]
+    tokens, logits = run_decoder(decoder, directory, tmp_path, 0)
+    assert tokens == hf_greedy(arch, model, PROMPT, STEPS)
+    assert len(set(tokens)) > 1, "a degenerate model: greedy decoding repeats one token"
+    reference = hf_logits(arch, model, PROMPT + tokens[:-1], 0)
+    assert logits.shape == reference.shape
+    d = distance(logits, reference)
+    print(f"{arch} start 0: clpe-decoder vs Hugging Face float32 {d:.2e}")
+    assert d <= TOLERANCE
+
+
+@pytest.mark.parametrize("start", LONG_STARTS)
+@pytest.mark.parametrize("arch", ARCHS)
+def test_long_context_closer_to_exact_than_hf_float32(decoder, models, arch, start, tmp_path):
+    model, directory = models[arch]
+    tokens, logits = run_decoder(decoder, directory, tmp_path, start)
+    ids = PROMPT + tokens[:-1]
+    exact = hf_logits(arch, model, ids, start, exact=True)
+    hf32 = hf_logits(arch, model, ids, start)
+    ours, theirs = distance(logits, exact), distance(hf32, exact)
+    print(f"{arch} start {start}: distance to exact float64: clpe-decoder {ours:.2e}, "
+          f"Hugging Face float32 {theirs:.2e}")
+    assert ours < theirs
+    assert ours <= TOLERANCE
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_launch_shapes_bit_identical(decoder, models, arch, tmp_path):
+    _, directory = models[arch]
+    for start in (0, 2**24):
+        tokens, logits = run_decoder(decoder, directory, tmp_path, start)
+        tokens1, logits1 = run_decoder(decoder, directory, tmp_path, start,
+                                       env={"CLPE_PAIRS_PER_ITEM": "1"})
+        assert tokens1 == tokens
+        assert logits1.tobytes() == logits.tobytes()
+
+
+@pytest.mark.parametrize("arch", ["llama", "llama3"])
+def test_rope_in_own_kernels_bit_identical(decoder, models, arch, tmp_path):
+    """--rope device (clpe_device.h inside the decoder's attention and cache
+    write) gives the bits of --rope enqueue (clpe_enqueue_rope, then a copy)."""
+    _, directory = models[arch]
+    for start in (0, 2**24, 2**62):
+        tokens, logits = run_decoder(decoder, directory, tmp_path, start)
+        tokens_d, logits_d = run_decoder(decoder, directory, tmp_path, start,
+                                         extra=["--rope", "device"])
+        assert tokens_d == tokens
+        assert logits_d.tobytes() == logits.tobytes()
+
+
+@pytest.mark.parametrize("arch", ["llama", "llama3"])
+def test_rotary_logits_do_not_depend_on_start(decoder, models, arch, tmp_path):
+    """Rotary attention sees only position differences, so exact rotations
+    give the logits of start 0 at any start, to float32 rounding."""
+    model, directory = models[arch]
+    tokens, at_zero = run_decoder(decoder, directory, tmp_path, 0)
+    for start in LONG_STARTS:
+        tokens_s, at_start = run_decoder(decoder, directory, tmp_path, start)
+        hf32 = hf_logits(arch, model, PROMPT + tokens[:-1], start)
+        ours, theirs = distance(at_start, at_zero), distance(hf32, at_zero)
+        print(f"{arch} start {start} vs start 0: clpe-decoder {ours:.2e}, "
+              f"Hugging Face float32 {theirs:.2e}")
+        assert tokens_s == tokens
+        assert ours <= 1e-5
+
+
+def rusticl_present(decoder, directory, tmp_path):
+    probe = subprocess.run([str(decoder), str(directory), "--prompt", "1", "--steps", "0",
+                            "--device", "rusticl"], capture_output=True, text=True, timeout=600,
+                           env={**os.environ, "RUSTICL_ENABLE": "llvmpipe"})
+    return probe.returncode == 0 or "no OpenCL device" not in probe.stderr
+
+
+@pytest.mark.parametrize("arch", ["llama", "xglm"])  # a minute each: one Llama is enough
+def test_rusticl(decoder, models, arch, tmp_path):
+    model, directory = models[arch]
+    if not rusticl_present(decoder, directory, tmp_path):
+        pytest.skip("no Rusticl device (mesa-opencl-icd with RUSTICL_ENABLE=llvmpipe)")
+    env = {"RUSTICL_ENABLE": "llvmpipe", "CLPE_DEVICE": "rusticl"}
+    tokens, logits = run_decoder(decoder, directory, tmp_path, 0, env=env)
+    assert tokens == hf_greedy(arch, model, PROMPT, STEPS)
+    assert distance(logits, hf_logits(arch, model, PROMPT + tokens[:-1], 0)) <= TOLERANCE
+    start = 2**24
+    tokens, logits = run_decoder(decoder, directory, tmp_path, start, env=env)
+    ids = PROMPT + tokens[:-1]
+    exact = hf_logits(arch, model, ids, start, exact=True)
+    ours, theirs = distance(logits, exact), distance(hf_logits(arch, model, ids, start), exact)
+    print(f"{arch} Rusticl start {start}: clpe-decoder {ours:.2e}, "
+          f"Hugging Face float32 {theirs:.2e}")
+    assert ours < theirs and ours <= TOLERANCE
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--prompt", "1,2,x"], "token ids"),
+    (["--prompt", "1,512"], "token ids"),
+    (["--prompt", "1,2", "--start", str(2**63 - 2)], "leaves int64"),
+    (["--prompt", "1", "--steps", "-1"], "--steps"),
+    (["--prompt", "1", "--start", "9223372036854775808"], "--start"),
+])
+def test_bad_input_is_refused(decoder, models, args, message):
+    _, directory = models["llama"]
+    result = subprocess.run([str(decoder), str(directory), *args], capture_output=True, text=True,
+                            timeout=600)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert "tokens:" not in result.stdout
+
+
+def test_missing_model_is_refused(decoder, tmp_path):
+    result = subprocess.run([str(decoder), str(tmp_path), "--prompt", "1"], capture_output=True,
+                            text=True, timeout=600)
+    assert result.returncode == 1
+    assert "config.json" in result.stderr
+
+
+def broken_copy(directory, tmp_path, config_edit=None, safetensors_edit=None):
+    import json
+    import shutil
+    out = tmp_path / "broken"
+    shutil.copytree(directory, out)
+    if config_edit:
+        config = json.loads((out / "config.json").read_text())
+        config_edit(config)
+        (out / "config.json").write_text(json.dumps(config))
+    if safetensors_edit:
+        path = out / "model.safetensors"
+        path.write_bytes(safetensors_edit(path.read_bytes()))
+    return out
+
+
+@pytest.mark.parametrize("config_edit, safetensors_edit, message", [
+    (lambda c: c.update(model_type="gpt2"), None, "model_type 'gpt2' is not supported"),
+    (lambda c: c.update(hidden_size=32, head_dim=8), None,
+     "has shape [512, 64], expected [512, 32]"),
+    (lambda c: c.update(rope_scaling={"rope_type": "yarn", "factor": 2.0}), None,
+     "rope_scaling 'yarn'"),
+    (lambda c: c.update(intermediate_size=128, rms_norm_eps=1e-6), None,
+     "'model.layers.0.mlp.gate_proj.weight' has shape [160, 64], expected [128, 64]"),
+    (lambda c: c.update(num_hidden_layers=3), None,
+     "'model.layers.2.input_layernorm.weight' is missing"),
+    (None, lambda b: b[: len(b) // 2], "outside the file"),
+    (None, lambda b: (1 << 40).to_bytes(8, "little") + b[8:], "header longer than the file"),
+    (None, lambda b: b[:8] + b"[" + b[9:], "header: JSON"),
+])
+def test_bad_model_is_refused(decoder, models, tmp_path, config_edit, safetensors_edit, message):
+    _, directory = models["llama"]
+    broken = broken_copy(directory, tmp_path, config_edit, safetensors_edit)
+    result = subprocess.run([str(decoder), str(broken), "--prompt", "1"], capture_output=True,
+                            text=True, timeout=600)
+    assert result.returncode == 1, result.stderr
+    assert message in result.stderr
+    assert "tokens:" not in result.stdout
