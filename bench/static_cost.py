@@ -87,8 +87,48 @@ def branch_target(operands):
     return int(m.group(1), 16) if m else None
 
 
+# The multiplies of a rotation: a' = fma(a, c, -(b * s)), b' = fma(a, s, b * c)
+# are two fma and two multiplies per rotated pair.
+ROTATE_OPS = 4
+SASS_ROTATE = ("FFMA", "FMUL", "DFMA", "DMUL")
+AMD_ROTATE = ("v_fma_f32", "v_mul_f32", "v_fmac_f32", "v_fma_f64", "v_mul_f64")
+AMD_ROTATE_PACKED = ("v_pk_fma_f32", "v_pk_mul_f32")  # two lanes each
+
+
+def amd_per_rotation(insns, loops, inner):
+    """per_rotation for AMD assembly, whose loops LLVM names in comments:
+    loops[i] is the innermost loop holding instruction i, inner the loops
+    LLVM calls inner loop headers (holding no other loop)."""
+    size, ops = {}, {}
+    for mnemonic, loop in zip(insns, loops):
+        if loop not in inner:
+            continue
+        size[loop] = size.get(loop, 0) + 1
+        n = 2 if mnemonic.startswith(AMD_ROTATE_PACKED) else 1 if mnemonic.startswith(AMD_ROTATE) else 0
+        ops[loop] = ops.get(loop, 0) + n
+    heads = [h for h in size if ops[h] > 0]
+    total_ops = sum(ops[h] for h in heads)
+    return sum(size[h] for h in heads) / (total_ops / ROTATE_OPS) if total_ops else None
+
+
+def per_rotation(spans, insns_in, rotate_ops_in):
+    """Rotary kernels: static instructions per rotated pair in the head
+    loops, the innermost loops (holding no other loop) with rotation
+    arithmetic: their instructions over the rotations they hold (their
+    multiplies and fma / 4). Both layouts' code may share one loop, so this
+    is a static count, not a count of instructions executed."""
+    inner = [s for s in spans
+             if not any(o != s and s[0] <= o[0] and o[1] <= s[1] for o in spans)]
+    heads = [s for s in inner if rotate_ops_in(s) > 0]
+    ops = sum(rotate_ops_in(s) for s in heads)
+    if not ops:
+        return None
+    return sum(insns_in(s) for s in heads) / (ops / ROTATE_OPS)
+
+
 def sass_counts(insns):
-    """(instructions, row-loop instructions, class counts in the loop)."""
+    """(instructions, row-loop instructions, class counts in the loop,
+    instructions per rotated pair or None)."""
     body = [i for i in insns if i[1] != "NOP"]
     # the trailing "BRA to itself" that pads every kernel is not code
     while body and body[-1][1] == "BRA" and branch_target(body[-1][3]) == body[-1][0]:
@@ -101,7 +141,7 @@ def sass_counts(insns):
             if target < addr:
                 spans.append((target, addr))
     if not spans:
-        return len(body), None, {}
+        return len(body), None, {}, None
 
     def classes_of(span):
         classes = {}
@@ -112,7 +152,9 @@ def sass_counts(insns):
         return classes
 
     lo, hi = row_loop(spans, classes_of)
-    return len(body), sum(1 for i in body if lo <= i[0] <= hi), classes_of((lo, hi))
+    pair = per_rotation(spans, lambda s: sum(1 for i in body if s[0] <= i[0] <= s[1]),
+                        lambda s: sum(1 for i in body if s[0] <= i[0] <= s[1] and i[1] in SASS_ROTATE))
+    return len(body), sum(1 for i in body if lo <= i[0] <= hi), classes_of((lo, hi)), pair
 
 
 def row_loop(spans, classes_of):
@@ -141,18 +183,31 @@ def amd_class(mnemonic):
 def parse_amd(path):
     """{kernel: (info dict, [(line index, mnemonic)], {label: line index}, [(line, target)])}"""
     kernels, current, insns, labels, branches = {}, None, [], {}, []
+    loops, inner, loop = [], set(), None
     pending_info = None
     for n, line in enumerate(open(path, errors="replace")):
         m = re.match(r"^(\w+):\s*;\s*@(\w+)", line)
         if m:
             current, insns, labels, branches = m.group(1), [], {}, []
-            kernels[current] = [{}, insns, labels, branches]
+            loops, inner, loop = [], set(), None
+            kernels[current] = [{}, insns, labels, branches, loops, inner]
             continue
         if current is None:
             continue
-        m = re.match(r"^(\.LBB\w+):", line)
+        m = re.match(r"^(\.LBB\w+|; %bb\.\d+):(.*)", line)
         if m:
-            labels[m.group(1)] = len(insns)
+            if m.group(1).startswith(".LBB"):
+                labels[m.group(1)] = len(insns)
+            h = re.search(r"in Loop: Header=(BB\w+)", m.group(2))
+            if h:
+                loop = h.group(1)
+            elif "Loop" in m.group(2) and m.group(1).startswith(".LBB"):
+                loop = m.group(1)[2:]  # the header of a loop: .LBBn_m is BBn_m
+            else:
+                loop = None
+            continue
+        if "This Inner Loop Header" in line and loop:
+            inner.add(loop)
             continue
         if line.startswith(".Lfunc_end"):
             pending_info = current
@@ -165,16 +220,17 @@ def parse_amd(path):
         if m and pending_info != current:
             mnemonic = m.group(1) + m.group(2)
             insns.append(mnemonic)
+            loops.append(loop)
             b = re.match(r"^\s+s_c?branch\w*\s+(\.LBB\w+)", line)
             if b:
                 branches.append((len(insns) - 1, b.group(1)))
     return kernels
 
 
-def amd_counts(insns, labels, branches):
+def amd_counts(insns, labels, branches, loops, inner):
     spans = [(labels[t], at) for at, t in branches if t in labels and labels[t] <= at]
     if not spans:
-        return len(insns), None, {}
+        return len(insns), None, {}, None
 
     def classes_of(span):
         classes = {}
@@ -184,10 +240,11 @@ def amd_counts(insns, labels, branches):
         return classes
 
     lo, hi = row_loop(spans, classes_of)
-    return len(insns), hi - lo + 1, classes_of((lo, hi))
+    pair = amd_per_rotation(insns, loops, inner)
+    return len(insns), hi - lo + 1, classes_of((lo, hi)), pair
 
 
-def row(target, w, kernel, regs, spill, occupancy, total, loop, classes):
+def row(target, w, kernel, regs, spill, occupancy, total, loop, classes, pair=None):
     # values a work-item writes per row: 2 per pair for the encoding kernels
     # (W pairs, or in the vector shape 512 for f16 and bf16: PE_PAIRS_ROWS16),
     # one position for pad_positions; left out for kernels whose rows hold
@@ -202,6 +259,8 @@ def row(target, w, kernel, regs, spill, occupancy, total, loop, classes):
     else:
         outs = None
     per_out = f"{loop / outs:.1f}" if loop and outs else "-"
+    if re.match(r"clpe_rope_(f|bf)", kernel) and pair:
+        per_out = f"{pair:.1f}/p"
     cls = " ".join(f"{k}{classes.get(k, 0)}" for k in ("int", "fp", "mem")) if classes else "-"
     print(f"{target:<8} {w:>2} {kernel:<20} {regs:>5} {spill:>9} {occupancy:>9} "
           f"{total if total is not None else '-':>6} {loop if loop else '-':>5} {per_out:>7}  {cls}")
@@ -214,20 +273,21 @@ def main(argv):
         for kernel in sorted(regs):
             r, st, ld, _ = regs[kernel]
             occ = nvidia_occupancy(r)
-            total = loop = None
+            total = loop = pair = None
             classes = {}
             if kernel in sass:
-                total, loop, classes = sass_counts(sass[kernel])
-            row("sm_90", w, kernel, r, f"{st}/{ld}", f"{occ:.0%}" if occ else "-", total, loop, classes)
+                total, loop, classes, pair = sass_counts(sass[kernel])
+            row("sm_90", w, kernel, r, f"{st}/{ld}", f"{occ:.0%}" if occ else "-", total, loop,
+                classes, pair)
         return 0
     if len(argv) == 5 and argv[1] == "amd":
         w, target = argv[2], argv[3]
-        for kernel, (info, insns, labels, branches) in sorted(parse_amd(argv[4]).items()):
-            total, loop, classes = amd_counts(insns, labels, branches)
+        for kernel, (info, insns, labels, branches, loops, inner) in sorted(parse_amd(argv[4]).items()):
+            total, loop, classes, pair = amd_counts(insns, labels, branches, loops, inner)
             vgprs = info.get("TotalNumVgprs", info.get("NumVgprs", 0))
             scratch = info.get("ScratchSize", 0)
             occ = f"{info['Occupancy']} waves" if "Occupancy" in info else "-"
-            row(target, w, kernel, vgprs, f"{scratch}B", occ, total, loop, classes)
+            row(target, w, kernel, vgprs, f"{scratch}B", occ, total, loop, classes, pair)
         return 0
     print(__doc__, file=sys.stderr)
     return 2

@@ -34,8 +34,11 @@
 #          loop (groups, the scalar tail, the sequences) counted once
 #   /out   loop / values a work-item writes per row (2 per pair for table,
 #          add and gather: W pairs, 128 for f16 and bf16 in the W=64 shape;
-#          1 for pad_positions; "-" for the rotary kernels). In the W=64
-#          shape, inner loops run several times a row, so this understates.
+#          1 for pad_positions). In the W=64 shape, inner loops run several
+#          times a row, so this understates. For the rotary kernels (clpe_rope_*)
+#          "N/p": static instructions per rotated pair in the head loops (the
+#          innermost loops that rotate: their instructions over their two fma
+#          and two multiplies per pair); "-" for the rotary cache.
 #   int fp mem   the row loop's integer, floating-point and memory instructions
 #
 # Environment: STATIC_COST_TARGETS (default "sm_90 gfx90a gfx1100"),

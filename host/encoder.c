@@ -89,7 +89,7 @@ clpe_encoder *clpe_encoder_create(cl_context context, cl_device_id device, const
     clpe__log_reset(log);
     clpe_status result = context && device ? encoder_new_host(cfg, &enc) : CLPE_ERROR_NULL_POINTER;
     if (result == CLPE_SUCCESS)
-        result = clpe__program_for(context, device, cfg->dtype, log, &shared);
+        result = clpe__program_for(context, device, cfg->dtype, CLPE_FAMILY_ROWS, log, &shared);
     return finish(enc, shared, result, status);
 }
 
@@ -102,7 +102,7 @@ clpe_encoder *clpe_encoder_create_like(const clpe_encoder *like, const clpe_conf
                          : !like->shared ? CLPE_ERROR_HOST_ONLY
                                          : encoder_new_host(cfg, &enc);
     if (result == CLPE_SUCCESS)
-        result = clpe__program_like(like->shared, cfg->dtype, &shared);
+        result = clpe__program_like(like->shared, cfg->dtype, CLPE_FAMILY_ROWS, &shared);
     return finish(enc, shared, result, status);
 }
 

@@ -50,10 +50,9 @@ typedef struct clpe_kernel_pool {
 
 /* Pairs one work-item computes in the vector shape (the float16 path of
  * the kernels): 64 for 32- and 64-bit storage, 512 for the 16-bit row
- * kernels (a 2 KiB slice of each row, walked in steps of 128 pairs: at
- * batch 8 the bf16 add ran 6-13 % faster than with 128 pairs, and f16 5 %;
- * bench/RESULTS.md, seventh and fourteenth rounds), 128 for the 16-bit
- * rotary kernels. */
+ * kernels (a 2 KiB slice of each row, walked in steps of 128 pairs, so a
+ * work-item's rows stream in long runs), 128 for the 16-bit rotary
+ * kernels. */
 #define CLPE_PAIRS_PER_ITEM_MAX 64
 #define CLPE_PAIRS_PER_ITEM_ROWS16 512
 #define CLPE_PAIRS_PER_ITEM_ROPE16 128
@@ -68,16 +67,26 @@ typedef struct clpe_launch_shape {
     size_t max_rows;           /* rows per launch (dimension 1 times rows_per_item) */
     size_t max_batch;          /* sequences per launch */
     bool tile_walk;            /* clpe__tile_pairs may choose the tile walk (CLPE_TILE_WALK) */
+    cl_uint tile_pairs;        /* pairs a work-item of the tile walk spans (PE_TILE_PAIRS_F32) */
     cl_uint compute_units;     /* the device's CL_DEVICE_MAX_COMPUTE_UNITS (at least 1) */
 } clpe_launch_shape;
 
-/* The launch shape for device: measured defaults per device type, then the
- * CLPE_* tuning knobs of the environment, each parsed once and range-checked
- * (a value out of range or not a decimal number is ignored). pairs_per_item
- * is chosen before the build (it is a build option), the rest after, when
- * the kernel's work-group limit is known (sample: any row kernel). */
-clpe_status clpe__choose_pairs_per_item(cl_device_id device, cl_uint *pairs);
-clpe_status clpe__choose_shape(cl_device_id device, cl_kernel sample, clpe_launch_shape *shape);
+/* ---- device_tuning.c: the device tuning table ---- */
+
+/* The device's row of the tuning table with the environment's knobs
+ * applied (the public clpe_get_device_tuning). */
+clpe_status clpe__device_tuning(cl_device_id device, clpe_device_tuning *out);
+
+/* A decimal knob in [lo, hi] from the environment, else `fallback` (a
+ * value out of range or not a plain decimal number is ignored). */
+unsigned long clpe__knob(const char *name, unsigned long lo, unsigned long hi,
+                         unsigned long fallback);
+
+/* The launch shape from the device's tuning, once the kernel's work-group
+ * limit is known (sample: any kernel of the program), with the test knobs
+ * CLPE_MAX_LAUNCH_ROWS and CLPE_MAX_LAUNCH_BATCH applied. */
+clpe_status clpe__choose_shape(cl_device_id device, const clpe_device_tuning *tuning,
+                               cl_kernel sample, clpe_launch_shape *shape);
 
 /* Pairs one work-item of a rotary kernel of this storage type computes. */
 static inline cl_uint clpe__rope_pairs_per_item(const clpe_launch_shape *shape, clpe_dtype dtype)
@@ -94,14 +103,27 @@ static inline cl_uint clpe__pairs_per_item(const clpe_launch_shape *shape, clpe_
     return bits16 ? shape->pairs_per_item_rows16 : shape->pairs_per_item;
 }
 
-/* The built program and its kernel pools, shared by every encoder made from
- * one clpe_encoder_create (clpe_encoder_create_like adds a reference). */
+/* The kernels one program holds: those of one dtype and one family (the
+ * row kernels with clpe_pad_positions, for encoders; the rotary ones, for
+ * rotary objects), built with -DPE_DTYPE, -DPE_OPS_ROWS and -DPE_OPS_ROPE. */
+typedef enum clpe_family {
+    CLPE_FAMILY_ROWS = 0,
+    CLPE_FAMILY_ROPE = 1,
+    CLPE_FAMILY_COUNT = 2
+} clpe_family;
+
+/* The programs and kernel pools of one (context, device), shared by every
+ * object made from one clpe_encoder_create or clpe_rope_create (the
+ * *_create_like functions add a reference). Each program is built the
+ * first time an object of its dtype and family needs it. */
 typedef struct clpe_program_shared {
     atomic_int refcount;
     cl_context context;
     cl_device_id device;
-    cl_program program;
+    pthread_mutex_t build_lock; /* guards programs */
+    cl_program programs[CLPE_DTYPE_COUNT][CLPE_FAMILY_COUNT];
     clpe_kernel_pool pools[CLPE_KERNEL_COUNT];
+    clpe_device_tuning tuning;
     clpe_launch_shape shape;
 } clpe_program_shared;
 
@@ -275,10 +297,9 @@ typedef struct clpe_launch_grid {
 
 /* Rows one work-item walks in a launch. When one work-item serves every
  * sequence (shared positions), its rows times the launch's sequences stay
- * within half the shape's rows per item: at batch 8, 1 row instead of 16
- * ran the fused f32 add 3x faster on the 2-core CPU, and 1 row instead of 2
- * the 16-bit ones 1.6-2x (bench/RESULTS.md), since each work-item then
- * touches 8 rows of output, not 128 or 16. */
+ * within half the shape's rows per item, so that each work-item touches
+ * few rows of output at once (8 at batch 8, not 128) and they stay in the
+ * caches. */
 static inline cl_uint clpe__rows_per_item(const clpe_launch_shape *shape, bool shared_positions,
                                           size_t batch_per_launch)
 {
@@ -311,17 +332,12 @@ static inline size_t clpe__balanced_rows(const clpe_launch_shape *shape, size_t 
  * work-items serving a batch walk at least 8 times those rows (8 at batch
  * 8): since their rows are asked for ahead (clpe_rows.cl), a work-item's
  * next rows are its own, and its phases are set once for 8 rows, not for
- * each. The fused add at batch 8 on the 2-core CPU: bf16 +8 to 15 %, f16
- * +5 %, gather +7 to 19 %; f32 and f64 measured alike (bench/RESULTS.md,
- * eighth round).
+ * each.
  * Where the launch has rows enough, up to 64 rows, as long as it keeps
  * 8 work-items per compute unit: each work-item's first steps come unasked
  * for and its phases are set from a multiply, so fewer, longer work-items
  * pay that less often, until too few are left to share the compute units
- * evenly. On the 2-core CPU at batch 8 x seq 4096, 32 or 64 rows against 8:
- * the bf16 and f16 adds +2 to +4 %, their gathers +3 to +12 %; at seq 512
- * and 256 the best were about 32 and 16 rows (16 work-items), at seq 128
- * and 64 the 8 rows (bench/RESULTS.md, nineteenth round). */
+ * evenly. */
 static inline cl_uint clpe__row_kernel_rows_per_item(const clpe_launch_shape *shape,
                                                      clpe_dtype dtype, bool shared_positions,
                                                      size_t batch_per_launch,
@@ -343,12 +359,8 @@ static inline cl_uint clpe__row_kernel_rows_per_item(const clpe_launch_shape *sh
  * CLPE_ITEMS_PER_UNIT_MIN work-items per compute unit: a rotary row is
  * heavier than an add's (every head of q and k), so the phases set from a
  * multiply at each work-item's first row weigh more than the rows it
- * leaves to the caches. On the 2-core CPU at batch 8, against 1 row:
- * seq 4096 f16 +7.7 %, bf16 +5.5 %, f32 and f64 +2 %; seq 256 f16 +10 %,
- * bf16 +5 %, f32 +11 %; seq 64 (4 rows, 16 work-items; 16 rows lost 20 %)
- * +2 to 5 %. At batch 2, 4 and 32 (the rule's 4, 2 and 1 rows), 16 rows
- * ran the 16-bit types 3 to 6.5 % faster (bench/RESULTS.md, twentieth
- * round). GPUs (one pair per work-item) keep clpe__rows_per_item. */
+ * leaves to the caches. GPUs (one pair per work-item) keep
+ * clpe__rows_per_item. */
 static inline cl_uint clpe__rope_rows_per_item(const clpe_launch_shape *shape,
                                                bool shared_positions, size_t batch_per_launch,
                                                size_t launch_rows, size_t pair_items)
@@ -363,18 +375,17 @@ static inline cl_uint clpe__rope_rows_per_item(const clpe_launch_shape *shape,
 /* Pairs one work-item of a row kernel spans in the tile walk
  * (PE_FLAG_TILE_WALK, clpe_rows.cl), or 0 when the call takes the span walk:
  * the tile walk serves float32 on the vector path when one work-item serves
- * two or more sequences that share their positions: 1.35x the span walk's
- * add when the batch stays in cache, and about as fast (none ahead at every
- * size) when it streams from memory; f16, bf16 and f64 measured slower with
- * it (bench/RESULTS.md, sixth round). Its work-items walk the shape's
- * rows_per_item rows. */
+ * two or more sequences that share their positions: each value is computed
+ * once into a tile and streamed against every sequence, as a table would
+ * be added (the 16-bit and float64 types have no tile walk). Its
+ * work-items walk the shape's rows_per_item rows. */
 static inline cl_uint clpe__tile_pairs(const clpe_launch_shape *shape, clpe_dtype dtype,
                                        bool shared_positions, size_t batch_per_launch)
 {
     if (!shape->tile_walk || shape->pairs_per_item == 1 || !shared_positions ||
         batch_per_launch < 2)
         return 0;
-    return dtype == CLPE_DTYPE_F32 ? PE_TILE_PAIRS_F32 : 0;
+    return dtype == CLPE_DTYPE_F32 ? shape->tile_pairs : 0;
 }
 
 /* Sets the arguments of the launch over rows [s0, s0 + rows) of sequences
@@ -494,18 +505,19 @@ clpe_slots clpe__slots(const clpe_config *cfg);
 clpe_status clpe__tuning_words(const clpe_config *cfg, unsigned bits, uint64_t *hi, uint64_t *lo);
 
 /* program.c */
-clpe_status clpe__program_build(cl_context context, cl_device_id device, clpe_build_log *log,
-                                clpe_program_shared **out);
 void clpe__program_retain(clpe_program_shared *shared);
 
 /* What creating an encoder and a rotary object share (program.c). */
 /* Empty the caller's build log, if any. */
 void clpe__log_reset(clpe_build_log *log);
-/* A new reference to a program for dtype on (context, device), built now. */
+/* A new reference to programs on (context, device), the one of dtype and
+ * family built now. */
 clpe_status clpe__program_for(cl_context context, cl_device_id device, clpe_dtype dtype,
-                              clpe_build_log *log, clpe_program_shared **out);
-/* A new reference to the program of an existing object, for dtype. */
-clpe_status clpe__program_like(clpe_program_shared *like, clpe_dtype dtype,
+                              clpe_family family, clpe_build_log *log,
+                              clpe_program_shared **out);
+/* A new reference to the programs of an existing object, the one of dtype
+ * and family built now if it is not yet. */
+clpe_status clpe__program_like(clpe_program_shared *like, clpe_dtype dtype, clpe_family family,
                                clpe_program_shared **out);
 /* Upload an object's tuning words next to a program and take a reference
  * to it (*owner); undone by clpe__detach_words. */

@@ -147,7 +147,8 @@ clpe_mrope *clpe_mrope_create(cl_context context, cl_device_id device,
     clpe__log_reset(log);
     clpe_status result = context && device ? mrope_new_host(cfg, &m) : CLPE_ERROR_NULL_POINTER;
     if (result == CLPE_SUCCESS)
-        result = clpe__program_for(context, device, cfg->rope.dtype, log, &shared);
+        result = clpe__program_for(context, device, cfg->rope.dtype, CLPE_FAMILY_ROPE, log,
+                                   &shared);
     return finish(m, shared, result, status);
 }
 
@@ -160,7 +161,7 @@ clpe_mrope *clpe_mrope_create_like(const clpe_encoder *like, const clpe_mrope_co
                          : !like->shared ? CLPE_ERROR_HOST_ONLY
                                          : mrope_new_host(cfg, &m);
     if (result == CLPE_SUCCESS)
-        result = clpe__program_like(like->shared, cfg->rope.dtype, &shared);
+        result = clpe__program_like(like->shared, cfg->rope.dtype, CLPE_FAMILY_ROPE, &shared);
     return finish(m, shared, result, status);
 }
 

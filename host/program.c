@@ -24,11 +24,17 @@ static const char *const kernel_names[CLPE_KERNEL_COUNT] = {
 };
 
 /* No fast-math flags: the arithmetic must be exactly what is written.
- * OpenCL C 1.2 so every conformant device accepts the source; PE_PAIRS,
- * PE_PAIRS_ROWS16 and PE_PAIRS_ROPE16 are the pairs one work-item computes
- * for 32/64-bit, for the 16-bit row kernels and for the 16-bit rotary ones
- * (see the launch shape below). */
-#define BUILD_OPTIONS "-cl-std=CL1.2 -DPE_PAIRS=%u -DPE_PAIRS_ROWS16=%u -DPE_PAIRS_ROPE16=%u"
+ * OpenCL C 1.2 so every conformant device accepts the source. PE_DTYPE and
+ * PE_OPS_* select the kernels of one dtype and family. The rest is
+ * the device's tuning (device_tuning.c): PE_PAIRS, PE_PAIRS_ROWS16 and
+ * PE_PAIRS_ROPE16 are the pairs one work-item computes for 32/64-bit, for
+ * the 16-bit row kernels and for the 16-bit rotary ones; then the tile
+ * walk's pairs, the steps asked for ahead and prefetch for write. */
+#define BUILD_OPTIONS                                                                          \
+    "-cl-std=CL1.2 -DPE_DTYPE=%u -DPE_OPS_ROWS=%u -DPE_OPS_ROPE=%u "                           \
+    "-DPE_PAIRS=%u -DPE_PAIRS_ROWS16=%u -DPE_PAIRS_ROPE16=%u "                                 \
+    "-DPE_TILE_PAIRS_F32=%u -DPE_AHEAD_STEPS32=%u -DPE_AHEAD_STEPS16=%u "                      \
+    "-DPE_PREFETCH_FOR_WRITE=%u"
 
 static void copy_build_log(cl_program program, cl_device_id device, clpe_build_log *log)
 {
@@ -111,8 +117,8 @@ static clpe_status kernel_source_from_dir(char *options, size_t size, char **sou
     return CLPE_SUCCESS;
 }
 
-/* Whether a string the device reports (CL_DEVICE_EXTENSIONS,
- * CL_DEVICE_VENDOR), whatever its length, contains `needle`. */
+/* Whether a string the device reports (CL_DEVICE_EXTENSIONS), whatever its
+ * length, contains `needle`. */
 static clpe_status device_string_contains(cl_device_id device, cl_device_info param,
                                           const char *needle, bool *contains)
 {
@@ -156,8 +162,27 @@ static clpe_status check_device(cl_device_id device)
     return CLPE_SUCCESS;
 }
 
-/* The kernel whose work-group limits shape the launches. */
-#define ADD_F32 (CLPE_OP_ADD * CLPE_DTYPE_COUNT + CLPE_DTYPE_F32)
+/* Which program holds a kernel: its dtype and family (the rotary family
+ * holds rotary, its cache, rotary into a KV cache and the multimodal
+ * kernels). clpe_pad_positions is in every row program and
+ * clpe_kv_check_slots in every rotary one; kernel_program finds one. */
+static clpe_family kernel_family(clpe_kernel_id id)
+{
+    if (id == CLPE_KERNEL_PAD_POSITIONS)
+        return CLPE_FAMILY_ROWS;
+    if (id == CLPE_KERNEL_KV_CHECK_SLOTS)
+        return CLPE_FAMILY_ROPE;
+    clpe_op op = (clpe_op)(id / CLPE_DTYPE_COUNT);
+    return op == CLPE_OP_TABLE || op == CLPE_OP_ADD || op == CLPE_OP_GATHER ? CLPE_FAMILY_ROWS
+                                                                            : CLPE_FAMILY_ROPE;
+}
+
+/* The kernel whose work-group limit shapes the launches: the first built
+ * program's main kernel. */
+static clpe_kernel_id sample_kernel(clpe_dtype dtype, clpe_family family)
+{
+    return clpe__kernel_for(family == CLPE_FAMILY_ROPE ? CLPE_OP_ROPE : CLPE_OP_ADD, dtype);
+}
 
 static void pool_destroy(clpe_kernel_pool *pool)
 {
@@ -167,36 +192,47 @@ static void pool_destroy(clpe_kernel_pool *pool)
     pthread_mutex_destroy(&pool->lock);
 }
 
-/* Options for the device's vendor, after those above. Intel's CPU cores
- * run the memory form of vcvtps2ph (convert float32 to float16 and store)
- * as one vector instruction less than a conversion and a store; AMD's run
- * it slower. AMD's gain from asking for lines to be written with prefetchw;
- * Intel's lose. PoCL compiles for both as skylake-avx512, so the kernels
- * cannot tell them apart, and the vendor decides (PE_F16_STORE_FOLDED and
- * PE_PREFETCH_FOR_WRITE in kernels/clpe_storage.cl; other devices compile
- * nothing that reads them). */
-static clpe_status append_vendor_options(cl_device_id device, char *options, size_t capacity)
+/* Build the program of dtype and family into shared->programs (the
+ * caller holds build_lock, or is the only one to know shared). */
+static clpe_status build_program(clpe_program_shared *shared, clpe_dtype dtype,
+                                 clpe_family family, clpe_build_log *log)
 {
-    bool intel = false;
-    clpe_status status = device_string_contains(device, CL_DEVICE_VENDOR, "Intel", &intel);
+    const clpe_device_tuning *t = &shared->tuning;
+    char options[320 + KERNEL_DIR_MAX]; /* the options above, " -I " and the folder */
+    char *from_disk = NULL;
+    const char *source = clpe_kernel_source;
+    snprintf(options, sizeof options, BUILD_OPTIONS, (unsigned)dtype,
+             family == CLPE_FAMILY_ROWS ? 1u : 0u, family == CLPE_FAMILY_ROPE ? 1u : 0u,
+             t->pairs_per_item, t->pairs_per_item_rows16, t->pairs_per_item_rope16,
+             t->tile_pairs, t->ahead_steps, t->ahead_steps16, t->prefetch_for_write);
+    clpe_status status = kernel_source_from_dir(options, sizeof options, &from_disk, log);
     if (status != CLPE_SUCCESS)
         return status;
-    if (intel) {
-        size_t used = strlen(options);
-        snprintf(options + used, capacity - used,
-                 " -DPE_F16_STORE_FOLDED=1 -DPE_PREFETCH_FOR_WRITE=0");
+    if (from_disk)
+        source = from_disk;
+    cl_int err = CL_SUCCESS;
+    cl_program program = clCreateProgramWithSource(shared->context, 1, &source, NULL, &err);
+    free(from_disk);
+    if (err != CL_SUCCESS)
+        return err;
+    err = clBuildProgram(program, 1, &shared->device, options, NULL, NULL);
+    copy_build_log(program, shared->device, log);
+    if (err != CL_SUCCESS) {
+        clReleaseProgram(program);
+        return err;
     }
+    shared->programs[dtype][family] = program;
     return CLPE_SUCCESS;
 }
 
-clpe_status clpe__program_build(cl_context context, cl_device_id device, clpe_build_log *log,
-                                clpe_program_shared **out)
+clpe_status clpe__program_for(cl_context context, cl_device_id device, clpe_dtype dtype,
+                              clpe_family family, clpe_build_log *log,
+                              clpe_program_shared **out)
 {
-    if (log) {
-        log->length = 0;
-        if (log->buffer && log->capacity)
-            log->buffer[0] = '\0';
-    }
+    *out = NULL;
+    clpe__log_reset(log);
+    if (!clpe__device_has_dtype(device, dtype))
+        return CLPE_ERROR_UNSUPPORTED_DTYPE;
     clpe_status status = check_device(device);
     if (status != CLPE_SUCCESS)
         return status;
@@ -204,68 +240,49 @@ clpe_status clpe__program_build(cl_context context, cl_device_id device, clpe_bu
     clpe_program_shared *shared = calloc(1, sizeof *shared);
     if (!shared)
         return CLPE_ERROR_OUT_OF_HOST_MEMORY;
+    shared->context = context;
+    shared->device = device;
     int pools_ready = 0;
+    bool lock_ready = false;
     cl_kernel sample = NULL;
     cl_int err = CL_SUCCESS;
+    clpe_kernel_id sample_id = sample_kernel(dtype, family);
 
-    cl_uint pairs = 1;
-    status = clpe__choose_pairs_per_item(device, &pairs);
+    status = clpe__device_tuning(device, &shared->tuning);
     if (status != CLPE_SUCCESS)
         goto fail;
-    char options[160 + KERNEL_DIR_MAX]; /* the options above, the vendor's, " -I " and the folder */
-    char *from_disk = NULL;
-    const char *source = clpe_kernel_source;
-    cl_uint pairs_rows16 = pairs == 1 ? 1 : CLPE_PAIRS_PER_ITEM_ROWS16;
-    cl_uint pairs_rope16 = pairs == 1 ? 1 : CLPE_PAIRS_PER_ITEM_ROPE16;
-    snprintf(options, sizeof options, BUILD_OPTIONS, pairs, pairs_rows16, pairs_rope16);
-    status = append_vendor_options(device, options, sizeof options);
+    status = build_program(shared, dtype, family, log);
     if (status != CLPE_SUCCESS)
         goto fail;
-    status = kernel_source_from_dir(options, sizeof options, &from_disk, log);
-    if (status != CLPE_SUCCESS)
-        goto fail;
-    if (from_disk)
-        source = from_disk;
-    shared->program = clCreateProgramWithSource(context, 1, &source, NULL, &err);
-    free(from_disk);
-    if (err != CL_SUCCESS) {
-        shared->program = NULL;
-        status = err;
+    if (pthread_mutex_init(&shared->build_lock, NULL) != 0) {
+        status = CLPE_ERROR_OUT_OF_HOST_MEMORY;
         goto fail;
     }
-    err = clBuildProgram(shared->program, 1, &device, options, NULL, NULL);
-    copy_build_log(shared->program, device, log);
-    if (err != CL_SUCCESS) {
-        status = err;
-        goto fail;
-    }
+    lock_ready = true;
     for (; pools_ready < CLPE_KERNEL_COUNT; ++pools_ready) {
         if (pthread_mutex_init(&shared->pools[pools_ready].lock, NULL) != 0) {
             status = CLPE_ERROR_OUT_OF_HOST_MEMORY;
             goto fail;
         }
     }
-    sample = clCreateKernel(shared->program, kernel_names[ADD_F32], &err);
+    sample = clCreateKernel(shared->programs[dtype][family], kernel_names[sample_id], &err);
     if (err != CL_SUCCESS) {
         sample = NULL;
         status = err;
         goto fail;
     }
-    status = clpe__choose_shape(device, sample, &shared->shape);
-    shared->shape.pairs_per_item = pairs;
-    shared->shape.pairs_per_item_rows16 = pairs_rows16;
-    shared->shape.pairs_per_item_rope16 = pairs_rope16;
+    status = clpe__choose_shape(device, &shared->tuning, sample, &shared->shape);
     if (status != CLPE_SUCCESS)
         goto fail;
     /* The sample becomes the first pooled kernel. */
-    shared->pools[ADD_F32].free_kernels = malloc(sizeof(cl_kernel));
-    if (!shared->pools[ADD_F32].free_kernels) {
+    shared->pools[sample_id].free_kernels = malloc(sizeof(cl_kernel));
+    if (!shared->pools[sample_id].free_kernels) {
         status = CLPE_ERROR_OUT_OF_HOST_MEMORY;
         goto fail;
     }
-    shared->pools[ADD_F32].free_kernels[0] = sample;
-    shared->pools[ADD_F32].count = 1;
-    shared->pools[ADD_F32].capacity = 1;
+    shared->pools[sample_id].free_kernels[0] = sample;
+    shared->pools[sample_id].count = 1;
+    shared->pools[sample_id].capacity = 1;
     sample = NULL;
 
     err = clRetainContext(context);
@@ -279,8 +296,6 @@ clpe_status clpe__program_build(cl_context context, cl_device_id device, clpe_bu
         status = err;
         goto fail;
     }
-    shared->context = context;
-    shared->device = device;
     atomic_init(&shared->refcount, 1);
     *out = shared;
     return CLPE_SUCCESS;
@@ -290,10 +305,30 @@ fail:
         clReleaseKernel(sample);
     for (int k = 0; k < pools_ready; ++k)
         pool_destroy(&shared->pools[k]);
-    if (shared->program)
-        clReleaseProgram(shared->program);
+    if (lock_ready)
+        pthread_mutex_destroy(&shared->build_lock);
+    if (shared->programs[dtype][family])
+        clReleaseProgram(shared->programs[dtype][family]);
     free(shared);
     return status;
+}
+
+clpe_status clpe__program_like(clpe_program_shared *like, clpe_dtype dtype, clpe_family family,
+                               clpe_program_shared **out)
+{
+    *out = NULL;
+    if (!clpe__device_has_dtype(like->device, dtype))
+        return CLPE_ERROR_UNSUPPORTED_DTYPE;
+    clpe_status status = CLPE_SUCCESS;
+    pthread_mutex_lock(&like->build_lock);
+    if (!like->programs[dtype][family])
+        status = build_program(like, dtype, family, NULL);
+    pthread_mutex_unlock(&like->build_lock);
+    if (status != CLPE_SUCCESS)
+        return status;
+    clpe__program_retain(like);
+    *out = like;
+    return CLPE_SUCCESS;
 }
 
 void clpe__program_retain(clpe_program_shared *shared)
@@ -307,10 +342,31 @@ void clpe__program_release(clpe_program_shared *shared)
         return;
     for (int k = 0; k < CLPE_KERNEL_COUNT; ++k)
         pool_destroy(&shared->pools[k]);
-    clReleaseProgram(shared->program);
+    for (int d = 0; d < CLPE_DTYPE_COUNT; ++d)
+        for (int f = 0; f < CLPE_FAMILY_COUNT; ++f)
+            if (shared->programs[d][f])
+                clReleaseProgram(shared->programs[d][f]);
+    pthread_mutex_destroy(&shared->build_lock);
     clReleaseDevice(shared->device);
     clReleaseContext(shared->context);
     free(shared);
+}
+
+/* The program that holds kernel id (built: the caller's object made sure);
+ * for the kernels outside the (op, dtype) grid, any program of their
+ * family. */
+static cl_program kernel_program(clpe_program_shared *shared, clpe_kernel_id id)
+{
+    cl_program program = NULL;
+    pthread_mutex_lock(&shared->build_lock);
+    if (id >= CLPE_KERNEL_PAD_POSITIONS) {
+        for (int d = 0; d < CLPE_DTYPE_COUNT && !program; ++d)
+            program = shared->programs[d][kernel_family(id)];
+    } else {
+        program = shared->programs[id % CLPE_DTYPE_COUNT][kernel_family(id)];
+    }
+    pthread_mutex_unlock(&shared->build_lock);
+    return program;
 }
 
 clpe_status clpe__kernel_acquire(clpe_program_shared *shared, clpe_kernel_id id, cl_kernel *kernel)
@@ -323,8 +379,11 @@ clpe_status clpe__kernel_acquire(clpe_program_shared *shared, clpe_kernel_id id,
         return CLPE_SUCCESS;
     }
     pthread_mutex_unlock(&pool->lock);
+    cl_program program = kernel_program(shared, id);
+    if (!program)
+        return CL_INVALID_PROGRAM_EXECUTABLE;
     cl_int err = CL_SUCCESS;
-    cl_kernel k = clCreateKernel(shared->program, kernel_names[id], &err);
+    cl_kernel k = clCreateKernel(program, kernel_names[id], &err);
     if (err != CL_SUCCESS)
         return err;
     *kernel = k;
@@ -357,26 +416,6 @@ void clpe__log_reset(clpe_build_log *log)
     log->length = 0;
     if (log->buffer && log->capacity)
         log->buffer[0] = '\0';
-}
-
-clpe_status clpe__program_for(cl_context context, cl_device_id device, clpe_dtype dtype,
-                              clpe_build_log *log, clpe_program_shared **out)
-{
-    *out = NULL;
-    if (!clpe__device_has_dtype(device, dtype))
-        return CLPE_ERROR_UNSUPPORTED_DTYPE;
-    return clpe__program_build(context, device, log, out);
-}
-
-clpe_status clpe__program_like(clpe_program_shared *like, clpe_dtype dtype,
-                               clpe_program_shared **out)
-{
-    *out = NULL;
-    if (!clpe__device_has_dtype(like->device, dtype))
-        return CLPE_ERROR_UNSUPPORTED_DTYPE;
-    clpe__program_retain(like);
-    *out = like;
-    return CLPE_SUCCESS;
 }
 
 clpe_status clpe__attach_words(clpe_program_shared *shared, const uint64_t *hi, const uint64_t *lo,

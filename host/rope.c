@@ -128,7 +128,7 @@ clpe_rope *clpe_rope_create(cl_context context, cl_device_id device, const clpe_
     clpe__log_reset(log);
     clpe_status result = context && device ? rope_new_host(cfg, &rope) : CLPE_ERROR_NULL_POINTER;
     if (result == CLPE_SUCCESS)
-        result = clpe__program_for(context, device, cfg->dtype, log, &shared);
+        result = clpe__program_for(context, device, cfg->dtype, CLPE_FAMILY_ROPE, log, &shared);
     return finish(rope, shared, result, status);
 }
 
@@ -141,7 +141,7 @@ clpe_rope *clpe_rope_create_like(const clpe_encoder *like, const clpe_rope_confi
                          : !like->shared ? CLPE_ERROR_HOST_ONLY
                                          : rope_new_host(cfg, &rope);
     if (result == CLPE_SUCCESS)
-        result = clpe__program_like(like->shared, cfg->dtype, &shared);
+        result = clpe__program_like(like->shared, cfg->dtype, CLPE_FAMILY_ROPE, &shared);
     return finish(rope, shared, result, status);
 }
 

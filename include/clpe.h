@@ -42,7 +42,8 @@
  *    (1..2^31) and CLPE_MAX_LAUNCH_BATCH (1..65535) cap one launch, forcing
  *    the splitting that large problems get (a test knob). Values are plain
  *    decimal numbers; one out of range or malformed is ignored.
- *    clpe_encoder_get_launch_info tells the values in effect.
+ *    clpe_encoder_get_launch_info tells the values in effect, and
+ *    clpe_get_device_tuning the device's row of the tuning table.
  *    CLPE_KERNEL_DIR (development) builds the kernels from that folder's
  *    clpe_kernels.cl instead of the copy inside the library.
  *    CLPE_DEVICE is read by clpe_select_device.
@@ -301,8 +302,9 @@ CLPE_API void clpe_encoder_release(clpe_encoder *enc);
 /* The configuration the encoder was made with. */
 CLPE_API clpe_status clpe_encoder_get_config(const clpe_encoder *enc, clpe_config *cfg);
 
-/* How the encoder's kernels are launched on its device: the measured
- * defaults for the device type, with the environment's tuning knobs applied
+/* How the encoder's kernels are launched on its device: the device's row of
+ * the library's tuning table (clpe_get_device_tuning), with the
+ * environment's tuning knobs applied
  * (CLPE_PAIRS_PER_ITEM, CLPE_ROWS_PER_ITEM, CLPE_WORK_GROUP_SIZE,
  * CLPE_TILE_WALK, CLPE_MAX_LAUNCH_ROWS, CLPE_MAX_LAUNCH_BATCH; see the
  * conventions at the
@@ -1001,6 +1003,42 @@ typedef struct clpe_abi_entry {
  * this header, reserved fields included) and every constant, in a static
  * table; *count receives the number of entries. Never free it. */
 CLPE_API const clpe_abi_entry *clpe_abi_entries(size_t *count);
+
+/* ---- Device tuning -------------------------------------------------------- */
+
+/* The device-dependent choices the library makes for one device: a row of
+ * its tuning table (keyed by device type, vendor, and whether the device
+ * asks for float vectors; a default row serves any other device), with
+ * the environment's tuning knobs applied (CLPE_PAIRS_PER_ITEM,
+ * CLPE_ROWS_PER_ITEM, CLPE_WORK_GROUP_SIZE, CLPE_TILE_WALK). None of them
+ * changes an output bit. Filled by the library; reserved comes back zero. */
+typedef struct clpe_device_tuning {
+    char row[32];                    /* the table row's name, e.g. "cpu-amd", "gpu" */
+    uint32_t pairs_per_item;         /* pairs per work-item of the 32- and 64-bit
+                                        kernels: 1 (one pair, the GPU shape) or 64
+                                        (the vector shape) */
+    uint32_t pairs_per_item_rows16;  /* the same for f16 and bf16 table, add and
+                                        gather: 1 or 512 */
+    uint32_t pairs_per_item_rope16;  /* the same for f16 and bf16 rotary: 1 or 128 */
+    uint32_t rows_per_item;          /* rows one work-item walks with the odometer */
+    uint32_t work_group_size;        /* work-group size asked for along the pairs
+                                        (the kernel's limit may lower it) */
+    uint32_t tile_walk;              /* 1: float32 calls whose sequences share their
+                                        positions may walk tiles (vector shape) */
+    uint32_t tile_pairs;             /* pairs a work-item of the tile walk spans */
+    uint32_t ahead_steps;            /* steps of a walk asked for ahead (prefetch) by
+                                        a work-item serving 4 sequences or more:
+                                        32- and 64-bit storage */
+    uint32_t ahead_steps16;          /* the same for the 16-bit row kernels */
+    uint32_t prefetch_for_write;     /* 1: lines to be written are asked for for
+                                        writing (x86 vector shape only) */
+    uint64_t reserved[4];
+} clpe_device_tuning;
+
+/* The tuning in effect for device (what an encoder or rotary object
+ * created for it now would use). CLPE_ERROR_NULL_POINTER for a NULL
+ * argument; an OpenCL error if the device cannot be queried. */
+CLPE_API clpe_status clpe_get_device_tuning(cl_device_id device, clpe_device_tuning *tuning);
 
 #ifdef __cplusplus
 }

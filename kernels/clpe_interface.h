@@ -20,7 +20,9 @@
  * (clpe_rows.cl, pe_tile_walk), each work-item spanning PE_TILE_PAIRS_F32
  * pairs (32 float16 groups; float32 only). */
 #define PE_FLAG_TILE_WALK 0x100u
+#ifndef PE_TILE_PAIRS_F32
 #define PE_TILE_PAIRS_F32 512
+#endif
 
 /* What a row kernel does with each row. */
 #define PE_OP_TABLE 0  /* out = PE */

@@ -1,14 +1,24 @@
 /*
  * clpe_kernels.cl - the position encoding kernels (OpenCL C 1.2): the
  * program clpe builds on every device. Its parts:
- *   clpe_interface.h  what the host and the kernels agree on (arguments, flags)
- *   clpe_phase.h      phase and sin/cos arithmetic, shared with the host emulation
- *   clpe_storage.cl   loads and stores of each storage type
- *   clpe_odometer.cl  the phase of a pair walking down the rows
- *   clpe_rows.cl      table, add and gather, included once per storage type
- *   clpe_rope.cl      rotary embedding and its cos/sin cache, likewise
- *   clpe_mrope.cl     multimodal and vision rotary (clpe_mrope_interface.h), likewise
- * and clpe_pad_positions below.
+ *   clpe_interface.h    what the host and the kernels agree on (arguments, flags)
+ *   clpe_phase.h        phase and sin/cos arithmetic, shared with the host emulation
+ *   clpe_storage.cl     loads and stores of one element or a pair, each storage type
+ *   clpe_odometer.cl    the phase of one pair walking down the rows
+ *   clpe_phases.cl      the phases a work-item keeps, per storage type
+ *   clpe_rows.cl        table, add and gather, included once per storage type,
+ *                       with the walk of one of the two shapes:
+ *     clpe_rows_pair.cl    one pair per work-item: GPUs, llvmpipe, Oclgrind
+ *     clpe_rows_vector.cl  many pairs per work-item as vectors: PoCL on CPUs
+ *   clpe_rope.cl        rotary embedding and its cos/sin cache, likewise with
+ *     clpe_rope_pair.cl    and clpe_rope_vector.cl, then
+ *     clpe_mrope.cl        multimodal and vision rotary (clpe_mrope_interface.h)
+ *   clpe_rope_kv.cl     rotary into a KV cache (clpe_rope_kv_interface.h)
+ *   clpe_vector_storage.cl, clpe_vector_odometer.cl  the vector shape's moves
+ *                       and odometers (compiled only where PE_PAIRS > 1)
+ *   clpe_dtype_clear.h  clears a storage type's macros after its kernels
+ * and clpe_pad_positions below. The shape comes from the device's row of the
+ * library's tuning table (host/device_tuning.c) as build options.
  *
  * Contraction of a*b+c into fma is off: the host emulation must see exactly
  * the operations written in clpe_phase.h and clpe_rows.cl.
@@ -34,22 +44,14 @@
  * pairs in groups of PE_GL: 16 as a float16 (4 groups, 512 bytes of each
  * float32 row), 32 groups for the 16-bit row kernels (taken 8 at a time,
  * PE_STEP_GROUPS) and 8 for the 16-bit rotary ones, 8 as a double8 for
- * float64 (8 groups).
- * Measured on the 2-core CPU (bench/RESULTS.md): 4 groups instead of 1 took the f16 add at batch 8
- * from 7.5 to 9.2 Gelem/s, and 8 instead of 4 added 10-20 % at batch 8 and
- * 8 % at batch 1; 4 groups instead of 1 took the f32 add at batch 1 up
- * 40-55 % and f64 up to 30 %. At batch 8 with shared positions f32 takes
- * the tile walk of clpe_rows.cl; f64 there runs slightly slower than with
- * 2 groups. */
+ * float64 (8 groups). Several groups per work-item give the CPU's
+ * out-of-order core independent work and fewer loop turns per row. */
 #ifndef PE_PAIRS
 #define PE_PAIRS 64
 #endif
 /* the 16-bit row kernels: 32 groups, a 2 KiB slice of each row, walked in
- * steps of 8 groups. For bf16 32 groups in one step measured 6-13 % faster
- * than 8 groups at batch 8 and 7 % at batch 1 (bench/RESULTS.md, seventh
- * round), and taking them in steps of 8 another 4 % at batch 8; f16 with
- * 512 pairs in steps of 8 against 128 pairs: +5 % at batch 8, +4 % at
- * batch 1 (fourteenth round). */
+ * steps of 8 groups (long runs of each row, a few lines asked for at a
+ * time). */
 #ifndef PE_PAIRS_ROWS16
 #define PE_PAIRS_ROWS16 (PE_PAIRS == 1 ? 1 : 512)
 #endif
@@ -57,10 +59,16 @@
 #define PE_PAIRS_ROPE16 (PE_PAIRS == 1 ? 1 : 128)
 #endif
 
+/* The vector shape's loads, stores and odometers, where the build has it. */
+#if PE_PAIRS > 1
+#include "clpe_vector_storage.cl"
+#include "clpe_vector_odometer.cl"
+#endif
+
 /* Groups of PE_GL pairs a work-item of the current storage type computes as
- * vectors (0: the scalar path only); read where PE_W, PE_VECTOR and PE_GL
+ * vectors (0: the scalar path only); read where PE_W and PE_GL
  * are set, inside clpe_rows.cl and clpe_rope.cl. */
-#define PE_GROUPS (PE_VECTOR && PE_W >= PE_GL ? PE_W / PE_GL : 0)
+#define PE_GROUPS (PE_W >= PE_GL ? PE_W / PE_GL : 0)
 
 /* A loop the compiler must not unroll (OpenCL C 2.0's attribute; clang
  * accepts it in 1.2 too, other compilers may ignore it). */
@@ -72,21 +80,6 @@
 
 #define PE_CAT_(a, b) a##b
 #define PE_CAT(a, b) PE_CAT_(a, b)
-
-/* Rotate one interleaved vector (a0, b0, a1, b1, ...) by its half as many
- * angles: pe_rotate_zipped_<vector type>. */
-static inline float16 pe_rotate_zipped_float16(float16 v, float8 c, float8 s)
-{
-    float8 a = v.even, b = v.odd;
-    return pe_zip8(fma(a, c, -(b * s)), fma(a, s, b * c));
-}
-#ifdef cl_khr_fp64
-static inline double8 pe_rotate_zipped_double8(double8 v, double4 c, double4 s)
-{
-    double4 a = v.even, b = v.odd;
-    return pe_zip4_f64(fma(a, c, -(b * s)), fma(a, s, b * c));
-}
-#endif
 
 /* Everything a row kernel needs besides its buffers, gathered from its
  * arguments once (the fields are the PE_ROW_KERNEL_ARGS of that name). */
@@ -120,9 +113,8 @@ static inline ulong pe_position(global const long *positions, uint b, uint s,
  * 0xFFFFFFFF: no row (rows stay below it). Found once per walk, so a walk of
  * consecutive positions tests each row against a 32-bit row rather than a
  * 64-bit position: the padding row and the row after which the position
- * wraps past INT64_MAX. On sm_90 the one-pair add f32 kernel's loop over
- * consecutive positions went from 143 to 136 instructions (at 40 registers
- * against 36, the same occupancy; bench/RESULTS.md, twenty-first round). */
+ * wraps past INT64_MAX: a 32-bit compare per row instead of a 64-bit
+ * one. */
 static inline uint pe_row_at(ulong p, ulong at, uint s_begin, uint count)
 {
     ulong ahead = at - p;
@@ -171,131 +163,160 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #define PE_KIND_I32 int
 #define PE_PARAM(NAME, KIND, name) PE_KIND_##KIND name
 
-/* ---- the row kernels, once per storage type ---- */
-/* PE_STEP_GROUPS: the groups of a row a work-item computes and stores as
- * one step (clpe_rows.cl, pe_row); PE_AHEAD_STEPS: how many steps ahead a
- * work-item serving four sequences or more asks for its next lines
- * (pe_prefetch_steps). 32- and 64-bit storage take a row's groups in one
- * step, and ask two rows ahead. */
-#define PE_STEP_GROUPS PE_GROUPS
-#define PE_AHEAD_STEPS 2
-/* PE_TICK_IN_STEPS: a row of consecutive positions ticks each group's
- * odometer right after computing its values, in the steps (pe_row), not in
- * a pass of its own over the row's groups after the row. The 16-bit types
- * only: the f16 add +2.5 to +4.5 % at batch 8 and +5 % at batch 1, f32
- * alike at batch 1 (bench/RESULTS.md, sixteenth round); bf16 -1 to -3 %
- * then, and +3 % since the tick takes 7 instructions (seventeenth round) */
-#define PE_TICK_IN_STEPS 0
-/* PE_NARROW: the row kernels take the sine and cosine made for 16-bit
- * storage (clpe_phase.h, PE_DEFINE_SINCOS_NARROW); rotary always takes the
- * float32 one */
-#define PE_NARROW 0
+/* ---- the kernels of each storage type ----
+ * What a build holds: PE_DTYPE (a clpe_dtype value: 0 f32, 1 f16, 2 bf16,
+ * 3 f64) selects one storage type, and PE_OPS_ROWS / PE_OPS_ROPE (1 or 0)
+ * the row kernels (table, add, gather, and clpe_pad_positions) and the
+ * rotary ones; the library builds only what an object uses. Without them,
+ * everything.
+ *
+ * Each storage type's block below sets every macro the bodies read, then
+ * includes the bodies (each compiled only where PE_OPS_* asks for it) and
+ * clpe_dtype_clear.h, which clears every one of those macros again, so
+ * nothing carries over from one type to the next:
+ *   PE_NAME    f32, f16, bf16 or f64: the suffix of every name defined
+ *   PE_T       the storage type (float, half, ushort, double)
+ *   PE_R       the arithmetic type (float, or double for f64)
+ *   PE_WIDE    1 for the 128-bit tuning words of f64, 0 for 96-bit words
+ *   PE_NARROW  1: the row kernels take the sine and cosine made for 16-bit
+ *              storage (clpe_phase.h, PE_DEFINE_SINCOS_NARROW); rotary
+ *              always takes the float32 one
+ *   PE_ROW_PAIRS, PE_ROPE_PAIRS  pairs per work-item of the row and the
+ *              rotary kernels (1: the portable one-pair body)
+ * and, for the vector path only (clpe_rows_vector.cl, clpe_rope_vector.cl):
+ *   PE_GL      pairs per vector group: 16 as float16, 8 as double8
+ *   PE_GODO    the group's odometer (pe_odo16, pe_odo8x128)
+ *   PE_ZIP_ONCE 1: interleave a row's sines and cosines into storage order
+ *              once, before the walk over the sequences, rather than at
+ *              every store (0 where the loads and stores set the pace, and
+ *              for bf16, whose packed pairs want them apart)
+ *   PE_TILE_PAIRS  pairs a work-item of the tile walk spans, 0: no tile
+ *              walk (it serves float32 only)
+ *   PE_STEP_GROUPS groups of a row computed and stored as one step
+ *   PE_AHEAD_STEPS how many steps ahead a work-item serving four sequences
+ *              or more asks for its next lines (pe_prefetch_steps)
+ *   PE_TICK_IN_STEPS 1: a row of consecutive positions ticks each group's
+ *              odometer right after computing its values, while its phase
+ *              is still in registers, not in a pass after the row
+ * (the CLBlast pattern: one body, compiled per precision, so a compiler
+ * message names a line of the body's file). */
+#ifdef PE_DTYPE
+#define PE_BUILD_F32 (PE_DTYPE == 0)
+#define PE_BUILD_F16 (PE_DTYPE == 1)
+#define PE_BUILD_BF16 (PE_DTYPE == 2)
+#define PE_BUILD_F64 (PE_DTYPE == 3)
+#else
+#define PE_BUILD_F32 1
+#define PE_BUILD_F16 1
+#define PE_BUILD_BF16 1
+#define PE_BUILD_F64 1
+#endif
+#ifndef PE_OPS_ROWS
+#define PE_OPS_ROWS 1
+#endif
+#ifndef PE_OPS_ROPE
+#define PE_OPS_ROPE 1
+#endif
+/* Steps asked for ahead, from the device's tuning: 32- and 64-bit storage
+ * take a row in one step and ask two rows ahead; the 16-bit row kernels
+ * take steps of 8 groups (512 bytes of each row) and ask three ahead. */
+#ifndef PE_AHEAD_STEPS32
+#define PE_AHEAD_STEPS32 2
+#endif
+#ifndef PE_AHEAD_STEPS16
+#define PE_AHEAD_STEPS16 3
+#endif
+
+#if PE_BUILD_F32
 #define PE_NAME f32
 #define PE_T float
-#define PE_ZIP_ONCE 0 /* measured no faster: its loads and stores set the pace */
-#define PE_TILE_PAIRS PE_TILE_PAIRS_F32
 #define PE_R float
 #define PE_WIDE 0
-#define PE_VECTOR 1
+#define PE_NARROW 0
+#define PE_ROW_PAIRS PE_PAIRS
+#define PE_ROPE_PAIRS PE_PAIRS
 #define PE_GL 16
 #define PE_GODO pe_odo16
-#define PE_W PE_PAIRS
+#define PE_ZIP_ONCE 0
+#define PE_TILE_PAIRS PE_TILE_PAIRS_F32
+#define PE_STEP_GROUPS PE_GROUPS
+#define PE_AHEAD_STEPS PE_AHEAD_STEPS32
+#define PE_TICK_IN_STEPS 0
+#include "clpe_phases.cl"
 #include "clpe_rows.cl"
 #include "clpe_rope.cl"
-#include "clpe_mrope.cl"
-#undef PE_NAME
-#undef PE_T
-#undef PE_W
-#undef PE_ZIP_ONCE
-#undef PE_TILE_PAIRS
+#include "clpe_dtype_clear.h"
+#endif
 
-/* the 16-bit types: steps of 8 groups (512 bytes of each row), three steps
- * ahead (the lead as the lines of one step: two, four or six steps measured
- * alike for f16; bench/RESULTS.md, fourteenth round) */
-#define PE_TILE_PAIRS 0 /* the tile walk measured slower for 16-bit storage */
-#undef PE_NARROW
-#define PE_NARROW 1
-#undef PE_STEP_GROUPS
-#define PE_STEP_GROUPS 8
-#undef PE_AHEAD_STEPS
-#define PE_AHEAD_STEPS 3
+#if PE_BUILD_F16
 #define PE_NAME f16
 #define PE_T half
-#define PE_ZIP_ONCE 1 /* f16 add at batch 8 +5 % */
-#undef PE_TICK_IN_STEPS
+#define PE_R float
+#define PE_WIDE 0
+#define PE_NARROW 1
+#define PE_ROW_PAIRS PE_PAIRS_ROWS16
+#define PE_ROPE_PAIRS PE_PAIRS_ROPE16
+#define PE_GL 16
+#define PE_GODO pe_odo16
+#define PE_ZIP_ONCE 1
+#define PE_TILE_PAIRS 0
+#define PE_STEP_GROUPS 8
+#define PE_AHEAD_STEPS PE_AHEAD_STEPS16
 #define PE_TICK_IN_STEPS 1
-#define PE_W PE_PAIRS_ROWS16
+#include "clpe_phases.cl"
 #include "clpe_rows.cl"
-#undef PE_W
-#define PE_W PE_PAIRS_ROPE16
 #include "clpe_rope.cl"
-#include "clpe_mrope.cl"
-#undef PE_NAME
-#undef PE_T
-#undef PE_ZIP_ONCE
-#undef PE_W
+#include "clpe_dtype_clear.h"
+#endif
 
+#if PE_BUILD_BF16
 #define PE_NAME bf16
-#define PE_ZIP_ONCE 0 /* its packed pairs take sines and cosines apart */
 #define PE_T ushort
-#define PE_W PE_PAIRS_ROWS16
+#define PE_R float
+#define PE_WIDE 0
+#define PE_NARROW 1
+#define PE_ROW_PAIRS PE_PAIRS_ROWS16
+#define PE_ROPE_PAIRS PE_PAIRS_ROPE16
+#define PE_GL 16
+#define PE_GODO pe_odo16
+#define PE_ZIP_ONCE 0
+#define PE_TILE_PAIRS 0
+#define PE_STEP_GROUPS 8
+#define PE_AHEAD_STEPS PE_AHEAD_STEPS16
+#define PE_TICK_IN_STEPS 1
+#include "clpe_phases.cl"
 #include "clpe_rows.cl"
-#undef PE_TICK_IN_STEPS
-#define PE_TICK_IN_STEPS 0
-#undef PE_W
-#define PE_W PE_PAIRS_ROPE16
 #include "clpe_rope.cl"
-#include "clpe_mrope.cl"
-#undef PE_NAME
-#undef PE_T
-#undef PE_R
-#undef PE_WIDE
-#undef PE_VECTOR
-#undef PE_W
-#undef PE_GL
-#undef PE_GODO
-#undef PE_ZIP_ONCE
-#undef PE_TILE_PAIRS
-#undef PE_NARROW
-#define PE_NARROW 0
-#undef PE_STEP_GROUPS
-#define PE_STEP_GROUPS PE_GROUPS
-#undef PE_AHEAD_STEPS
-#define PE_AHEAD_STEPS 2
+#include "clpe_dtype_clear.h"
+#endif
 
-#ifdef cl_khr_fp64
+#if PE_BUILD_F64 && defined(cl_khr_fp64)
 #define PE_NAME f64
 #define PE_T double
-#define PE_ZIP_ONCE 1 /* f64 add at batch 8 +5 % */
-#define PE_TILE_PAIRS 0 /* the tile walk measured slower at batch 8 */
 #define PE_R double
 #define PE_WIDE 1
-#define PE_VECTOR 1
+#define PE_NARROW 0
+#define PE_ROW_PAIRS PE_PAIRS
+#define PE_ROPE_PAIRS PE_PAIRS
 #define PE_GL 8
 #define PE_GODO pe_odo8x128
-#define PE_W PE_PAIRS
+#define PE_ZIP_ONCE 1
+#define PE_TILE_PAIRS 0
+#define PE_STEP_GROUPS PE_GROUPS
+#define PE_AHEAD_STEPS PE_AHEAD_STEPS32
+#define PE_TICK_IN_STEPS 0
+#include "clpe_phases.cl"
 #include "clpe_rows.cl"
 #include "clpe_rope.cl"
-#include "clpe_mrope.cl"
-#undef PE_NAME
-#undef PE_T
-#undef PE_R
-#undef PE_WIDE
-#undef PE_VECTOR
-#undef PE_W
-#undef PE_GL
-#undef PE_GODO
-#undef PE_ZIP_ONCE
-#undef PE_TILE_PAIRS
+#include "clpe_dtype_clear.h"
 #endif
-#undef PE_STEP_GROUPS
-#undef PE_AHEAD_STEPS
-#undef PE_TICK_IN_STEPS
-#undef PE_NARROW
 
+#if PE_OPS_ROPE
 #include "clpe_rope_kv_interface.h"
 #include "clpe_rope_kv.cl" /* rotary into a KV cache */
+#endif
 
+#if PE_OPS_ROWS
 /* Pad-aware positions: one work-item per sequence walks its row, counting
  * the tokens that are not padding (fairseq's make_positions). */
 kernel void clpe_pad_positions(PE_PAD_POSITIONS_ARGS(PE_PARAM, PE_COMMA))
@@ -310,3 +331,4 @@ kernel void clpe_pad_positions(PE_PAD_POSITIONS_ARGS(PE_PARAM, PE_COMMA))
         positions[positions_base + b * seq + s] = (long)value;
     }
 }
+#endif

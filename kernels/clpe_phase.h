@@ -55,13 +55,18 @@ static inline pe_i32 pe_as_int_host(pe_u32 u) { pe_i32 i; memcpy(&i, &u, 4); ret
 /* Phase of position p for tuning word (f_hi, f_lo), in 2^-64 turns.
  * p = ph * 2^32 + pl with ph signed and pl in [0, 2^32); then
  * floor(p * F / 2^32) = p * f_hi + ph * f_lo + floor(pl * f_lo / 2^32),
- * every product wrapping modulo 2^64. */
+ * every product wrapping modulo 2^64. Written once for any unsigned 64-bit
+ * type U of the words (a scalar, or a vector of words at one position p,
+ * as the vector odometers take it), with f_lo already widened to U. */
+#define PE_PHASE_OF(U, p, f_hi, f_lo)                                                          \
+    ((U)((pe_u64)(p)) * (f_hi) +                                                               \
+     (U)(((pe_u64)(p) >> 32) | (((pe_i64)(p) < 0) ? (pe_u64)0xFFFFFFFF00000000UL : (pe_u64)0)) * \
+         (f_lo) +                                                                              \
+     (((U)((pe_u64)(p) & (pe_u64)0xFFFFFFFFUL) * (f_lo)) >> 32))
+
 PE_INLINE pe_u64 pe_phase(pe_i64 p, pe_u64 f_hi, pe_u32 f_lo)
 {
-    pe_u64 up = (pe_u64)p;
-    pe_u64 ph = (up >> 32) | ((p < 0) ? (pe_u64)0xFFFFFFFF00000000UL : (pe_u64)0);
-    pe_u64 pl = up & (pe_u64)0xFFFFFFFFUL;
-    return up * f_hi + ph * (pe_u64)f_lo + ((pl * (pe_u64)f_lo) >> 32);
+    return PE_PHASE_OF(pe_u64, p, f_hi, (pe_u64)f_lo);
 }
 
 /* The low 32 bits of the 96-bit accumulator for position p: the odometer's
@@ -107,11 +112,15 @@ static inline pe_u64 pe_mul_hi64(pe_u64 a, pe_u64 b)
  * two 64-bit halves, so the phase error p * 2^-129 turn stays below 2^-66
  * turn for every |p| <= 2^63. The phase is the top 64 bits of
  * (p * F_i) mod 2^128, p sign-extended: p * hi + the high half of p * lo,
- * where p's sign costs lo once (two's complement). */
+ * where p's sign costs lo once (two's complement). Written once for any
+ * unsigned 64-bit type U, MUL_HI its high half of a product. */
+#define PE_PHASE128_OF(U, MUL_HI, p, f_hi, f_lo)                                               \
+    ((U)((pe_u64)(p)) * (f_hi) + MUL_HI((U)((pe_u64)(p)), (f_lo)) -                            \
+     (((pe_i64)(p) < 0) ? (f_lo) : (U)(0)))
+
 PE_INLINE pe_u64 pe_phase128(pe_i64 p, pe_u64 f_hi, pe_u64 f_lo)
 {
-    pe_u64 up = (pe_u64)p;
-    return up * f_hi + pe_mul_hi64(up, f_lo) - ((p < 0) ? f_lo : (pe_u64)0);
+    return PE_PHASE128_OF(pe_u64, pe_mul_hi64, p, f_hi, f_lo);
 }
 
 /* The low 64 bits of that 128-bit accumulator. */
@@ -186,8 +195,7 @@ PE_INLINE pe_u64 pe_phase128_low(pe_i64 p, pe_u64 f_lo)
  * q is t's top two bits: the swap is bit 30, sin's sign bit 31 (q's high
  * bit), and cos's sign q's two bits differing, which is bit 31 of
  * t + 2^30 (the next quadrant's high bit). Read off t so, the swap and
- * the signs take six AVX-512 instructions for sixteen pairs where q's
- * shifts took eight (bench/RESULTS.md, eighteenth round). */
+ * the signs need no shifts of q. */
 #define PE_SINCOS_QUADRANT(F, U32, I32, CVT_I32, AS_U32, AS_F, SELECT, t, s, c)                 \
     do {                                                                                         \
         I32 swap = -CVT_I32(((t) >> 30) & 1u);                                                   \
@@ -227,10 +235,9 @@ PE_INLINE pe_u64 pe_phase128_low(pe_i64 p, pe_u64 f_lo)
  * relative error about 2^-24 at every size of r, small remainders included
  * (fb carries them exactly). Against the pair: 42 operations instead of 46
  * as written, 39 where three-input logic (AVX-512, GPUs) takes the sign's
- * mask and merge in one. At 1.2M random phases against MPFR, correctly
- * rounded f16 99.9941 % (pair 99.9944 %), bf16 99.9995 % (99.9998 %); the
- * same largest errors, 2^-12 and 2^-9 (bench/RESULTS.md, thirteenth
- * round). */
+ * mask and merge in one. Against MPFR it is correctly rounded as often as
+ * the pair to within a few outputs in 100,000, with the same largest
+ * errors (2^-12 for f16, 2^-9 for bf16). */
 #define PE_DEFINE_SINCOS_NARROW(NAME, F, U32, I32, CVT_F, CVT_I32, AS_U32, AS_F, AS_I32, SELECT, \
                                 FMA, EIGHTH)                                                 \
     PE_INLINE void NAME(U32 hi, U32 lo, F *sin_out, F *cos_out)                                  \

@@ -2,7 +2,10 @@
  * clpe_rope.cl - rotary position embedding for one storage type: rotating
  * queries and keys in place (clpe_rope_*), and the cos/sin cache
  * frameworks consume (clpe_rope_cache_*). Included by clpe_kernels.cl once
- * per storage type, with the macros clpe_rows.cl documents.
+ * per storage type, with the macros it lists there. The rotation's walk
+ * comes from the file of the shape in use:
+ *   clpe_rope_pair.cl    one pair per work-item (PE_W 1): the portable body
+ *   clpe_rope_vector.cl  PE_W pairs per work-item as vectors (PoCL on CPUs)
  *
  * Launch shape, as the row kernels: dimension 0 a group of PE_W pairs,
  * dimension 1 a block of rows_per_item tokens walked with the odometer,
@@ -14,6 +17,8 @@
  * (s negated for the inverse), each rounded; a' = fma(a, c, -(b * s)),
  * b' = fma(a, s, b * c); rounded once to storage.
  */
+#if PE_OPS_ROPE
+#define PE_W PE_ROPE_PAIRS
 
 #define PE_FN(base) PE_CAT(base, PE_CAT(_, PE_NAME))
 #define PE_R2 PE_CAT(PE_R, 2)
@@ -27,6 +32,10 @@
 #define PE_SINCOS_AT pe_sincos_at
 #endif
 #define PE_ODO_FN(name) PE_CAT(PE_ODO, PE_CAT(_, name))
+#define PE_GODO_FN(name) PE_CAT(PE_GODO, PE_CAT(_, name))
+/* a group's vector type, and the storage function of that width */
+#define PE_GV PE_CAT(PE_R, PE_GL)
+#define PE_GFN(base) PE_CAT(PE_CAT(base, PE_GL), PE_CAT(_, PE_NAME))
 
 /* Rotate pair i of every head of one token of one tensor. */
 static inline void PE_FN(pe_rotate_heads)(global PE_T *token, uint heads, uint head_pitch,
@@ -47,157 +56,11 @@ static inline void PE_FN(pe_rotate_heads)(global PE_T *token, uint heads, uint h
     }
 }
 
-#if PE_GROUPS
-#define PE_ROTATE_ZIPPED PE_CAT(pe_rotate_zipped_, PE_GV)
-/* Rotate pairs i0 .. i0+PE_GL-1 of every head of one token of one tensor. */
-static inline void PE_FN(pe_rotate_heads_group)(global PE_T *token, uint heads,
-                                                uint head_pitch, uint i0, PE_GV c, PE_GV s,
-                                                bool aligned, const pe_rope_geometry *g)
-{
-    for (uint h = 0; h < heads; ++h) {
-        global PE_T *head = token + h * head_pitch;
-        if (g->stride == 2) {
-            PE_GV lo = PE_GFN(pe_load)(head, 2 * i0, aligned);
-            PE_GV hi = PE_GFN(pe_load)(head, 2 * i0 + PE_GL, aligned);
-            PE_GFN(pe_store_two)(head, 2 * i0, PE_ROTATE_ZIPPED(lo, c.lo, s.lo), 2 * i0 + PE_GL,
-                                 PE_ROTATE_ZIPPED(hi, c.hi, s.hi), aligned);
-        } else {
-            PE_GV a = PE_GFN(pe_load)(head, i0, aligned);
-            PE_GV b = PE_GFN(pe_load)(head, i0 + g->partner, aligned);
-            PE_GFN(pe_store_two)(head, i0, fma(a, c, -(b * s)), i0 + g->partner,
-                                 fma(a, s, b * c), aligned);
-        }
-    }
-}
-#undef PE_ROTATE_ZIPPED
-
-/* The lines of the n pairs from i0 in every head of one token of one
- * tensor, asked for as that token's turn nears (pe_prefetch_pairs). */
-static inline void PE_FN(pe_prefetch_heads)(global const PE_T *token, uint heads,
-                                            uint head_pitch, uint i0, uint n,
-                                            const pe_rope_geometry *g)
-{
-#if PE_X86
-    for (uint h = 0; h < heads; ++h)
-        pe_prefetch_pairs(token + h * head_pitch, sizeof(PE_T), g->stride == 2, 0, g->partner, i0,
-                          n, true);
+#if PE_W == 1
+#include "clpe_rope_pair.cl"
+#else
+#include "clpe_rope_vector.cl"
 #endif
-}
-#endif
-
-PE_INLINE void PE_FN(pe_rope_walk)(global PE_T *q, global PE_T *k,
-                                   global const long *positions, global const ulong *tw_hi,
-                                   global const PE_TWL *tw_lo, PE_R amplitude, bool aligned,
-                                   const pe_rope_geometry *g)
-{
-    uint i0 = (uint)get_global_id(0) * PE_W;
-    uint s_begin = (uint)get_global_id(1) * g->rows_per_item;
-    if (i0 >= g->n_pairs || s_begin >= g->rows)
-        return;
-    uint s_stop = s_begin + min(g->rows_per_item, g->rows - s_begin);
-    /* positions from a start are the same in every sequence */
-    bool same_positions = g->pos_source == PE_POS_START;
-    uint b_first = same_positions ? 0 : (uint)get_global_id(2);
-    uint b_stop = same_positions ? g->batch : b_first + 1;
-    uint i_end = min(i0 + PE_W, g->n_pairs);
-    PE_R sign = g->inverse ? (PE_R)-1 : (PE_R)1;
-
-    /* the phases as the row kernels keep them (clpe_rows.cl) */
-    PE_FN(pe_phases) ph;
-    PE_FN(pe_phases_load)(&ph, tw_hi, tw_lo, i0, i_end, i_end);
-
-    for (uint s = s_begin; s < s_stop; ++s) {
-        /* the phases are set from the first row's position and from every
-         * row's with ids, else ticked (past INT64_MAX with the exact wrap) */
-        ulong p = pe_rope_position(positions, b_first, s, g);
-        if (s == s_begin || g->pos_source == PE_POS_IDS)
-            PE_FN(pe_phases_set)(&ph, p);
-#if PE_GROUPS
-        PE_GV svg[PE_GROUPS], cvg[PE_GROUPS];
-        for (uint n = 0; n < ph.groups; ++n) {
-            PE_GODO_FN(sin_cos)(&ph.group[n], &svg[n], &cvg[n]);
-            cvg[n] = cvg[n] * amplitude;
-            svg[n] = (svg[n] * amplitude) * sign;
-        }
-        /* two rows at batch 4 and more, for every storage type (the row
-         * kernels' PE_AHEAD_STEPS count steps of a slice of a row for the
-         * 16-bit types; rotary takes its rows whole) */
-        uint ahead = s + pe_prefetch_steps(b_stop - b_first, 2);
-        for (uint b = b_first; b < b_stop && ph.groups; ++b) {
-            global PE_T *qrow = q + (b * g->q_batch_pitch + s * g->q_row_pitch);
-            global PE_T *krow = k ? k + (b * g->k_batch_pitch + s * g->k_row_pitch) : 0;
-            if (ahead < g->rows) {
-                PE_FN(pe_prefetch_heads)(q + (b * g->q_batch_pitch + ahead * g->q_row_pitch),
-                                         g->q_heads, g->q_head_pitch, i0, PE_GL * ph.groups, g);
-                if (k)
-                    PE_FN(pe_prefetch_heads)(k + (b * g->k_batch_pitch + ahead * g->k_row_pitch),
-                                             g->k_heads, g->k_head_pitch, i0, PE_GL * ph.groups,
-                                             g);
-            }
-            for (uint n = 0; n < ph.groups; ++n) {
-                PE_FN(pe_rotate_heads_group)(qrow, g->q_heads, g->q_head_pitch, i0 + PE_GL * n,
-                                             cvg[n], svg[n], aligned, g);
-                if (krow)
-                    PE_FN(pe_rotate_heads_group)(krow, g->k_heads, g->k_head_pitch,
-                                                 i0 + PE_GL * n, cvg[n], svg[n], aligned, g);
-            }
-        }
-#endif
-        /* the scalar path: one pair with its own odometer, or the pairs
-         * after the groups, computed from p */
-        for (uint i = i0 + PE_GL * ph.groups; i < i_end; ++i) {
-            PE_R sv, cv;
-            if (ph.single)
-                PE_ODO_FN(sin_cos)(&ph.one, &sv, &cv);
-            else
-                PE_SINCOS_AT(p, tw_hi, tw_lo, i, &sv, &cv);
-            cv = cv * amplitude;
-            sv = (sv * amplitude) * sign;
-            for (uint b = b_first; b < b_stop; ++b) {
-                PE_FN(pe_rotate_heads)(q + (b * g->q_batch_pitch + s * g->q_row_pitch),
-                                       g->q_heads, g->q_head_pitch, i, cv, sv, g);
-                if (k)
-                    PE_FN(pe_rotate_heads)(k + (b * g->k_batch_pitch + s * g->k_row_pitch),
-                                           g->k_heads, g->k_head_pitch, i, cv, sv, g);
-            }
-        }
-        PE_FN(pe_phases_tick)(&ph, p == 0x7FFFFFFFFFFFFFFFUL, true);
-    }
-}
-
-#if PE_GROUPS
-/* Whether every vector the vector path moves is aligned to its size: the
- * tensors start on such a boundary and every pitch and offset is a
- * multiple of PE_GL elements (as pe_rows_aligned in clpe_rows.cl). */
-PE_INLINE bool PE_FN(pe_rope_aligned)(global const PE_T *q, global const PE_T *k,
-                                      const pe_rope_geometry *g)
-{
-    const ulong bytes = PE_GL * sizeof(PE_T);
-    bool ok = (ulong)q % bytes == 0 &&
-              (g->q_head_pitch | g->q_row_pitch | g->q_batch_pitch) % PE_GL == 0 &&
-              (g->stride == 2 || g->partner % PE_GL == 0);
-    if (k)
-        ok = ok && (ulong)k % bytes == 0 &&
-             (g->k_head_pitch | g->k_row_pitch | g->k_batch_pitch) % PE_GL == 0;
-    return ok;
-}
-#endif
-
-/* The walk, compiled once for aligned vectors and once for any (the
- * vector path only). */
-PE_INLINE void PE_FN(pe_rope_rows)(global PE_T *q, global PE_T *k,
-                                   global const long *positions, global const ulong *tw_hi,
-                                   global const PE_TWL *tw_lo, PE_R amplitude,
-                                   const pe_rope_geometry *g)
-{
-#if PE_GROUPS
-    if (PE_FN(pe_rope_aligned)(q, k, g)) {
-        PE_FN(pe_rope_walk)(q, k, positions, tw_hi, tw_lo, amplitude, true, g);
-        return;
-    }
-#endif
-    PE_FN(pe_rope_walk)(q, k, positions, tw_hi, tw_lo, amplitude, false, g);
-}
 
 kernel void PE_FN(clpe_rope)(PE_ROPE_KERNEL_ARGS(PE_PARAM, PE_COMMA))
 {
@@ -246,3 +109,7 @@ kernel void PE_FN(clpe_rope_cache)(PE_ROPE_CACHE_ARGS(PE_PARAM, PE_COMMA))
 #undef PE_GV
 #undef PE_GFN
 #undef PE_SINCOS_AT
+/* multimodal and vision rotary, with the same pairs per work-item */
+#include "clpe_mrope.cl"
+#undef PE_W
+#endif

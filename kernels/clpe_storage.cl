@@ -1,234 +1,30 @@
 /*
  * clpe_storage.cl - loading each storage type into its arithmetic type and
- * storing back with one rounding (round to nearest even), one function per
- * access width: scalar, a (sin, cos) pair, and the vectors (16 wide; 8 for
- * float64) of the float16 path, alone or two at once (pe_store_two). k
- * counts elements from p. The row kernels (clpe_rows.cl) call these as
- * pe_load_<type>, pe_store2_<type>, pe_load16_<type>, ...
+ * storing back with one rounding (round to nearest even): one element, or
+ * a (sin, cos) pair of adjacent elements. k counts elements from p. The
+ * kernels call these as pe_load_<type>, pe_store2_<type>, ... The vector
+ * shape's wider moves are in clpe_vector_storage.cl.
  */
-
-/* The vector moves (16 wide; 8 for float64) take a whole vector at once when the caller knows every
- * vector it moves is aligned to its size (`aligned`: buffers, pitches and
- * offsets that are multiples of 16 elements, the common case), else
- * vload16/vstore16, which need only element alignment. PoCL splits an
- * unaligned vstore16 of ushort into sixteen 2-byte stores: the aligned
- * store alone made the 16-bit fused add 2.5x faster on the CPU. The kernels
- * decide `aligned` once per work-item and compile their walk once for each
- * answer: tested per vector inside the walk, the branches cost the f16 add
- * a quarter of its speed (bench/RESULTS.md). The bits moved are the same
- * either way. */
-#define PE_DEFINE_MOVE(SUFFIX, T, N)                                                           \
-    PE_INLINE T##N pe_get##N##_##SUFFIX(global const T *p, bool aligned)                       \
-    {                                                                                          \
-        return aligned ? *(global const T##N *)p : vload##N(0, p);                             \
-    }                                                                                          \
-    PE_INLINE void pe_put##N##_##SUFFIX(global T *p, T##N v, bool aligned)                     \
-    {                                                                                          \
-        if (aligned)                                                                           \
-            *(global T##N *)p = v;                                                             \
-        else                                                                                   \
-            vstore##N(v, 0, p);                                                                \
-    }
-
-PE_DEFINE_MOVE(f32, float, 16)
-PE_DEFINE_MOVE(u16, ushort, 16)
-#ifdef cl_khr_fp64
-PE_DEFINE_MOVE(f64, double, 8) /* the float64 groups: 8 pairs as double8 */
-#endif
-
-/* Asking for the lines of rows a work-item will reach a few rows from now.
- * On the CPU a work-item's slice of a row is 128-512 bytes and the next row
- * of the same sequence is a row pitch further: too far apart for the
- * hardware's stream prefetcher, so every slice arrived as a cache miss
- * (perf: most of the bf16 add's time on the load of x). Named a few rows
- * ahead, the lines are there in time: the fused add at batch 8 went 1.1x
- * to 1.25x (f32) and 2x (bf16) faster (bench/RESULTS.md). x86 under clang (PoCL)
- * only, where a prefetch never faults; elsewhere (GPUs, and Rusticl and
- * Oclgrind, which compile for SPIR) it is nothing. */
-#if defined(__clang__) && defined(__x86_64__)
-#define PE_X86 1
-#else
-#define PE_X86 0
-#endif
-
-/* How many steps of a walk ahead (a step: a row, or a slice of a row, of
- * every sequence a work-item serves): about eight sequences' steps of work
- * (a work-item serving the whole batch spends longer on each step),
- * measured at batch 1 and 8; at least two. `batch_steps` is the distance
- * for four sequences or more, which a storage type may set (PE_AHEAD_STEPS,
- * clpe_kernels.cl). */
-static inline uint pe_prefetch_steps(uint sequences, uint batch_steps)
-{
-    return sequences >= 4 ? batch_steps : sequences >= 2 ? 4 : 8;
-}
-
-/* PE_PREFETCH_FOR_WRITE: whether lines that will be written are asked for
- * for writing (prefetchw), by the device's vendor as PE_F16_STORE_FOLDED.
- * AMD's cores gained from it (AMD EPYC, batch 8 x seq 4096: the f32 add
- * +4 to +8 %, f16 +6 %, bf16 +3.5 %; bench/RESULTS.md, seventh round).
- * Intel's lost: on the 2-core Xeon with x streamed from memory, a plain
- * read prefetch ran the f32 add at batch 8 +24 %, its gather +8 to +10 %,
- * the 16-bit adds alike (twenty-first round); there the library passes
- * -DPE_PREFETCH_FOR_WRITE=0. A prefetch is a hint: the same bits. */
-#ifndef PE_PREFETCH_FOR_WRITE
-#define PE_PREFETCH_FOR_WRITE 1
-#endif
-
-/* The lines of n pairs from pair i0 of one row (elements of `size` bytes):
- * interleaved, one span of 2n elements; else two of n, from element a + i0
- * and b + i0 (where the sines and the cosines, or a rotary pair's halves,
- * start). for_write when the lines will be written (PE_PREFETCH_FOR_WRITE). */
-static inline void pe_prefetch_pairs(global const void *row, uint size, bool interleaved,
-                                     uint a, uint b, uint i0, uint n, bool for_write)
-{
-#if PE_X86
-    const char *base = (const char *)(ulong)row; /* the CPU has one address space */
-    uint spans = interleaved ? 1 : 2, bytes = (interleaved ? 2 : 1) * n * size;
-    for (uint k = 0; k < spans; ++k) {
-        const char *p = base + (ulong)((interleaved ? 2 * i0 : (k ? b : a) + i0) * size);
-        for (uint off = 0; off < bytes; off += 64) {
-            if (for_write && PE_PREFETCH_FOR_WRITE)
-                __builtin_prefetch(p + off, 1);
-            else
-                __builtin_prefetch(p + off);
-        }
-    }
-#endif
-}
-
-/* (s0, c0, s1, c1, ...): the interleaved layout of eight pairs. */
-static inline float16 pe_zip8(float8 s, float8 c)
-{
-    return (float16)(s.s0, c.s0, s.s1, c.s1, s.s2, c.s2, s.s3, c.s3, s.s4, c.s4, s.s5, c.s5,
-                     s.s6, c.s6, s.s7, c.s7);
-}
-
-/* N (sine, cosine) pairs (vectors V of R) stored interleaved from element
- * k, 2N elements: x * scale + value each when add (x read from xrow, which
- * NULL reads as 0), else the values alone. NAME takes the sines and the
- * cosines apart and zips them; ORDERED takes them zipped already, as two
- * vectors in storage order (a caller that applies one row's values to
- * several sequences zips once). One text for every storage type
- * (pe_store_zipped16_<type>, pe_store_zipped8_f64); bfloat16 has a
- * shortcut of its own below. */
-#define PE_DEFINE_ZIPPED(NAME, ORDERED, LOAD, STORE, T, V, R, N, ZIP)                          \
-    PE_INLINE void ORDERED(global T *orow, global const T *xrow, uint k, V lo, V hi, bool add, \
-                           R scale, bool aligned)                                              \
-    {                                                                                          \
-        if (add) {                                                                             \
-            V xlo = xrow ? LOAD(xrow, k, aligned) : (V)(0);                                    \
-            V xhi = xrow ? LOAD(xrow, k + N, aligned) : (V)(0);                                \
-            lo = xlo * scale + lo;                                                             \
-            hi = xhi * scale + hi;                                                             \
-        }                                                                                      \
-        STORE(orow, k, lo, aligned);                                                           \
-        STORE(orow, k + N, hi, aligned);                                                       \
-    }                                                                                          \
-    PE_INLINE void NAME(global T *orow, global const T *xrow, uint k, V sv, V cv, bool add,    \
-                        R scale, bool aligned)                                                 \
-    {                                                                                          \
-        ORDERED(orow, xrow, k, ZIP(sv.lo, cv.lo), ZIP(sv.hi, cv.hi), add, scale, aligned);     \
-    }
-#define PE_DEFINE_ZIPPED16(NAME, ORDERED, SUFFIX, T)                                           \
-    PE_DEFINE_ZIPPED(NAME, ORDERED, pe_load16_##SUFFIX, pe_store16_##SUFFIX, T, float16,       \
-                     float, 16, pe_zip8)
 
 /* ---- float32 ---- */
 static inline float pe_load_f32(global const float *p, uint k) { return p[k]; }
 static inline void pe_store_f32(global float *p, uint k, float v) { p[k] = v; }
 static inline float2 pe_load2_f32(global const float *p, uint k) { return vload2(0, p + k); }
 static inline void pe_store2_f32(global float *p, uint k, float2 v) { vstore2(v, 0, p + k); }
-PE_INLINE float16 pe_load16_f32(global const float *p, uint k, bool aligned)
-{
-    return pe_get16_f32(p + k, aligned);
-}
-PE_INLINE void pe_store16_f32(global float *p, uint k, float16 v, bool aligned)
-{
-    pe_put16_f32(p + k, v, aligned);
-}
 
-/* ---- float16: vload_half / vstore_half_rte need no cl_khr_fp16 ----
- * The 16-wide forms convert through a private vector and move the bits as
- * ushort16: PoCL's vstore_half8 on a global pointer that is not 16-byte
- * aligned crashed (an element offset of 3 halves), and the spec asks only
- * for 2-byte alignment. The conversions are the same correctly rounded ones
- * either way. */
+/* ---- float16: vload_half / vstore_half need no cl_khr_fp16 ----
+ * vstore_half rounds in the default rounding mode, which for OpenCL C is
+ * round to nearest even: the rounding of vstore_half_rte, so the same bits.
+ * Written without the suffix, it is the hardware's conversion where the
+ * device has one (a single cvt.rn.f16.f32 on NVIDIA's GPUs, v_cvt_f16_f32
+ * on AMD's), where libclc builds vstore_half_rte from some 40 integer
+ * operations around it. */
 static inline float pe_load_f16(global const half *p, uint k) { return vload_half(k, p); }
-static inline void pe_store_f16(global half *p, uint k, float v) { vstore_half_rte(v, k, p); }
+static inline void pe_store_f16(global half *p, uint k, float v) { vstore_half(v, k, p); }
 static inline float2 pe_load2_f16(global const half *p, uint k) { return vload_half2(0, p + k); }
-static inline void pe_store2_f16(global half *p, uint k, float2 v) { vstore_half2_rte(v, 0, p + k); }
-/* On x86 under clang (PoCL), the 16 lanes convert as one vector of clang's
- * __fp16 (storage-only, needs no cl_khr_fp16): one 512-bit vcvtph2ps or
- * vcvtps2ph each way, where PoCL's vload_half16 and vstore_half16_rte are
- * built from scalar conversions that its vectoriser joins 8 at a time (f16
- * add at batch 8 +5 %, bench/RESULTS.md). The same correctly rounded
- * conversions (round to nearest even: the default rounding the kernels'
- * arithmetic runs under), so the same bits. */
-#ifndef PE_F16_STORE_FOLDED
-#define PE_F16_STORE_FOLDED 0
-#endif
-#if PE_X86
-typedef __fp16 pe_fp16x16 __attribute__((ext_vector_type(16)));
-static inline float16 pe_half_bits_to_float16(ushort16 bits)
-{
-    return __builtin_convertvector(__builtin_astype(bits, pe_fp16x16), float16);
-}
-static inline ushort16 pe_float16_to_half_bits(float16 v)
-{
-    ushort16 bits = __builtin_astype(__builtin_convertvector(v, pe_fp16x16), ushort16);
-#if defined(__AVX__) && !PE_F16_STORE_FOLDED
-    /* An empty asm that holds the halves in a register: otherwise clang
-     * folds the conversion into the store that follows, and the memory
-     * form of vcvtps2ph runs slower on AMD's cores (AMD EPYC: the f16 add
-     * at batch 8 +3 to +9 % without it, bench/RESULTS.md, tenth round).
-     * Intel's run that form as one vector instruction less than a
-     * conversion into a register and a store (two and one on the 2-core
-     * Xeon): there the library passes -DPE_F16_STORE_FOLDED=1, by the
-     * device's vendor, as PoCL calls both CPUs skylake-avx512; the f16 add
-     * +2 to +4 % at batch 8 (sixteenth round). No instruction, so the same
-     * bits either way. */
-    __asm__("" : "+x"(bits));
-#endif
-    return bits;
-}
-#else
-static inline float16 pe_half_bits_to_float16(ushort16 bits)
-{
-    return vload_half16(0, (private const half *)&bits);
-}
-static inline ushort16 pe_float16_to_half_bits(float16 v)
-{
-    ushort16 bits;
-    vstore_half16_rte(v, 0, (private half *)&bits);
-    return bits;
-}
-#endif
-PE_INLINE float16 pe_load16_f16(global const half *p, uint k, bool aligned)
-{
-    return pe_half_bits_to_float16(pe_get16_u16((global const ushort *)p + k, aligned));
-}
-PE_INLINE void pe_store16_f16(global half *p, uint k, float16 v, bool aligned)
-{
-    pe_put16_u16((global ushort *)p + k, pe_float16_to_half_bits(v), aligned);
-}
+static inline void pe_store2_f16(global half *p, uint k, float2 v) { vstore_half2(v, 0, p + k); }
 
 /* ---- bfloat16: the top half of a float32 (pe_float_to_bf16 rounds) ---- */
-/* pe_float_to_bf16 on 16 lanes, left in each lane's high half. The low
- * half is left as the rounding made it, not cleared: every caller drops it
- * anyway (a shift, or the mask that merges a packed pair), and a NaN lane
- * needs only its quiet bit set, not a mask first. A NaN is the lane that
- * is not equal to itself: one compare (vcmpunordps on x86, where isnan
- * became an add and an integer compare), the bf16 add at batch 8 6-8 %
- * faster (bench/RESULTS.md, seventh round). */
-static inline uint16 pe_bf16_round_high16(float16 f)
-{
-    uint16 u = as_uint16(f);
-    return select(u + 0x7FFFu + ((u >> 16) & 1u), u | 0x400000u, as_uint16(f != f));
-}
-static inline ushort16 pe_bf16_16(float16 f)
-{
-    return convert_ushort16(pe_bf16_round_high16(f) >> 16);
-}
 static inline float pe_load_bf16(global const ushort *p, uint k) { return pe_bf16_to_float(p[k]); }
 static inline void pe_store_bf16(global ushort *p, uint k, float v)
 {
@@ -242,150 +38,6 @@ static inline void pe_store2_bf16(global ushort *p, uint k, float2 v)
 {
     vstore2((ushort2)((ushort)pe_float_to_bf16(v.x), (ushort)pe_float_to_bf16(v.y)), 0, p + k);
 }
-PE_INLINE float16 pe_load16_bf16(global const ushort *p, uint k, bool aligned)
-{
-    return as_float16(convert_uint16(pe_get16_u16(p + k, aligned)) << 16);
-}
-PE_INLINE void pe_store16_bf16(global ushort *p, uint k, float16 v, bool aligned)
-{
-    pe_put16_u16(p + k, pe_bf16_16(v), aligned);
-}
-
-PE_DEFINE_ZIPPED16(pe_store_zipped16_f32, pe_store_ordered16_f32, f32, float)
-PE_DEFINE_ZIPPED16(pe_store_zipped16_f16, pe_store_ordered16_f16, f16, half)
-PE_DEFINE_ZIPPED16(pe_store_zipped16_any_bf16, pe_store_ordered16_any_bf16, bf16, ushort)
-
-/* Float16 vectors rounded to bfloat16 in pairs, on CPUs with AVX-512BW:
- * the rounding done on 16-bit halves. The high halves H of both vectors
- * are gathered in the order they are stored, and their low halves L in
- * the same order (below); a value rounds up when L + 0x7FFF + (H & 1)
- * carries out of 16 bits, that is when L | (H & 1) > 0x8000 (the | differs
- * from a + only where L is odd, and L | 1 reaches 0x8001 exactly when
- * L + 1 does): one three-input logic instruction, one unsigned compare
- * into a mask, and H + 1 under that mask. Seven instructions for 32
- * elements (four gather, three round) where rounding each float's 32 bits
- * took thirteen; the formula was checked against pe_float_to_bf16 for
- * every non-NaN float32.
- * A NaN needs no test of its own here: every NaN the callers' arithmetic
- * can make has a low half of 0, so it does not round up, and a high half
- * already quiet, which is what pe_float_to_bf16 gives. Their inputs (x,
- * an embedding row, a query or key) are bfloat16 widened (low halves 0),
- * and the values, cos, sin and scale are finite (the host refuses any
- * other scale); so a result is NaN only where an input is, and x86
- * arithmetic returns that operand quieted, payload kept, or for inf * 0
- * and inf - inf its default NaN 0xFFC00000. Testing each vector for a NaN
- * cost the bf16 add 3 to 8 % (bench/RESULTS.md, fifteenth round).
- * bf16 add on a 2-core Xeon, against the 32-bit rounding: +19 % at
- * batch 8 x seq 4096, +7 % at batch 1 (bench/RESULTS.md, fifteenth
- * round); the compare and masked add where a vpavgw, a shift and an add
- * rounded: +3 to +6 % at batch 8 (eighteenth round). The empty asm hides
- * the 1: otherwise clang turns the masked add into a subtraction of the
- * mask widened to a vector (one instruction more). */
-#if PE_X86 && defined(__AVX512BW__)
-#define PE_BF16_PACK16 1
-typedef ushort pe_u16x32 __attribute__((ext_vector_type(32)));
-static inline uint16 pe_bf16_round_halves(pe_u16x32 hi, pe_u16x32 lo)
-{
-    pe_u16x32 one = 1;
-    __asm__("" : "+v"(one));
-    return __builtin_astype((lo | (hi & (ushort)1)) > (ushort)0x8000 ? hi + one : hi, uint16);
-}
-/* sines and cosines, zipped: (s0, c0, s1, c1, ...), as interleaved rows
- * store them. Pair j's halves stay in lane j: H is (c & 0xFFFF0000) |
- * (s >> 16), L is (c << 16) | (s & 0xFFFF), two shifts and two vpternlog.
- * clang reads those as word shuffles and makes them two vpermt2w, which
- * the 2-core Xeon runs one per two cycles (both on one port), where each
- * shift or vpternlog is one instruction of one cycle; the empty asms keep
- * them apart (and L whole, so that L | (H & 1) is one more vpternlog).
- * The bf16 add at batch 8 x seq 4096 +7 % (bench/RESULTS.md, sixteenth
- * round). */
-static inline uint16 pe_bf16_pack_rounded16(float16 sv, float16 cv)
-{
-    uint16 s = as_uint16(sv), c = as_uint16(cv), s_hi = s >> 16, c_lo = c << 16;
-    __asm__("" : "+v"(s_hi), "+v"(c_lo));
-    uint16 lo = c_lo | (s & 0xFFFFu);
-    __asm__("" : "+v"(lo));
-    return pe_bf16_round_halves(__builtin_astype((c & 0xFFFF0000u) | s_hi, pe_u16x32),
-                                __builtin_astype(lo, pe_u16x32));
-}
-/* a then b: a's 16 elements in the low 32 bytes, b's in the high. Rounded
- * as if zipped, then taken apart by one single-source vpermw (one per
- * cycle on that Xeon, where the two vpermt2w took four cycles) */
-static inline uint16 pe_bf16_pack_rounded16_apart(float16 av, float16 bv)
-{
-    pe_u16x32 z = __builtin_astype(pe_bf16_pack_rounded16(av, bv), pe_u16x32);
-    return __builtin_astype(__builtin_shufflevector(z, z, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20,
-                                                    22, 24, 26, 28, 30, 1, 3, 5, 7, 9, 11, 13,
-                                                    15, 17, 19, 21, 23, 25, 27, 29, 31),
-                            uint16);
-}
-#else
-#define PE_BF16_PACK16 0
-#endif
-
-/* The bfloat16 shortcut, for rows aligned to 64 bytes on a little-endian
- * device: 32 interleaved elements are 16 uint lanes, each holding one pair
- * (the sine in its low half; a big-endian device takes the generic path), so
- * the pairs are read, added and stored without being widened, zipped or
- * narrowed (the generic path spent most of its time on those). Each element
- * gets the same multiply, add and rounding. */
-PE_INLINE void pe_store_zipped16_bf16(global ushort *orow, global const ushort *xrow, uint k,
-                                      float16 sv, float16 cv, bool add, float scale,
-                                      bool aligned)
-{
-#ifdef __ENDIAN_LITTLE__
-    if (aligned) {
-        if (add) {
-            uint16 x = xrow ? *(global const uint16 *)(xrow + k) : (uint16)(0u);
-            sv = as_float16(x << 16) * scale + sv;
-            cv = as_float16(x & 0xFFFF0000u) * scale + cv;
-        }
-#if PE_BF16_PACK16
-        /* AVX-512BW: both rounded at once on 16-bit halves (above) */
-        *(global uint16 *)(orow + k) = pe_bf16_pack_rounded16(sv, cv);
-        return;
-#endif
-        /* elsewhere: the sine's high half into the low half, the cosine's
-         * kept in place: clang merges the two with one vpermt2w. Clearing
-         * the low halves inside the rounding as well cost four instructions
-         * per 64 bytes (31 to 27 without them): the bf16 add at batch 8
-         * +10 % with x cached, +3 % at seq 4096 (bench/RESULTS.md, twelfth
-         * round) */
-        *(global uint16 *)(orow + k) = (pe_bf16_round_high16(sv) >> 16) |
-                                        (pe_bf16_round_high16(cv) & 0xFFFF0000u);
-        return;
-    }
-#endif
-    pe_store_zipped16_any_bf16(orow, xrow, k, sv, cv, add, scale, aligned);
-}
-
-/* Two vectors stored at elements ka and kb of p (a rotary pair's two
- * halves, a split row's sines and cosines, or two halves of 32 interleaved
- * elements): pe_store_two<N>_<type>, two pe_store<N>_<type>; bfloat16 on
- * AVX-512BW rounds both vectors at once on 16-bit halves (above). */
-#define PE_DEFINE_STORE_TWO(SUFFIX, T, V, N)                                                   \
-    PE_INLINE void pe_store_two##N##_##SUFFIX(global T *p, uint ka, V a, uint kb, V b,         \
-                                              bool aligned)                                    \
-    {                                                                                          \
-        pe_store##N##_##SUFFIX(p, ka, a, aligned);                                             \
-        pe_store##N##_##SUFFIX(p, kb, b, aligned);                                             \
-    }
-PE_DEFINE_STORE_TWO(f32, float, float16, 16)
-PE_DEFINE_STORE_TWO(f16, half, float16, 16)
-PE_INLINE void pe_store_two16_bf16(global ushort *p, uint ka, float16 a, uint kb, float16 b,
-                                   bool aligned)
-{
-#if PE_BF16_PACK16
-    if (aligned) {
-        uint16 ab = pe_bf16_pack_rounded16_apart(a, b);
-        *(global uint8 *)(p + ka) = ab.lo;
-        *(global uint8 *)(p + kb) = ab.hi;
-        return;
-    }
-#endif
-    pe_store16_bf16(p, ka, a, aligned);
-    pe_store16_bf16(p, kb, b, aligned);
-}
 
 /* ---- float64 ---- */
 #ifdef cl_khr_fp64
@@ -393,20 +45,4 @@ static inline double pe_load_f64(global const double *p, uint k) { return p[k]; 
 static inline void pe_store_f64(global double *p, uint k, double v) { p[k] = v; }
 static inline double2 pe_load2_f64(global const double *p, uint k) { return vload2(0, p + k); }
 static inline void pe_store2_f64(global double *p, uint k, double2 v) { vstore2(v, 0, p + k); }
-PE_INLINE double8 pe_load8_f64(global const double *p, uint k, bool aligned)
-{
-    return pe_get8_f64(p + k, aligned);
-}
-PE_INLINE void pe_store8_f64(global double *p, uint k, double8 v, bool aligned)
-{
-    pe_put8_f64(p + k, v, aligned);
-}
-/* (s0, c0, s1, c1, ...): the interleaved layout of four pairs. */
-static inline double8 pe_zip4_f64(double4 s, double4 c)
-{
-    return (double8)(s.s0, c.s0, s.s1, c.s1, s.s2, c.s2, s.s3, c.s3);
-}
-PE_DEFINE_ZIPPED(pe_store_zipped8_f64, pe_store_ordered8_f64, pe_load8_f64, pe_store8_f64, double,
-                 double8, double, 8, pe_zip4_f64)
-PE_DEFINE_STORE_TWO(f64, double, double8, 8)
 #endif

@@ -8,6 +8,7 @@
 #include "support.h"
 
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,20 +41,22 @@ static void write_text(const char *path, const char *text)
     fclose(f);
 }
 
-/* Copy every kernel file into dir; in clpe_rows.cl put `broken` in place of
- * the first line that starts with `needle`. Returns that line's number. */
+/* Copy every file of the kernel folder into dir; in clpe_rows.cl put
+ * `broken` in place of the first line that starts with `needle`. Returns
+ * that line's number. */
 static int copy_kernels(const char *dir, const char *needle, const char *broken)
 {
-    static const char *const files[] = {"clpe_kernels.cl", "clpe_interface.h", "clpe_phase.h",
-                                        "clpe_storage.cl", "clpe_odometer.cl", "clpe_rows.cl",
-                                        "clpe_rope.cl"};
     int line_no = 0;
-    for (size_t k = 0; k < sizeof files / sizeof files[0]; ++k) {
+    DIR *folder = opendir(CLPE_KERNEL_SOURCE_DIR);
+    cr_assert_not_null(folder, "cannot list %s", CLPE_KERNEL_SOURCE_DIR);
+    for (struct dirent *e; (e = readdir(folder)) != NULL;) {
+        if (e->d_name[0] == '.')
+            continue;
         char src[1024], dst[1024];
-        snprintf(src, sizeof src, "%s/%s", CLPE_KERNEL_SOURCE_DIR, files[k]);
-        snprintf(dst, sizeof dst, "%s/%s", dir, files[k]);
+        snprintf(src, sizeof src, "%s/%s", CLPE_KERNEL_SOURCE_DIR, e->d_name);
+        snprintf(dst, sizeof dst, "%s/%s", dir, e->d_name);
         char *text = read_text(src);
-        if (strcmp(files[k], "clpe_rows.cl") == 0) {
+        if (strcmp(e->d_name, "clpe_rows.cl") == 0) {
             char *at = strstr(text, needle);
             cr_assert_not_null(at, "no line '%s' in clpe_rows.cl", needle);
             line_no = 1;
@@ -72,7 +75,25 @@ static int copy_kernels(const char *dir, const char *needle, const char *broken)
         }
         free(text);
     }
+    closedir(folder);
     return line_no;
+}
+
+/* Remove dir and the files in it. */
+static void remove_dir(const char *dir)
+{
+    DIR *folder = opendir(dir);
+    if (folder) {
+        for (struct dirent *e; (e = readdir(folder)) != NULL;) {
+            if (e->d_name[0] == '.')
+                continue;
+            char path[1024];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            unlink(path);
+        }
+        closedir(folder);
+    }
+    rmdir(dir);
 }
 
 Test(build_log, a_broken_kernel_line_is_named_in_the_log, .timeout = 120)
@@ -102,15 +123,7 @@ Test(build_log, a_broken_kernel_line_is_named_in_the_log, .timeout = 120)
     unsetenv("CLPE_KERNEL_DIR");
     cr_assert_not_null(enc, "status %d\n%s", st, text);
     clpe_encoder_release(enc);
-    static const char *const files[] = {"clpe_kernels.cl", "clpe_interface.h", "clpe_phase.h",
-                                        "clpe_storage.cl", "clpe_odometer.cl", "clpe_rows.cl",
-                                        "clpe_rope.cl"};
-    for (size_t k = 0; k < sizeof files / sizeof files[0]; ++k) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/%s", dir, files[k]);
-        unlink(path);
-    }
-    rmdir(dir);
+    remove_dir(dir);
 }
 
 Test(build_log, a_missing_kernel_folder_is_named_in_the_log)

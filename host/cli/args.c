@@ -366,7 +366,7 @@ enum flag_id {
     F_QUERY, F_MEASURE_WRITE, F_PADDING_IDX, F_HEAD_DIM, F_ROTARY_DIM, F_PAIRING, F_SCALING,
     F_FACTOR, F_ORIGINAL_MAX_POSITION, F_LOW_FREQ_FACTOR, F_HIGH_FREQ_FACTOR, F_BETA_FAST,
     F_BETA_SLOW, F_COS_OUT, F_SIN_OUT, F_SHORT_FACTOR_FILE, F_LONG_FACTOR_FILE,
-    F_MROPE_SECTION, F_VISION, F_POSITIONS, F_COUNT
+    F_MROPE_SECTION, F_VISION, F_POSITIONS, F_VERBOSE, F_COUNT
 };
 
 #define C_DEV (1u << CLI_CMD_DEVICES)
@@ -399,7 +399,8 @@ static const struct flag_spec {
     {"--device", NULL, F_DEVICE, C_TAB | C_ENC | C_CHK | C_PLT | C_ROP, 1},
     {"--all-devices", NULL, F_ALL_DEVICES, C_CHK, 0},
     {"--quick", NULL, F_QUICK, C_CHK, 0},
-    {"--json", NULL, F_JSON, C_CHK, 1},
+    {"--json", NULL, F_JSON, C_CHK | C_DEV, 1},
+    {"--verbose", "-v", F_VERBOSE, C_DEV, 0},
     {"--output", "-o", F_OUTPUT, C_ENC | C_PLT, 1},
     {"--chunk-rows", NULL, F_CHUNK_ROWS, C_ENC, 1},
     {"--quiet", "-q", F_QUIET, C_ENC | C_CHK | C_ROP, 0},
@@ -737,6 +738,7 @@ static int apply_flag(cli_args *a, const struct flag_spec *f, const char *val, c
     case F_ALL_DEVICES: a->all_devices = 1; return 0;
     case F_QUICK: a->quick = 1; return 0;
     case F_QUIET: a->quiet = 1; return 0;
+    case F_VERBOSE: a->verbose = 1; return 0;
     case F_MEASURE_WRITE: a->measure_write = 1; return 0;
     case F_HELP:
     case F_COUNT: break;

@@ -57,7 +57,8 @@ typedef struct cli_args {
     const char *device;     /* --device selector; NULL if not given */
     int all_devices;
     int quick;
-    const char *json;       /* check --json FILE */
+    const char *json;       /* check, devices: --json FILE */
+    int verbose;            /* devices: the tuning row of each device */
     const char *output;     /* -o FILE */
     uint64_t chunk_rows;    /* encode: rows per chunk; 0 = automatic */
     int measure_write;      /* encode: also time plain writes of the same bytes */

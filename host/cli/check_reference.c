@@ -75,7 +75,7 @@ double check_rope_error_ratio(ref_encoding *ref, int inverse, double a, double b
 {
     /* a' = a cos - b sin, b' = a sin + b cos, with sin negated for the
      * inverse rotation; each subtracted from the device value at full
-     * precision and rounded once. */
+     * precision, then rounded once. */
     mpfr_t sn, x, y;
     mpfr_inits2(REF_PRECISION, sn, x, y, (mpfr_ptr)0);
     if (inverse)

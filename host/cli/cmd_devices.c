@@ -4,6 +4,8 @@
  */
 #include "cli.h"
 
+#include "common/json.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,9 +53,34 @@ static const char *type_name(cl_device_id dev)
     return "other";
 }
 
+/* The tuning row in effect for a device, as one line under its row. */
+static void print_tuning(const clpe_device_tuning *t)
+{
+    printf("     tuning %s: pairs/item %u (f16/bf16 rows %u, rope %u), rows/item %u, "
+           "work-group %u, tile walk %s (%u pairs), ahead %u (16-bit %u) steps, "
+           "prefetch for write %s\n",
+           t->row, t->pairs_per_item, t->pairs_per_item_rows16, t->pairs_per_item_rope16,
+           t->rows_per_item, t->work_group_size, t->tile_walk ? "on" : "off", t->tile_pairs,
+           t->ahead_steps, t->ahead_steps16, t->prefetch_for_write ? "yes" : "no");
+}
+
+static void json_tuning(FILE *f, const clpe_device_tuning *t)
+{
+    fprintf(f, "{\"row\": ");
+    json_string(f, t->row);
+    fprintf(f,
+            ", \"pairs_per_item\": %u, \"pairs_per_item_rows16\": %u, "
+            "\"pairs_per_item_rope16\": %u, \"rows_per_item\": %u, \"work_group_size\": %u, "
+            "\"tile_walk\": %s, \"tile_pairs\": %u, \"ahead_steps\": %u, "
+            "\"ahead_steps16\": %u, \"prefetch_for_write\": %s}",
+            t->pairs_per_item, t->pairs_per_item_rows16, t->pairs_per_item_rope16,
+            t->rows_per_item, t->work_group_size, t->tile_walk ? "true" : "false",
+            t->tile_pairs, t->ahead_steps, t->ahead_steps16,
+            t->prefetch_for_write ? "true" : "false");
+}
+
 int cli_cmd_devices(const cli_args *args)
 {
-    (void)args;
     cl_uint np = 0;
     cl_int err = clGetPlatformIDs(0, NULL, &np);
     if (err == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || (err == CL_SUCCESS && np == 0)) {
@@ -64,15 +91,24 @@ int cli_cmd_devices(const cli_args *args)
         cli_status_error("cannot list OpenCL platforms", err);
         return CLI_EXIT_RUNTIME;
     }
+    cli_outfile json;
+    memset(&json, 0, sizeof json);
+    int rc = CLI_EXIT_OK;
+    if (args->json && (rc = cli_outfile_open(&json, args->json, "--json")) != CLI_EXIT_OK)
+        return rc;
     cl_platform_id *plats = malloc(np * sizeof *plats);
     if (!plats || clGetPlatformIDs(np, plats, NULL) != CL_SUCCESS) {
         free(plats);
+        cli_outfile_abort(&json);
         cli_error("cannot list OpenCL platforms");
         return CLI_EXIT_RUNTIME;
     }
     cl_platform_id def_plat = NULL;
     cl_device_id def_dev = NULL;
     int have_default = clpe_select_device(NULL, &def_plat, &def_dev) == CLPE_SUCCESS;
+    if (args->json)
+        fprintf(json.f, "{\n  \"clpe_version\": \"%s\",\n  \"devices\": [",
+                clpe_version_string());
 
     printf("  #  type   OpenCL  fp16  fp64     memory  device [platform, vendor]\n");
     unsigned index = 0;
@@ -97,16 +133,47 @@ int cli_cmd_devices(const cli_args *args)
             cl_ulong mem = 0;
             clGetDeviceInfo(devs[k], CL_DEVICE_GLOBAL_MEM_SIZE, sizeof mem, &mem, NULL);
             int is_default = have_default && devs[k] == def_dev;
+            int fp16 = has_extension(devs[k], "cl_khr_fp16");
+            int fp64 = has_extension(devs[k], "cl_khr_fp64");
             printf("%c%2u  %-5s  %-6s  %-4s  %-4s  %6.1f GiB  %s [%s, %s]\n",
-                   is_default ? '*' : ' ', index, type_name(devs[k]), ver,
-                   has_extension(devs[k], "cl_khr_fp16") ? "yes" : "no",
-                   has_extension(devs[k], "cl_khr_fp64") ? "yes" : "no",
-                   (double)mem / (1024.0 * 1024.0 * 1024.0), name, pname, vendor);
+                   is_default ? '*' : ' ', index, type_name(devs[k]), ver, fp16 ? "yes" : "no",
+                   fp64 ? "yes" : "no", (double)mem / (1024.0 * 1024.0 * 1024.0), name, pname,
+                   vendor);
+            clpe_device_tuning tuning;
+            clpe_status tstatus = clpe_get_device_tuning(devs[k], &tuning);
+            if (args->verbose) {
+                if (tstatus == CLPE_SUCCESS)
+                    print_tuning(&tuning);
+                else
+                    printf("     tuning: cannot be read (%s)\n", clpe_status_string(tstatus));
+            }
+            if (args->json) {
+                FILE *f = json.f;
+                fprintf(f, "%s\n    {\"index\": %u, \"default\": %s, \"type\": \"%s\", \"name\": ",
+                        index ? "," : "", index, is_default ? "true" : "false",
+                        type_name(devs[k]));
+                json_string(f, name);
+                fprintf(f, ", \"platform\": ");
+                json_string(f, pname);
+                fprintf(f, ", \"vendor\": ");
+                json_string(f, vendor);
+                fprintf(f, ", \"opencl\": ");
+                json_string(f, ver);
+                fprintf(f, ", \"fp16\": %s, \"fp64\": %s, \"global_memory\": %llu, \"tuning\": ",
+                        fp16 ? "true" : "false", fp64 ? "true" : "false",
+                        (unsigned long long)mem);
+                if (tstatus == CLPE_SUCCESS)
+                    json_tuning(f, &tuning);
+                else
+                    fprintf(f, "null");
+                fputc('}', f);
+            }
         }
         free(devs);
     }
     free(plats);
     if (index == 0) {
+        cli_outfile_abort(&json);
         cli_error("no OpenCL device found");
         return CLI_EXIT_RUNTIME;
     }
@@ -120,5 +187,9 @@ int cli_cmd_devices(const cli_args *args)
     else
         printf("* default (the first GPU, else the first device); choose another with "
                "--device or CLPE_DEVICE\n");
+    if (args->json) {
+        fprintf(json.f, "\n  ]\n}\n");
+        return cli_outfile_commit(&json, "--json");
+    }
     return CLI_EXIT_OK;
 }

@@ -49,11 +49,17 @@ static const char GENERAL_HELP[] =
     "  --device SEL       device selector (see 'clpe --help')\n"
 
 static const char DEVICES_HELP[] =
-    "usage: clpe devices\n"
+    "usage: clpe devices [--verbose] [--json FILE]\n"
     "\n"
     "List every OpenCL device with the index --device accepts, its platform, vendor,\n"
     "OpenCL version, fp16/fp64 support, global memory, and which device a command\n"
-    "uses by default (marked '*'; CLPE_DEVICE changes it).\n";
+    "uses by default (marked '*'; CLPE_DEVICE changes it).\n"
+    "\n"
+    "  -v, --verbose      also print the row of clpe's device tuning table in effect\n"
+    "                     for each device (pairs and rows per work-item, work-group\n"
+    "                     size, tile walk, steps asked for ahead, prefetch for write),\n"
+    "                     with the CLPE_* tuning knobs of the environment applied\n"
+    "  --json FILE        also write the list, with each device's tuning, as JSON\n";
 
 static const char TABLE_HELP[] =
     "usage: clpe table --d D --pos P1,P2,... [FLAGS]\n"

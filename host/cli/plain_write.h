@@ -16,10 +16,7 @@ int cli_write_all(int fd, const void *buf, size_t len);
 /* Reserve `bytes` bytes of the regular file fd from `offset` for the
  * writes to come, keeping its size (Linux's fallocate, FALLOC_FL_KEEP_SIZE).
  * A file system hands out its pages faster in one call than one write at a
- * time: on tmpfs, 8.2 GB reserved in about 0.63 s and then written in
- * 1 MiB writes took 2.2 to 5.4 s in all (median 2.9) where the same writes
- * alone took 4.1 to 5.2 (median 4.5; a 2-core VM, bench/RESULTS.md,
- * twentieth round).
+ * time, so a large output is reserved first and then written.
  * It also finds a full file system before any byte is written. Returns 0
  * when reserved, or when the file system (or system) cannot reserve ahead
  * (the writes then take their pages as they go); else the errno of a

@@ -103,6 +103,16 @@ class CLaunchInfo(ctypes.Structure):
                 ("reserved32", ctypes.c_uint32), ("reserved", ctypes.c_uint64 * 3)]
 
 
+class CDeviceTuning(ctypes.Structure):
+    _fields_ = [("row", ctypes.c_char * 32), ("pairs_per_item", ctypes.c_uint32),
+                ("pairs_per_item_rows16", ctypes.c_uint32),
+                ("pairs_per_item_rope16", ctypes.c_uint32), ("rows_per_item", ctypes.c_uint32),
+                ("work_group_size", ctypes.c_uint32), ("tile_walk", ctypes.c_uint32),
+                ("tile_pairs", ctypes.c_uint32), ("ahead_steps", ctypes.c_uint32),
+                ("ahead_steps16", ctypes.c_uint32), ("prefetch_for_write", ctypes.c_uint32),
+                ("reserved", ctypes.c_uint64 * 4)]
+
+
 class CTensor(ctypes.Structure):
     _fields_ = [("buffer", cl_handle), ("offset", ctypes.c_size_t),
                 ("row_pitch", ctypes.c_size_t), ("batch_pitch", ctypes.c_size_t),
@@ -189,6 +199,7 @@ STRUCTS = {
     "clpe_config": CConfig,
     "clpe_build_log": CBuildLog,
     "clpe_launch_info": CLaunchInfo,
+    "clpe_device_tuning": CDeviceTuning,
     "clpe_tensor": CTensor,
     "clpe_positions": CPositions,
     "clpe_token_ids": CTokenIds,

@@ -12,10 +12,10 @@ import sys
 from ctypes import (POINTER, c_char_p, c_double, c_int, c_int32, c_int64, c_size_t, c_uint,
                     c_uint32, c_void_p)
 
-from ._abi import (CAbiEntry, CBuildLog, CConfig, CHostKvCache, CHostMropePositions,
-                   CHostRopeTensor, CKvCache, CKvSlots, CLaunchInfo, CMropeConfig,
-                   CMropePositions, CPositions, CRopeConfig, CRopeTensor, CTensor, CTokenIds,
-                   c_enum, cl_handle)
+from ._abi import (CAbiEntry, CBuildLog, CConfig, CDeviceTuning, CHostKvCache,
+                   CHostMropePositions, CHostRopeTensor, CKvCache, CKvSlots, CLaunchInfo,
+                   CMropeConfig, CMropePositions, CPositions, CRopeConfig, CRopeTensor, CTensor,
+                   CTokenIds, c_enum, cl_handle)
 
 c_status = c_int32
 c_encoder = c_void_p
@@ -38,6 +38,7 @@ PROTOTYPES = {
     "clpe_encoder_release": (None, [c_encoder]),
     "clpe_encoder_get_config": (c_status, [c_encoder, POINTER(CConfig)]),
     "clpe_encoder_get_launch_info": (c_status, [c_encoder, POINTER(CLaunchInfo)]),
+    "clpe_get_device_tuning": (c_status, [cl_handle, POINTER(CDeviceTuning)]),
     "clpe_enqueue_table": (c_status, [c_encoder, cl_handle, c_int64, c_size_t, POINTER(CTensor),
                                       c_uint32, c_handle_list, POINTER(cl_handle)]),
     "clpe_enqueue_add": (c_status, [c_encoder, cl_handle, c_size_t, c_size_t, POINTER(CTensor),
