@@ -28,16 +28,22 @@ FAMILIES = {
     "table-add": ("baseline", 3, 0), "gather-table-add": ("baseline", 3, 4),
     "table": ("clpe", 1, 0), "add": ("clpe", 2, 0), "add-out": ("clpe", 2, 0),
     "gather": ("clpe", 2, 4), "rope-stream": ("limit", 2, 0), "rope-table": ("baseline", 4, 0),
-    "rope": ("clpe", 2, 0),
+    "rope": ("clpe", 2, 0), "kv-copy": ("limit", 2, 0), "rope-copy": ("baseline", 2, 0),
+    "rope-kv": ("clpe", 2, 0),
 }
 # families on the rotary shape: d is a token's query and key elements
-ROTARY = ("rope-stream", "rope-table", "rope")
+ROTARY = ("rope-stream", "rope-table", "rope", "kv-copy", "rope-copy", "rope-kv")
 # families measured for some dtypes only (rope-table: a 16-bit cache rounds cos and sin)
 FAMILY_DTYPES = {"rope-table": ("f32", "f64")}
 LIMIT_OF = {"table-add": "stream", "gather-table-add": "gather-stream", "table": "fill",
             "add": "stream", "add-out": "stream", "gather": "gather-stream",
-            "rope-table": "rope-stream", "rope": "rope-stream"}
-BASELINE_OF = {"add": "table-add", "gather": "gather-table-add", "rope": "rope-table"}
+            "rope-table": "rope-stream", "rope": "rope-stream", "rope-copy": "kv-copy",
+            "rope-kv": "kv-copy"}
+BASELINE_OF = {"add": "table-add", "gather": "gather-table-add", "rope": "rope-table",
+               "rope-kv": "rope-copy"}
+# families into a KV cache: q, k and v read and q, k and v written, per element
+# of q and k (d on the rotary shape counts q and k)
+KV_CACHE = ("kv-copy", "rope-copy", "rope-kv")
 # headline ratios: (numerator, denominator, dtypes, target at batch 1, target at batch > 1)
 HEADLINES = [("add", "table-add", ("f32", "f16", "bf16", "f64"), 1.0, 0.9),
              ("gather", "gather-table-add", ("f32", "f16", "bf16", "f64"), 0.9, 0.9),
@@ -113,7 +119,11 @@ def check(doc, quick_run):
             fail("%s: d %r, the shape gives %r" % (where, r["d"], want_d))
         if r["elements"] != r["batch"] * r["seq"] * r["d"]:
             fail("%s: elements %r != batch * seq * d" % (where, r["elements"]))
-        want = r["elements"] * SIZES[r["dtype"]] * fam[1] + r["batch"] * r["seq"] * fam[2]
+        moved = fam[1]
+        if r["family"] in KV_CACHE and rotary_d:
+            heads, kv_heads = p.get("heads", 0), p.get("kv_heads", 0)
+            moved = 2 * (heads + 2 * kv_heads) / (heads + kv_heads)
+        want = r["elements"] * SIZES[r["dtype"]] * moved + r["batch"] * r["seq"] * fam[2]
         if not close(r["bytes"], want):
             fail("%s: bytes %r, the definition gives %r" % (where, r["bytes"], want))
         if r["kind"] != "clpe" and r.get("per_work_item") not in (1, 4):

@@ -116,7 +116,8 @@ static cl_mem make_buffer(cl_context ctx, size_t bytes, cl_ulong max_alloc, cons
         return NULL;
     }
     cl_int err;
-    cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    /* a buffer no selected operation uses may be empty; OpenCL wants a size */
+    cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE, bytes ? bytes : 64, NULL, &err);
     if (!m)
         fprintf(stderr, "clpe-bench: clCreateBuffer(%s, %zu bytes): %d\n", what, bytes, err);
     return m;
