@@ -317,6 +317,8 @@ Test(cli_files, bad_files_and_flags_fail_cleanly, .timeout = 120)
     write_text(word, "1 1 1 one 1 1 1 1\n");
     write_text(open_bracket, "[1, 1, 1, 1, 1, 1, 1, 1\n");
     write_text(trailing, "[1, 1, 1, 1, 1, 1, 1, 1] 2\n");
+    const char *factors_npy = PATH("factors.npy");
+    write_text(factors_npy, "1 1 1 1 1 1 1 1\n");
     int64_t p[3 * 4] = {0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3};
     write_npy(pos3, "<i8", 3, 4, p);
     write_npy(pos_f8, "<f8", 3, 4, p);
@@ -353,6 +355,13 @@ Test(cli_files, bad_files_and_flags_fail_cleanly, .timeout = 120)
         {"--seq", {MROPE, "--mrope-section", "2,3,3", "--positions", pos3, "--seq", "5", NULL}},
         {"--vision", {"rope-cache", "--head-dim", "18", "--vision", "--positions", pos3,
                       "--cos-out", cos, "--sin-out", sin, NULL}},
+        /* an input that is also an output: the file would be replaced while read */
+        {"are the same file", {"rope-cache", "--head-dim", "16", "--mrope-section", "2,3,3",
+                               "--positions", pos3, "--cos-out", cos, "--sin-out", pos3, NULL}},
+        {"are the same file", {"rope-cache", "--head-dim", "16", "--seq", "4", "--scaling",
+                               "longrope", "--factor", "32", "--original-max-position", "4096",
+                               "--short-factor-file", good8, "--long-factor-file", factors_npy,
+                               "--cos-out", factors_npy, "--sin-out", sin, NULL}},
     };
     int before = dir_entries(dir);
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {

@@ -165,6 +165,59 @@ static int check_room(cli_outfile *const *outs, const char *const *flags, const 
     return CLI_EXIT_OK;
 }
 
+const char *const CLI_ROPE_OUTPUT_FLAGS[2] = {"--cos-out", "--sin-out"};
+
+int cli_rope_outputs_open(const cli_args *a, uint64_t rows, uint32_t cols, int dtype,
+                          cli_outfile *const outs[2])
+{
+    const char *const paths[2] = {a->cos_out, a->sin_out};
+    memset(outs[0], 0, sizeof *outs[0]);
+    memset(outs[1], 0, sizeof *outs[1]);
+    int rc = CLI_EXIT_OK;
+    for (size_t i = 0; i < 2 && rc == CLI_EXIT_OK; ++i)
+        rc = cli_outfile_open(outs[i], paths[i], CLI_ROPE_OUTPUT_FLAGS[i]);
+    if (rc == CLI_EXIT_OK) {
+        char header[NPY_HEADER_MAX];
+        const size_t header_len =
+            npy_header(header, sizeof header, npy_descr_for_dtype(dtype), rows, cols);
+        /* [rows, cols] fits in 64 bits: checked by the argument parser, or
+         * by the reader of the positions file. */
+        uint64_t file_bytes = rows * cols * dtype_size(dtype);
+        file_bytes = file_bytes + header_len < file_bytes ? UINT64_MAX : file_bytes + header_len;
+        rc = check_room(outs, CLI_ROPE_OUTPUT_FLAGS, paths, 2, file_bytes);
+    }
+    if (rc != CLI_EXIT_OK) {
+        cli_outfile_abort(outs[0]);
+        cli_outfile_abort(outs[1]);
+    }
+    return rc;
+}
+
+/* Every file rope-cache names, inputs and outputs alike, must be a file of
+ * its own; an output a file (not a stream) must be named .npy. */
+static int check_paths(const cli_args *a)
+{
+    int rc;
+    for (size_t i = 0; i < 2; ++i)
+        if ((rc = cli_output_check_name(i ? a->sin_out : a->cos_out, CLI_ROPE_OUTPUT_FLAGS[i],
+                                        ".npy")) != CLI_EXIT_OK)
+            return rc;
+    const char *paths[5] = {a->cos_out, a->sin_out};
+    const char *flags[5] = {CLI_ROPE_OUTPUT_FLAGS[0], CLI_ROPE_OUTPUT_FLAGS[1]};
+    size_t n = 2;
+    const struct {
+        const char *path, *flag;
+    } inputs[] = {{a->short_factor_file, "--short-factor-file"},
+                  {a->long_factor_file, "--long-factor-file"},
+                  {a->positions_file, "--positions"}};
+    for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; ++i)
+        if (inputs[i].path) {
+            paths[n] = inputs[i].path;
+            flags[n++] = inputs[i].flag;
+        }
+    return cli_paths_distinct(paths, flags, n);
+}
+
 /* The cache of consecutive positions, LongRoPE's lists in f. */
 static int rope_cache_consecutive(const cli_args *args, const cli_rope_factors *f)
 {
@@ -187,34 +240,12 @@ static int rope_cache_consecutive(const cli_args *args, const cli_rope_factors *
     }
     clpe_rope_release(host_rope);
 
-    /* The two outputs: .npy files, or streams; never one file twice. */
-    const char *const paths[2] = {args->cos_out, args->sin_out};
-    const char *const flags[2] = {"--cos-out", "--sin-out"};
-    for (size_t i = 0; i < 2; ++i)
-        if ((rc = cli_output_check_name(paths[i], flags[i], ".npy")) != CLI_EXIT_OK)
-            return rc;
-    if ((rc = cli_paths_distinct(paths, flags, 2)) != CLI_EXIT_OK)
-        return rc;
-
     cli_outfile cos_out, sin_out;
-    memset(&cos_out, 0, sizeof cos_out);
-    memset(&sin_out, 0, sizeof sin_out);
     cli_outfile *const outs[2] = {&cos_out, &sin_out};
-    /* Both paths open (and so writable) before any device work. */
-    for (size_t i = 0; i < 2; ++i)
-        if ((rc = cli_outfile_open(outs[i], paths[i], flags[i])) != CLI_EXIT_OK) {
-            cli_outfile_abort(&cos_out);
-            return rc;
-        }
-    /* And room for both, before anything is computed. */
-    char header[NPY_HEADER_MAX];
-    const size_t header_len = npy_header(header, sizeof header, npy_descr_for_dtype(cfg.dtype),
-                                         args->seq, cfg.rotary_dim);
-    /* [seq, rotary_dim] fits in 64 bits: checked by the argument parser. */
-    uint64_t file_bytes = args->seq * cfg.rotary_dim * dtype_size(cfg.dtype);
-    file_bytes = file_bytes + header_len < file_bytes ? UINT64_MAX : file_bytes + header_len;
-    if ((rc = check_room(outs, flags, paths, 2, file_bytes)) != CLI_EXIT_OK ||
-        (rc = cli_device_open(args->device, &dev)) != CLI_EXIT_OK) {
+    if ((rc = cli_rope_outputs_open(args, args->seq, cfg.rotary_dim, cfg.dtype, outs)) !=
+            CLI_EXIT_OK)
+        return rc;
+    if ((rc = cli_device_open(args->device, &dev)) != CLI_EXIT_OK) {
         cli_outfile_abort(&cos_out);
         cli_outfile_abort(&sin_out);
         return rc;
@@ -251,9 +282,9 @@ static int rope_cache_consecutive(const cli_args *args, const cli_rope_factors *
     rc = CLI_EXIT_RUNTIME;
     const double t0 = cli_now();
     for (int i = 0; i < 2; ++i)
-        if ((rc = write_array(&job, i, outs[i], flags[i])) != CLI_EXIT_OK)
+        if ((rc = write_array(&job, i, outs[i], CLI_ROPE_OUTPUT_FLAGS[i])) != CLI_EXIT_OK)
             goto done;
-    if ((rc = cli_outfile_commit_all(outs, flags, 2)) != CLI_EXIT_OK)
+    if ((rc = cli_outfile_commit_all(outs, CLI_ROPE_OUTPUT_FLAGS, 2)) != CLI_EXIT_OK)
         goto done;
     if (!args->quiet)
         cli_note("wrote %s and %s: [%llu, %u] %s, %s pairing, %s scaling, positions "
@@ -277,8 +308,11 @@ done:
  * take the multimodal path (cmd_rope_cache_mrope.c). */
 int cli_cmd_rope_cache(const cli_args *args)
 {
+    int rc = check_paths(args);
+    if (rc != CLI_EXIT_OK)
+        return rc;
     cli_rope_factors f;
-    int rc = cli_rope_factors_read(args, &f);
+    rc = cli_rope_factors_read(args, &f);
     if (rc != CLI_EXIT_OK)
         return rc;
     rc = args->positions_file ? cli_rope_cache_multimodal(args, &f)

@@ -8,8 +8,9 @@
  * [tokens, rotary_dim].
  *
  * As for the consecutive cache (cmd_rope_cache.c): the configuration and
- * the positions are checked on the host first, both paths must be writable
- * before either file is written, and each file appears only when complete.
+ * the positions are checked on the host first, both outputs are opened and
+ * their room checked before any device work, and the two files appear
+ * together, only when both are complete (cli_rope_outputs_open).
  */
 #include "cli.h"
 #include "npy.h"
@@ -139,19 +140,15 @@ typedef struct mrope_cache_job {
     unsigned char *host;
 } mrope_cache_job;
 
-/* Compute every chunk and write the cos (want_sin 0) or sin array to path. */
-static int write_array(const mrope_cache_job *job, int want_sin, const char *path,
+/* Compute every chunk and write the cos (want_sin 0) or sin array into the
+ * open output, left open for the caller to commit or abort. */
+static int write_array(const mrope_cache_job *job, int want_sin, cli_outfile *out,
                        const char *flag)
 {
-    cli_outfile out;
-    memset(&out, 0, sizeof out);
-    int rc = cli_outfile_open(&out, path, flag);
-    if (rc != CLI_EXIT_OK)
-        return rc;
-    rc = CLI_EXIT_RUNTIME;
+    int rc = CLI_EXIT_RUNTIME;
     const size_t row_bytes = job->cols * job->esize;
     errno = 0;
-    if (npy_write_header(out.f, npy_descr_for_dtype(job->dtype), job->tokens, job->cols))
+    if (npy_write_header(out->f, npy_descr_for_dtype(job->dtype), job->tokens, job->cols))
         goto write_failed;
     for (uint64_t row = 0; row < job->tokens;) {
         const size_t n = job->tokens - row < job->chunk_rows ? (size_t)(job->tokens - row)
@@ -167,18 +164,15 @@ static int write_array(const mrope_cache_job *job, int want_sin, const char *pat
                                      CL_TRUE, 0, n * row_bytes, job->host, 0, NULL, NULL);
         if (st != CLPE_SUCCESS) {
             cli_status_error("multimodal rope cache", st);
-            goto done;
+            return rc;
         }
-        if (fwrite(job->host, row_bytes, n, out.f) != n)
+        if (fwrite(job->host, row_bytes, n, out->f) != n)
             goto write_failed;
         row += n;
     }
-    rc = cli_outfile_commit(&out, flag);
-    goto done;
+    return CLI_EXIT_OK;
 write_failed:
-    cli_outfile_write_error(&out, flag, errno ? errno : EIO);
-done:
-    cli_outfile_abort(&out);
+    cli_outfile_write_error(out, flag, errno ? errno : EIO);
     return rc;
 }
 
@@ -193,6 +187,10 @@ int cli_rope_cache_multimodal(const cli_args *args, const cli_rope_factors *fac)
     memset(&dev, 0, sizeof dev);
     mrope_cache_job job;
     memset(&job, 0, sizeof job);
+    cli_outfile cos_out, sin_out;
+    memset(&cos_out, 0, sizeof cos_out);
+    memset(&sin_out, 0, sizeof sin_out);
+    cli_outfile *const outs[2] = {&cos_out, &sin_out};
     rc = CLI_EXIT_USAGE;
     if (args->have_seq && args->seq != pos.tokens) {
         cli_error("--seq %llu disagrees with the %llu tokens of '%s'",
@@ -211,17 +209,15 @@ int cli_rope_cache_multimodal(const cli_args *args, const cli_rope_factors *fac)
     }
     clpe_mrope_release(host);
 
-    /* Both paths must be writable before either file is written. */
-    cli_outfile probe;
-    memset(&probe, 0, sizeof probe);
-    if ((rc = cli_outfile_open(&probe, args->sin_out, "--sin-out")) != CLI_EXIT_OK)
+    /* Both outputs open, with room for both, before any device work. */
+    const clpe_rope_config *rope = &cfg.rope;
+    if ((rc = cli_rope_outputs_open(args, pos.tokens,
+                                    rope->rotary_dim ? rope->rotary_dim : rope->head_dim,
+                                    rope->dtype, outs)) != CLI_EXIT_OK)
         goto done;
-    cli_outfile_abort(&probe);
-
     if ((rc = cli_device_open(args->device, &dev)) != CLI_EXIT_OK)
         goto done;
     rc = CLI_EXIT_RUNTIME;
-    const clpe_rope_config *rope = &cfg.rope;
     job.dev = &dev;
     job.tokens = pos.tokens;
     job.cols = rope->rotary_dim ? rope->rotary_dim : rope->head_dim;
@@ -255,9 +251,10 @@ int cli_rope_cache_multimodal(const cli_args *args, const cli_rope_factors *fac)
         goto done;
     }
     const double t0 = cli_now();
-    if ((rc = write_array(&job, 0, args->cos_out, "--cos-out")) != CLI_EXIT_OK)
-        goto done;
-    if ((rc = write_array(&job, 1, args->sin_out, "--sin-out")) != CLI_EXIT_OK)
+    for (int i = 0; i < 2; ++i)
+        if ((rc = write_array(&job, i, outs[i], CLI_ROPE_OUTPUT_FLAGS[i])) != CLI_EXIT_OK)
+            goto done;
+    if ((rc = cli_outfile_commit_all(outs, CLI_ROPE_OUTPUT_FLAGS, 2)) != CLI_EXIT_OK)
         goto done;
     if (!args->quiet)
         cli_note("wrote %s and %s: [%llu, %u] %s, %u stream%s (%s), %s scaling, positions "
@@ -270,6 +267,8 @@ int cli_rope_cache_multimodal(const cli_args *args, const cli_rope_factors *fac)
                  cli_scaling_name(rope->scaling), args->positions_file, dev.name,
                  cli_now() - t0);
 done:
+    cli_outfile_abort(&cos_out);
+    cli_outfile_abort(&sin_out);
     if (job.positions) clReleaseMemObject(job.positions);
     if (job.cos_buf) clReleaseMemObject(job.cos_buf);
     if (job.sin_buf) clReleaseMemObject(job.sin_buf);

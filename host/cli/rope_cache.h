@@ -7,6 +7,7 @@
 #define CLPE_CLI_ROPE_CACHE_H
 
 #include "args.h"
+#include "output_file.h"
 
 #include <clpe.h>
 
@@ -27,6 +28,17 @@ typedef struct cli_rope_factors {
  * an exit status, after printing why on failure. */
 int cli_rope_factors_read(const cli_args *a, cli_rope_factors *f);
 void cli_rope_factors_free(cli_rope_factors *f);
+
+/* The flags of the two outputs, cos then sin. */
+extern const char *const CLI_ROPE_OUTPUT_FLAGS[2];
+
+/* Open --cos-out and --sin-out as a pair (outs[0], outs[1]): both opened,
+ * and room for two .npy files of [rows, cols] dtype checked, before any
+ * device work. Write cos into outs[0] and sin into outs[1], then finish
+ * both with cli_outfile_commit_all (both files or neither). Returns an exit
+ * status, after printing why and aborting both on failure. */
+int cli_rope_outputs_open(const cli_args *a, uint64_t rows, uint32_t cols, int dtype,
+                          cli_outfile *const outs[2]);
 
 /* `clpe rope-cache --positions FILE`: the multimodal cos/sin cache of every
  * token of the file (cmd_rope_cache_mrope.c). */
