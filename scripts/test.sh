@@ -102,6 +102,7 @@ pytest_status=0
 # python/tests: the package; tests/frameworks: rotary against Hugging Face's
 # own code; tests/docs: every code block of README.md and docs/*.md.
 CI=${CI:-true} CLPE_CLI=build/host/cli/clpe CLPE_BUILD_DIR=build \
+  CLPE_DECODER=build/examples/decoder/clpe-decoder \
   "$venv/bin/python" -m pytest -q -p no:cacheprovider python/tests tests/frameworks tests/docs \
   || pytest_status=$?
 if ((pytest_status == 5)); then echo "test.sh: pytest ran no test" >&2; exit 1; fi
