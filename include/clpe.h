@@ -529,7 +529,7 @@ typedef enum clpe_rope_scaling {
 
 /* The frequencies clpe computes exactly: every w_i in [0, CLPE_ROPE_MAX_FREQUENCY)
  * radians per position, whatever the scaling that gives it. Each is computed
- * from the exact values of the given doubles at 256 bits and rounded once to
+ * from the exact values of the given doubles at 256 bits, then rounded once to
  * its tuning word, so the angle p * w_i is exact at every int64 position
  * (to 2^-97 turn per unit of |p| for the 32- and 16-bit types, 2^-129 for
  * f64). A configuration whose frequencies leave that range (a LONGROPE
