@@ -37,21 +37,22 @@
 #define PE_GV PE_CAT(PE_R, PE_GL)
 #define PE_GFN(base) PE_CAT(PE_CAT(base, PE_GL), PE_CAT(_, PE_NAME))
 
-/* Rotate pair i of every head of one token of one tensor. */
+/* Rotate pair i of every head of one token of one tensor. The walk moves
+ * a pointer to the pair's first element from head to head. */
 static inline void PE_FN(pe_rotate_heads)(global PE_T *token, uint heads, uint head_pitch,
                                           uint i, PE_R c, PE_R s, const pe_rope_geometry *g)
 {
-    uint ka = i * g->stride, kb = ka + g->partner;
-    for (uint h = 0; h < heads; ++h) {
-        global PE_T *head = token + h * head_pitch;
+    uint partner = g->partner;
+    global PE_T *pa = token + i * g->stride;
+    for (uint h = 0; h < heads; ++h, pa += head_pitch) {
         if (g->stride == 2) { /* interleaved: the pair is adjacent */
-            PE_R2 v = PE_FN(pe_load2)(head, ka);
+            PE_R2 v = PE_FN(pe_load2)(pa, 0);
             PE_R2 r = (PE_R2)(fma(v.x, c, -(v.y * s)), fma(v.x, s, v.y * c));
-            PE_FN(pe_store2)(head, ka, r);
+            PE_FN(pe_store2)(pa, 0, r);
         } else {
-            PE_R a = PE_FN(pe_load)(head, ka), b = PE_FN(pe_load)(head, kb);
-            PE_FN(pe_store)(head, ka, fma(a, c, -(b * s)));
-            PE_FN(pe_store)(head, kb, fma(a, s, b * c));
+            PE_R a = PE_FN(pe_load)(pa, 0), b = PE_FN(pe_load)(pa, partner);
+            PE_FN(pe_store)(pa, 0, fma(a, c, -(b * s)));
+            PE_FN(pe_store)(pa, partner, fma(a, s, b * c));
         }
     }
 }
