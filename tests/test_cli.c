@@ -454,6 +454,8 @@ Test(cli, encode_preset_starts_at_its_first_position, .timeout = 60)
     encode_and_compare(&cfg, "fairseq", first, NULL, 50, 7, "f32", "<f4");
 }
 
+static int wait_until_written(pid_t pid, unsigned long long bytes);
+
 Test(cli, encode_interrupted_leaves_no_file, .timeout = 60)
 {
     char dir[64], path[128];
@@ -469,10 +471,8 @@ Test(cli, encode_interrupted_leaves_no_file, .timeout = 60)
               "--chunk-rows", "256", "-o", path, (char *)NULL);
         _exit(127);
     }
-    /* Wait until the temporary file exists, then interrupt. */
-    for (int i = 0; i < 2000 && dir_entries(dir) == 0; ++i)
-        sleep_ms(1);
-    sleep_ms(50);
+    /* Interrupt once the output is being written (it may have no name). */
+    wait_until_written(pid, 2u << 20);
     kill(pid, SIGTERM);
     int st = 0;
     waitpid(pid, &st, 0);
