@@ -9,12 +9,17 @@ count). W is the launch shape the kernels were compiled for (-DPE_PAIRS): a
 work-item writes 2*W values per row.
 """
 import math
+import os
 import re
 import sys
 
 # The library's work-group size on GPUs (host/program.c): occupancy is
 # counted in whole work-groups of this many work-items.
 GPU_WORK_GROUP = 128
+
+# STATIC_COST_HEAD_LOOPS=1: under each NVIDIA rotary row, one line per head
+# loop (bench/static_cost.sh)
+HEAD_LOOPS = os.environ.get("STATIC_COST_HEAD_LOOPS") == "1"
 
 
 def nvidia_occupancy(regs):
@@ -124,6 +129,33 @@ def per_rotation(spans, insns_in, rotate_ops_in):
     if not ops:
         return None
     return sum(insns_in(s) for s in heads) / (ops / ROTATE_OPS)
+
+
+def sass_head_loops(insns):
+    """The rotary head loops of a kernel, one line each: where, how many
+    instructions, rotations and instructions per rotation, and the widths
+    its loads and stores move (a loop of element moves, or of words)."""
+    body = [i for i in insns if i[1] != "NOP"]
+    spans = [(branch_target(o), a) for a, op, _, o in body
+             if op == "BRA" and branch_target(o) is not None and branch_target(o) < a]
+    inner = [s for s in spans
+             if not any(o != s and s[0] <= o[0] and o[1] <= s[1] for o in spans)]
+    lines = []
+    for lo, hi in sorted(inner):
+        loop = [i for i in body if lo <= i[0] <= hi]
+        rotations = sum(1 for i in loop if i[1] in SASS_ROTATE) / ROTATE_OPS
+        if not rotations:
+            continue
+        moves = {}
+        for _, op, suffix, _ in loop:
+            if op in ("LDG", "STG"):
+                key = op + suffix.replace(".E", "").replace(".U16", ".16").replace(".64", ".64") or op
+                key = key if key != op else op + ".32"
+                moves[key] = moves.get(key, 0) + 1
+        moved = " ".join(f"{k}x{v}" for k, v in sorted(moves.items()))
+        lines.append(f"0x{lo:x}: {len(loop)} insns / {rotations:g} pairs = "
+                     f"{len(loop) / rotations:.2f} ({moved})")
+    return lines
 
 
 def sass_counts(insns):
@@ -279,6 +311,9 @@ def main(argv):
                 total, loop, classes, pair = sass_counts(sass[kernel])
             row("sm_90", w, kernel, r, f"{st}/{ld}", f"{occ:.0%}" if occ else "-", total, loop,
                 classes, pair)
+            if HEAD_LOOPS and kernel in sass and re.match(r"clpe_rope_(f|bf)", kernel):
+                for line in sass_head_loops(sass[kernel]):
+                    print(f"#   {kernel} head loop {line}")
         return 0
     if len(argv) == 5 and argv[1] == "amd":
         w, target = argv[2], argv[3]

@@ -41,6 +41,11 @@
 #          and two multiplies per pair); "-" for the rotary cache.
 #   int fp mem   the row loop's integer, floating-point and memory instructions
 #
+# STATIC_COST_HEAD_LOOPS=1 adds, under each NVIDIA rotary row, a line per
+# head loop: its instructions, the pairs it rotates, their ratio, and the
+# widths of its loads and stores (LDG.16 an element of 16 bits, LDG.32 a
+# word of two, ...), so each way of moving a pair is priced on its own.
+#
 # Environment: STATIC_COST_TARGETS (default "sm_90 gfx90a gfx1100"),
 # STATIC_COST_OPTIONS (more compiler options, blank-separated),
 # STATIC_COST_SHAPES (default "1 64"), STATIC_COST_KEEP=DIR keeps the PTX,

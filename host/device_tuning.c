@@ -47,12 +47,14 @@ typedef struct tuning_row {
      .work_group_size = 32, .tile_walk = 1, .tile_pairs = PE_TILE_PAIRS_F32,                   \
      .ahead_steps = 2, .ahead_steps16 = 3, .prefetch_for_write = (FOR_WRITE)}
 
-/* The one-pair shape: work-groups of WG, 16 rows walked per work-item (the
- * tile walk, the steps ahead and prefetch act in the vector shape only,
- * should a knob ask for it). */
+/* The one-pair shape: one pair per work-item (two for 16-bit rotary, so a
+ * work-item moves 32-bit words), work-groups of WG, 16 rows walked per
+ * work-item (the tile walk, the steps ahead and prefetch act in the vector
+ * shape only, should a knob ask for it). */
 #define ONE_PAIR_SHAPE(NAME, WG)                                                               \
     {.row = NAME, .pairs_per_item = 1, .pairs_per_item_rows16 = 1,                             \
-     .pairs_per_item_rope16 = 1, .rows_per_item = 16, .work_group_size = (WG),                 \
+     .pairs_per_item_rope16 = CLPE_PAIRS_PER_ITEM_ROPE16_PORTABLE, .rows_per_item = 16,        \
+     .work_group_size = (WG),                                                                  \
      .tile_walk = 1, .tile_pairs = PE_TILE_PAIRS_F32, .ahead_steps = 2, .ahead_steps16 = 3,    \
      .prefetch_for_write = 0}
 
@@ -147,7 +149,8 @@ clpe_status clpe__device_tuning(cl_device_id device, clpe_device_tuning *out)
     unsigned long pairs = clpe__knob("CLPE_PAIRS_PER_ITEM", 1, CLPE_PAIRS_PER_ITEM_MAX,
                                      t.pairs_per_item);
     if (pairs == 1) {
-        t.pairs_per_item = t.pairs_per_item_rows16 = t.pairs_per_item_rope16 = 1;
+        t.pairs_per_item = t.pairs_per_item_rows16 = 1;
+        t.pairs_per_item_rope16 = CLPE_PAIRS_PER_ITEM_ROPE16_PORTABLE;
     } else if (pairs == CLPE_PAIRS_PER_ITEM_MAX) {
         t.pairs_per_item = CLPE_PAIRS_PER_ITEM_MAX;
         t.pairs_per_item_rows16 = CLPE_PAIRS_PER_ITEM_ROWS16;

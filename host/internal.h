@@ -56,12 +56,16 @@ typedef struct clpe_kernel_pool {
 #define CLPE_PAIRS_PER_ITEM_MAX 64
 #define CLPE_PAIRS_PER_ITEM_ROWS16 512
 #define CLPE_PAIRS_PER_ITEM_ROPE16 128
+/* Pairs one work-item of a 16-bit rotary kernel rotates in the one-pair
+ * shape: two adjacent pairs, so it moves 32-bit words where the pairs are
+ * aligned (kernels/clpe_rope_pair.cl). */
+#define CLPE_PAIRS_PER_ITEM_ROPE16_PORTABLE 2
 
 /* How launches are shaped on one device (launch_shape.c). */
 typedef struct clpe_launch_shape {
     cl_uint pairs_per_item;    /* 1 or CLPE_PAIRS_PER_ITEM_MAX: PE_PAIRS of the build */
     cl_uint pairs_per_item_rows16; /* 1 or CLPE_PAIRS_PER_ITEM_ROWS16: PE_PAIRS_ROWS16 */
-    cl_uint pairs_per_item_rope16; /* 1 or CLPE_PAIRS_PER_ITEM_ROPE16: PE_PAIRS_ROPE16 */
+    cl_uint pairs_per_item_rope16; /* CLPE_PAIRS_PER_ITEM_ROPE16(_PORTABLE): PE_PAIRS_ROPE16 */
     size_t local_x;            /* largest work-group size along the pair dimension */
     cl_uint rows_per_item;     /* rows one work-item walks with the odometer */
     size_t max_rows;           /* rows per launch (dimension 1 times rows_per_item) */

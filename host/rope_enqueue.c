@@ -74,6 +74,38 @@ static cl_int set_rope_launch_args(cl_kernel kernel, const void *call, size_t s0
     return err;
 }
 
+/* Whether the tensor's memory starts at a multiple of `word` bytes. Buffers
+ * the device allocates (and sub-buffers, whose origins are aligned to
+ * CL_DEVICE_MEM_BASE_ADDR_ALIGN, at least 64 bytes) always do; a
+ * CL_MEM_USE_HOST_PTR buffer does if its host memory does. */
+static bool storage_aligned(cl_mem buffer, size_t word)
+{
+    cl_mem_flags flags = 0;
+    void *host = NULL;
+    if (clGetMemObjectInfo(buffer, CL_MEM_FLAGS, sizeof flags, &flags, NULL) != CL_SUCCESS)
+        return false;
+    if (!(flags & CL_MEM_USE_HOST_PTR))
+        return true;
+    if (clGetMemObjectInfo(buffer, CL_MEM_HOST_PTR, sizeof host, &host, NULL) != CL_SUCCESS)
+        return false;
+    return (uintptr_t)host % word == 0;
+}
+
+/* Whether the kernel may move the two elements of an interleaved pair, or
+ * the first (second) halves of two adjacent split pairs, as one aligned
+ * word of two elements (pair_words): every pair of the tensor starts at an
+ * even element, and in the split layout the halves are an even count of
+ * elements apart. The bits are the same either way. */
+static bool pairs_are_words(const clpe_rope *rope, const rope_region *t, bool half_split)
+{
+    const clpe_rope_region *r = &t->r;
+    if (half_split && rope->n_pairs % 2)
+        return false;
+    if ((r->offset | r->head_pitch | r->row_pitch | r->batch_pitch) % 2)
+        return false;
+    return storage_aligned(t->buffer, 2 * clpe__dtype_size(rope->cfg.dtype));
+}
+
 /* A pitch the kernel multiplies only by 0 when a block has one entry. */
 static cl_uint pitch32(size_t pitch, size_t count) { return count > 1 ? (cl_uint)pitch : 0; }
 
@@ -92,6 +124,8 @@ static cl_int set_rope_fixed_args(const clpe_rope *rope, cl_kernel kernel, const
             kbp = k ? pitch32(c->k.r.batch_pitch, batch) : 0;
     cl_uint n_pairs = rope->n_pairs, partner = half_split ? rope->n_pairs : 1,
             stride = half_split ? 1 : 2, inverse = c->inverse;
+    cl_uint pair_words = pairs_are_words(rope, &c->q, half_split) &&
+                         (!k || pairs_are_words(rope, &c->k, half_split));
     cl_uint seq = c->seq > INDEX_MAX ? 0 : (cl_uint)c->seq;
     cl_uint rows_per_item = grid->rows_per_item;
     cl_uint source = (cl_uint)c->positions.source;
@@ -112,6 +146,7 @@ static cl_int set_rope_fixed_args(const clpe_rope *rope, cl_kernel kernel, const
     if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_ARG_N_PAIRS, n_pairs);
     if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_ARG_PARTNER, partner);
     if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_ARG_STRIDE, stride);
+    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_ARG_PAIR_WORDS, pair_words);
     if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_ARG_INVERSE, inverse);
     if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_ARG_SEQ, seq);
     if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_ARG_ROWS_PER_ITEM, rows_per_item);

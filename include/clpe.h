@@ -1019,7 +1019,9 @@ typedef struct clpe_device_tuning {
                                         (the vector shape) */
     uint32_t pairs_per_item_rows16;  /* the same for f16 and bf16 table, add and
                                         gather: 1 or 512 */
-    uint32_t pairs_per_item_rope16;  /* the same for f16 and bf16 rotary: 1 or 128 */
+    uint32_t pairs_per_item_rope16;  /* the same for f16 and bf16 rotary: 2 (two
+                                        adjacent pairs, so loads and stores move
+                                        32-bit words, in the GPU shape) or 128 */
     uint32_t rows_per_item;          /* rows one work-item walks with the odometer */
     uint32_t work_group_size;        /* work-group size asked for along the pairs
                                         (the kernel's limit may lower it) */

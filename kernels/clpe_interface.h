@@ -112,6 +112,7 @@ enum pe_row_kernel_arg { PE_ROW_KERNEL_ARGS(PE_ARG_ENUM_ENTRY, PE_COMMA), PE_ROW
     X(N_PAIRS, U32, n_pairs) SEP()              /* rotary_dim / 2 */                     \
     X(PARTNER, U32, partner) SEP()                                                       \
     X(STRIDE, U32, stride) SEP()                                                         \
+    X(PAIR_WORDS, U32, pair_words) SEP()        /* 1: pairs adjacent and aligned */      \
     X(INVERSE, U32, inverse) SEP()              /* 1: rotate by -theta */                \
     X(SEQ, U32, seq) SEP()                                                               \
     X(ROWS, U32, rows) SEP()                                                             \

@@ -37,8 +37,9 @@
 /* Pairs per work-item, set by the library per device: PE_PAIRS for 32- and
  * 64-bit storage, PE_PAIRS_ROWS16 for the 16-bit row kernels (table, add,
  * gather of f16 and bf16), PE_PAIRS_ROPE16 for the 16-bit rotary kernels
- * (-DPE_PAIRS=1 -DPE_PAIRS_ROWS16=1 -DPE_PAIRS_ROPE16=1 on GPUs, which run
- * work-items in lanes already; 64, 512 and 128 on PoCL's CPUs). Those take
+ * (-DPE_PAIRS=1 -DPE_PAIRS_ROWS16=1 -DPE_PAIRS_ROPE16=2 on GPUs, which run
+ * work-items in lanes already: 16-bit rotary takes two adjacent pairs to
+ * move 32-bit words; 64, 512 and 128 on PoCL's CPUs). The last three take
  * the vector path: PoCL's work-item-loop vectoriser gives up on this code,
  * and explicit vectors measured about 5x faster. A work-item walks its
  * pairs in groups of PE_GL: 16 as a float16 (4 groups, 512 bytes of each
@@ -56,7 +57,7 @@
 #define PE_PAIRS_ROWS16 (PE_PAIRS == 1 ? 1 : 512)
 #endif
 #ifndef PE_PAIRS_ROPE16
-#define PE_PAIRS_ROPE16 (PE_PAIRS == 1 ? 1 : 128)
+#define PE_PAIRS_ROPE16 (PE_PAIRS == 1 ? 2 : 128)
 #endif
 
 /* The vector shape's loads, stores and odometers, where the build has it. */
@@ -126,7 +127,7 @@ typedef struct pe_rope_geometry {
     long start;
     uint q_heads, q_head_pitch, q_row_pitch, q_batch_pitch;
     uint k_heads, k_head_pitch, k_row_pitch, k_batch_pitch;
-    uint n_pairs, partner, stride, inverse;
+    uint n_pairs, partner, stride, pair_words, inverse;
     uint seq, rows, batch, rows_per_item, pos_source;
 } pe_rope_geometry;
 
@@ -134,8 +135,8 @@ typedef struct pe_rope_geometry {
     const pe_rope_geometry g = {start,         q_heads,       q_head_pitch, q_row_pitch,       \
                                 q_batch_pitch, k_heads,       k_head_pitch, k_row_pitch,       \
                                 k_batch_pitch, n_pairs,       partner,      stride,            \
-                                inverse,       seq,           rows,         batch,             \
-                                rows_per_item, pos_source}
+                                pair_words,    inverse,       seq,          rows,              \
+                                batch,         rows_per_item, pos_source}
 
 /* The position of token s (of this launch) of sequence b, modulo 2^64. */
 static inline ulong pe_rope_position(global const long *positions, uint b, uint s,

@@ -4,7 +4,8 @@
  * frameworks consume (clpe_rope_cache_*). Included by clpe_kernels.cl once
  * per storage type, with the macros it lists there. The rotation's walk
  * comes from the file of the shape in use:
- *   clpe_rope_pair.cl    one pair per work-item (PE_W 1): the portable body
+ *   clpe_rope_pair.cl    one pair per work-item, two for 16-bit storage
+ *                        (PE_W 1 or 2): the portable body
  *   clpe_rope_vector.cl  PE_W pairs per work-item as vectors (PoCL on CPUs)
  *
  * Launch shape, as the row kernels: dimension 0 a group of PE_W pairs,
@@ -37,27 +38,43 @@
 #define PE_GV PE_CAT(PE_R, PE_GL)
 #define PE_GFN(base) PE_CAT(PE_CAT(base, PE_GL), PE_CAT(_, PE_NAME))
 
-/* Rotate pair i of every head of one token of one tensor. The walk moves
- * a pointer to the pair's first element from head to head. */
-static inline void PE_FN(pe_rotate_heads)(global PE_T *token, uint heads, uint head_pitch,
-                                          uint i, PE_R c, PE_R s, const pe_rope_geometry *g)
+/* Rotate pair i of every head of one token of one tensor, moving its two
+ * elements, partner apart, each on its own: the halves of a split pair,
+ * or an interleaved pair (partner 1) that may start at an odd element. The
+ * walk moves a pointer to the pair's first element from head to head. */
+static inline void PE_FN(pe_rotate_heads_apart)(global PE_T *token, uint heads,
+                                                uint head_pitch, uint i, PE_R c, PE_R s,
+                                                const pe_rope_geometry *g)
 {
     uint partner = g->partner;
     global PE_T *pa = token + i * g->stride;
     for (uint h = 0; h < heads; ++h, pa += head_pitch) {
-        if (g->stride == 2) { /* interleaved: the pair is adjacent */
-            PE_R2 v = PE_FN(pe_load2)(pa, 0);
-            PE_R2 r = (PE_R2)(fma(v.x, c, -(v.y * s)), fma(v.x, s, v.y * c));
-            PE_FN(pe_store2)(pa, 0, r);
-        } else {
-            PE_R a = PE_FN(pe_load)(pa, 0), b = PE_FN(pe_load)(pa, partner);
-            PE_FN(pe_store)(pa, 0, fma(a, c, -(b * s)));
-            PE_FN(pe_store)(pa, partner, fma(a, s, b * c));
-        }
+        PE_R a = PE_FN(pe_load)(pa, 0), b = PE_FN(pe_load)(pa, partner);
+        PE_FN(pe_store)(pa, 0, fma(a, c, -(b * s)));
+        PE_FN(pe_store)(pa, partner, fma(a, s, b * c));
     }
 }
 
-#if PE_W == 1
+/* Rotate pair i of every head of one token of one tensor. An interleaved
+ * pair that starts at an even element (the host found every offset and
+ * pitch even: pair_words) is one aligned word, moved by one load and one
+ * store; the loop of each way is its own, so a GPU issues only the
+ * instructions of the one in use. */
+static inline void PE_FN(pe_rotate_heads)(global PE_T *token, uint heads, uint head_pitch,
+                                          uint i, PE_R c, PE_R s, const pe_rope_geometry *g)
+{
+    if (!(g->pair_words && g->stride == 2)) {
+        PE_FN(pe_rotate_heads_apart)(token, heads, head_pitch, i, c, s, g);
+        return;
+    }
+    global PE_T *pa = token + i * 2;
+    for (uint h = 0; h < heads; ++h, pa += head_pitch) {
+        PE_R2 v = PE_FN(pe_load_word)(pa);
+        PE_FN(pe_store_word)(pa, (PE_R2)(fma(v.x, c, -(v.y * s)), fma(v.x, s, v.y * c)));
+    }
+}
+
+#if PE_W <= 2
 #include "clpe_rope_pair.cl"
 #else
 #include "clpe_rope_vector.cl"

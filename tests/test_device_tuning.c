@@ -67,10 +67,11 @@ Test(device_tuning, the_device_gets_the_row_of_its_kind)
         cr_assert_eq(t.pairs_per_item_rows16, 512);
         cr_assert_eq(t.pairs_per_item_rope16, 128);
     } else {
-        /* GPUs and CPUs running work-items in lanes: one pair each */
+        /* GPUs and CPUs running work-items in lanes: one pair each, two
+         * adjacent ones for 16-bit rotary */
         cr_assert_eq(t.pairs_per_item, 1, "row %s", t.row);
         cr_assert_eq(t.pairs_per_item_rows16, 1);
-        cr_assert_eq(t.pairs_per_item_rope16, 1);
+        cr_assert_eq(t.pairs_per_item_rope16, 2);
         if (type & CL_DEVICE_TYPE_GPU)
             cr_assert_str_eq(t.row, "gpu");
     }
@@ -91,7 +92,7 @@ Test(device_tuning, the_knobs_override_the_row)
     cr_assert_str_eq(t.row, row.row);
     cr_assert_eq(t.pairs_per_item, 1);
     cr_assert_eq(t.pairs_per_item_rows16, 1);
-    cr_assert_eq(t.pairs_per_item_rope16, 1);
+    cr_assert_eq(t.pairs_per_item_rope16, 2);
     cr_assert_eq(t.rows_per_item, 4);
     cr_assert_eq(t.work_group_size, 8);
     cr_assert_eq(t.tile_walk, 0);

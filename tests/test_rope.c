@@ -173,6 +173,12 @@ Test(rope, device_equals_host_for_every_dtype_pairing_and_layout)
                 rope_case c = {dtypes[t], (clpe_rope_pairing)pairing, 20, 0, 2, 11, 2, 0,
                                outer, 0, CLPE_POSITIONS_IDS, INT64_MAX - 200000, CLPE_ROPE_INVERSE};
                 run_case(&c, seed++);
+                /* 13 pairs: an odd count, so in the GPU shape the last
+                 * 16-bit work-item has a pair alone, and split halves 13
+                 * elements apart cannot move as aligned words */
+                rope_case d = {dtypes[t], (clpe_rope_pairing)pairing, 26, 0, 2, 7, 3, 2,
+                               outer, 0, CLPE_POSITIONS_START, -3, 0};
+                run_case(&d, seed++);
             }
 }
 
@@ -223,6 +229,81 @@ Test(rope, aligned_heads_of_any_bits_match_the_host)
             clpe_rope_release(host);
             clpe_rope_release(rope);
         }
+}
+
+/* Pairs the kernels cannot move as aligned words of two elements: a tensor
+ * that starts at an odd element of its buffer, and a CL_MEM_USE_HOST_PTR
+ * buffer whose host memory starts one element past an aligned address.
+ * Both take the element-by-element walk and must match the host. */
+Test(rope, pairs_at_odd_elements_match_the_host)
+{
+    const clpe_dtype dtypes[] = {CLPE_DTYPE_F32, CLPE_DTYPE_F16, CLPE_DTYPE_BF16, CLPE_DTYPE_F64};
+    for (int t = 0; t < 4; ++t)
+        for (int pairing = 0; pairing < 2; ++pairing)
+            for (int host_memory = 0; host_memory < 2; ++host_memory) {
+                clpe_dtype dt = dtypes[t];
+                if (!clpe_device_supports_dtype(cl.device, dt))
+                    continue;
+                clpe_rope_config cfg = clpe_rope_config_default(64);
+                cfg.pairing = (clpe_rope_pairing)pairing;
+                cfg.dtype = dt;
+                clpe_rope *rope = make_rope(&cfg);
+                clpe_rope *host = clpe_rope_create_host(&cfg, NULL);
+                cr_assert_not_null(host);
+                const size_t batch = 2, seq = 5, heads = 3, es = esize(dt);
+                size_t count = batch * seq * heads * 64 + 1, bytes = count * es;
+                /* 64-byte aligned storage; the tensor starts at element 1 */
+                unsigned char *store = aligned_alloc(64, bytes + 64);
+                cr_assert_not_null(store);
+                uint64_t rng = 90 + (uint64_t)(4 * t + 2 * pairing + host_memory);
+                fill_random(dt, store, count, &rng);
+                unsigned char *expect = malloc(bytes);
+                memcpy(expect, store, bytes);
+                cl_mem buf;
+                size_t offset = es;
+                if (host_memory) {
+                    cl_int err;
+                    buf = clCreateBuffer(cl.context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR,
+                                         bytes - es, store + es, &err);
+                    cr_assert_eq(err, CL_SUCCESS);
+                    offset = 0;
+                } else {
+                    buf = test_buffer_from(&cl, store, bytes);
+                }
+                clpe_rope_tensor dq = {.buffer = buf, .offset = offset, .heads = heads,
+                                       .head_pitch = 64, .row_pitch = heads * 64,
+                                       .batch_pitch = seq * heads * 64};
+                clpe_host_rope_tensor hq = {.data = expect + es, .heads = heads, .head_pitch = 64,
+                                            .row_pitch = heads * 64,
+                                            .batch_pitch = seq * heads * 64};
+                clpe_positions pos = {.source = CLPE_POSITIONS_START, .start = 4242};
+                cr_assert_eq(clpe_enqueue_rope(rope, cl.queue, batch, seq, &dq, NULL, &pos, 0, 0,
+                                               NULL, NULL),
+                             CLPE_SUCCESS);
+                cr_assert_eq(clpe_host_rope(host, batch, seq, &hq, NULL, CLPE_POSITIONS_START,
+                                            4242, NULL, 0),
+                             CLPE_SUCCESS);
+                unsigned char *dev = host_memory ? NULL : test_buffer_read(&cl, buf, bytes);
+                if (host_memory) {
+                    void *mapped = clEnqueueMapBuffer(cl.queue, buf, CL_TRUE, CL_MAP_READ, 0,
+                                                      bytes - es, 0, NULL, NULL, NULL);
+                    cr_assert_not_null(mapped);
+                    dev = malloc(bytes);
+                    memcpy(dev, store, es);
+                    memcpy(dev + es, mapped, bytes - es);
+                    clEnqueueUnmapMemObject(cl.queue, buf, mapped, 0, NULL, NULL);
+                    clFinish(cl.queue);
+                }
+                cr_assert_eq(memcmp(dev, expect, bytes), 0,
+                             "dtype %d pairing %d %s: device and host differ", dt, pairing,
+                             host_memory ? "host memory at an odd element" : "offset 1");
+                free(dev);
+                free(expect);
+                clReleaseMemObject(buf);
+                free(store);
+                clpe_rope_release(host);
+                clpe_rope_release(rope);
+            }
 }
 
 Test(rope, positions_at_the_ends_of_int64)

@@ -274,9 +274,9 @@ static void check_gather(ctx *c, clpe_encoder *enc, const clpe_config *cfg, cons
 enum { Q_HEADS = 3, K_HEADS = 1 };
 
 static void check_rope(ctx *c, clpe_rope *rope, const clpe_rope_config *cfg, const char *tag,
-                       clpe_position_source src, uint64_t *seed)
+                       size_t pad, clpe_position_source src, uint64_t *seed)
 {
-    const size_t esize = dtype_size(cfg->dtype), head_pitch = cfg->head_dim + 1;
+    const size_t esize = dtype_size(cfg->dtype), head_pitch = cfg->head_dim + pad;
     const size_t qn = BATCH * SEQ * Q_HEADS * head_pitch, kn = BATCH * SEQ * K_HEADS * head_pitch;
     unsigned char *q = malloc(qn * esize), *k = malloc(kn * esize);
     unsigned char *qwant = malloc(qn * esize), *kwant = malloc(kn * esize);
@@ -343,17 +343,21 @@ static void check_rope_cache(ctx *c, clpe_rope *rope, const clpe_rope_config *cf
 }
 
 /* Rotary shapes: 44 pairs half-split (groups of 16 and a tail, in either
- * vector shape), partial rotary interleaved (16 pairs: one group), and 5
- * pairs (under a group), each with every position source. */
+ * vector shape), partial rotary interleaved (16 pairs: one group), 5 pairs
+ * (under a group) and 13 interleaved ones (in the GPU shape, the last
+ * 16-bit work-item has one pair of its two), each with every position
+ * source. */
 static void check_rotary(ctx *c, clpe_encoder *like, clpe_dtype dtype, uint64_t *seed)
 {
     struct rope_shape {
         uint32_t head_dim, rotary_dim;
         clpe_rope_pairing pairing;
+        size_t pad; /* elements left alone after each head; even: pairs move as words */
     } shapes[] = {
-        {88, 0, CLPE_ROPE_HALF_SPLIT},
-        {40, 32, CLPE_ROPE_INTERLEAVED},
-        {10, 0, CLPE_ROPE_HALF_SPLIT},
+        {88, 0, CLPE_ROPE_HALF_SPLIT, 2},
+        {40, 32, CLPE_ROPE_INTERLEAVED, 1},
+        {10, 0, CLPE_ROPE_HALF_SPLIT, 2},
+        {26, 0, CLPE_ROPE_INTERLEAVED, 2},
     };
     for (size_t n = 0; n < sizeof shapes / sizeof shapes[0]; ++n) {
         clpe_rope_config cfg = clpe_rope_config_default(shapes[n].head_dim);
@@ -369,7 +373,7 @@ static void check_rotary(ctx *c, clpe_encoder *like, clpe_dtype dtype, uint64_t 
             continue;
         }
         for (int src = CLPE_POSITIONS_START; src <= CLPE_POSITIONS_IDS; ++src)
-            check_rope(c, rope, &cfg, tag, (clpe_position_source)src, seed);
+            check_rope(c, rope, &cfg, tag, shapes[n].pad, (clpe_position_source)src, seed);
         check_rope_cache(c, rope, &cfg, tag);
         clpe_rope_release(rope);
     }
