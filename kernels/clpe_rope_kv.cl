@@ -223,96 +223,90 @@ kernel void PE_FN(clpe_rope_kv)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA))            
     }                                                                                             \
 }
 
-/* float32, f16 and bf16: float arithmetic, 96-bit tuning words; the vector
- * path where a work-item takes sixteen pairs or more. */
+/* One block per storage type, each compiled only where the build asks for
+ * that type (PE_BUILD_*, clpe_kernels.cl); a block sets every macro the
+ * bodies above read and clears them all again with clpe_rope_kv_clear.h,
+ * so nothing carries over to the next type. f32, f16 and bf16: float
+ * arithmetic and 96-bit tuning words, the vector path where a work-item
+ * takes sixteen pairs or more; f64: double arithmetic, 128-bit words, the
+ * scalar path. */
+#if PE_BUILD_F32
+#define PE_NAME f32
+#define PE_T float
+#define PE_R float
 #define PE_TWL uint
 #define PE_SINCOS_AT pe_sincos_at
-#define PE_R float
-
-#define PE_NAME f32
 #define PE_KV_BITS uint
-#define PE_T float
 #define PE_KV_SELF PE_KV_F32
-PE_ROPE_KV_HELPERS
-#if PE_PAIRS >= 16
-PE_ROPE_KV_VECTOR
-#define PE_KV_PAIR_GROUPS PE_KV_PAIR_GROUPS_VECTOR
-#else
-PE_ROPE_KV_SCALAR_SPAN
-#define PE_KV_PAIR_GROUPS
-#endif
 #define PE_W PE_PAIRS
-PE_ROPE_KV_KERNEL
-#undef PE_W
-#undef PE_NAME
-#undef PE_T
-#undef PE_KV_SELF
-#undef PE_KV_BITS
-#undef PE_KV_PAIR_GROUPS
-
-#define PE_NAME f16
-#define PE_KV_BITS ushort
-#define PE_T half
-#define PE_KV_SELF PE_KV_F16
 PE_ROPE_KV_HELPERS
-#if PE_PAIRS_ROPE16 >= 16
+#if PE_W >= 16
 PE_ROPE_KV_VECTOR
 #define PE_KV_PAIR_GROUPS PE_KV_PAIR_GROUPS_VECTOR
 #else
 PE_ROPE_KV_SCALAR_SPAN
 #define PE_KV_PAIR_GROUPS
 #endif
-#define PE_W PE_PAIRS_ROPE16
 PE_ROPE_KV_KERNEL
-#undef PE_NAME
-#undef PE_T
-#undef PE_KV_SELF
-#undef PE_KV_BITS
+#include "clpe_rope_kv_clear.h"
+#endif
 
-#define PE_NAME bf16
+#if PE_BUILD_F16
+#define PE_NAME f16
+#define PE_T half
+#define PE_R float
+#define PE_TWL uint
+#define PE_SINCOS_AT pe_sincos_at
 #define PE_KV_BITS ushort
-#define PE_T ushort
-#define PE_KV_SELF PE_KV_BF16
+#define PE_KV_SELF PE_KV_F16
+#define PE_W PE_PAIRS_ROPE16
 PE_ROPE_KV_HELPERS
-#if PE_PAIRS_ROPE16 >= 16
+#if PE_W >= 16
 PE_ROPE_KV_VECTOR
+#define PE_KV_PAIR_GROUPS PE_KV_PAIR_GROUPS_VECTOR
 #else
 PE_ROPE_KV_SCALAR_SPAN
+#define PE_KV_PAIR_GROUPS
 #endif
 PE_ROPE_KV_KERNEL
-#undef PE_NAME
-#undef PE_T
-#undef PE_KV_SELF
-#undef PE_KV_BITS
-#undef PE_KV_PAIR_GROUPS
-#undef PE_W
-#undef PE_R
-#undef PE_TWL
-#undef PE_SINCOS_AT
+#include "clpe_rope_kv_clear.h"
+#endif
 
-/* float64: double arithmetic, 128-bit tuning words, the scalar path. */
-#ifdef cl_khr_fp64
+#if PE_BUILD_BF16
+#define PE_NAME bf16
+#define PE_T ushort
+#define PE_R float
+#define PE_TWL uint
+#define PE_SINCOS_AT pe_sincos_at
+#define PE_KV_BITS ushort
+#define PE_KV_SELF PE_KV_BF16
+#define PE_W PE_PAIRS_ROPE16
+PE_ROPE_KV_HELPERS
+#if PE_W >= 16
+PE_ROPE_KV_VECTOR
+#define PE_KV_PAIR_GROUPS PE_KV_PAIR_GROUPS_VECTOR
+#else
+PE_ROPE_KV_SCALAR_SPAN
+#define PE_KV_PAIR_GROUPS
+#endif
+PE_ROPE_KV_KERNEL
+#include "clpe_rope_kv_clear.h"
+#endif
+
+#if PE_BUILD_F64 && defined(cl_khr_fp64)
+#define PE_NAME f64
+#define PE_T double
+#define PE_R double
 #define PE_TWL ulong
 #define PE_SINCOS_AT pe_sincos_at128
-#define PE_R double
-#define PE_NAME f64
 #define PE_KV_BITS ulong
-#define PE_T double
 #define PE_KV_SELF PE_KV_F64
 #define PE_W PE_PAIRS
 #define PE_KV_PAIR_GROUPS
 PE_ROPE_KV_HELPERS
 PE_ROPE_KV_SCALAR_SPAN
 PE_ROPE_KV_KERNEL
-#undef PE_NAME
-#undef PE_T
-#undef PE_KV_SELF
-#undef PE_KV_BITS
-#undef PE_KV_PAIR_GROUPS
-#undef PE_W
-#undef PE_R
-#undef PE_TWL
-#undef PE_SINCOS_AT
+#include "clpe_rope_kv_clear.h"
 #endif
 
 /* One work-group. Each work-item takes every get_local_size(0)-th token
