@@ -4,7 +4,7 @@
  * arithmetic, each pair at its own stream's position, with contraction off,
  * so every output bit matches a conformant device.
  */
-#include "internal.h"
+#include "overlap.h"
 
 #include "clpe_phase.h"
 
@@ -59,8 +59,11 @@ static clpe_status resolve_host(const clpe_mrope *m, const clpe_host_rope_tensor
                                      &as_device, batch, seq, r);
 }
 
-static clpe_status resolve_positions(const clpe_host_mrope_positions *pos, size_t tokens,
-                                     size_t *stream_pitch, size_t *token_pitch)
+/* The pitches of the positions, and the operand they are: the bytes from
+ * the first position read to one past the last. */
+static clpe_status resolve_positions(const clpe_mrope *m, const clpe_host_mrope_positions *pos,
+                                     size_t tokens, size_t *stream_pitch, size_t *token_pitch,
+                                     clpe_operand *op)
 {
     if (!pos || !pos->data)
         return CLPE_ERROR_NULL_POINTER;
@@ -68,6 +71,14 @@ static clpe_status resolve_positions(const clpe_host_mrope_positions *pos, size_
         return CLPE_ERROR_RESERVED_FIELD;
     *stream_pitch = pos->stream_pitch ? pos->stream_pitch : tokens;
     *token_pitch = pos->token_pitch ? pos->token_pitch : 1;
+    size_t span = 0, last, t1;
+    if (tokens && (!clpe__mul_size(m->cfg.streams - 1, *stream_pitch, &last) ||
+                   !clpe__mul_size(tokens - 1, *token_pitch, &t1) ||
+                   !clpe__add_size(last, t1, &last) || !clpe__add_size(last, 1, &last) ||
+                   !clpe__mul_size(last, sizeof(int64_t), &span)))
+        return CLPE_ERROR_TOO_LARGE;
+    *op = (clpe_operand){.host = pos->data, .bytes = clpe__footprint_bytes(0, span),
+                         .access = CLPE_ACCESS_READ};
     return CLPE_SUCCESS;
 }
 
@@ -108,8 +119,24 @@ clpe_status clpe_host_mrope(const clpe_mrope *mrope, size_t batch, size_t seq,
     clpe_status status = resolve_host(mrope, q, batch, seq, &rq);
     if (status == CLPE_SUCCESS && k)
         status = resolve_host(mrope, k, batch, seq, &rk);
+    clpe_operand pos_op;
     if (status == CLPE_SUCCESS)
-        status = resolve_positions(positions, tokens, &sp, &tp);
+        status = resolve_positions(mrope, positions, tokens, &sp, &tp, &pos_op);
+    if (status == CLPE_SUCCESS) {
+        /* the device call's rule: q and k share no element with each other
+         * or the positions */
+        size_t head_dim = mrope->cfg.rope.head_dim, esize = clpe__dtype_size(mrope->cfg.rope.dtype);
+        clpe_operand ops[3] = {
+            {.host = q->data,
+             .bytes = clpe__rope_tensor_footprint(head_dim, esize, &rq, batch, seq),
+             .access = CLPE_ACCESS_READ_WRITE},
+            {.host = k ? k->data : NULL,
+             .bytes = k ? clpe__rope_tensor_footprint(head_dim, esize, &rk, batch, seq)
+                        : clpe__footprint_bytes(0, 0),
+             .access = CLPE_ACCESS_READ_WRITE},
+            pos_op};
+        status = clpe__check_operands(ops, 3);
+    }
     if (status != CLPE_SUCCESS)
         return status;
     double sign = (flags & CLPE_ROPE_INVERSE) ? -1.0 : 1.0;
@@ -141,8 +168,20 @@ clpe_status clpe_host_mrope_cache(const clpe_mrope *mrope, size_t n,
     size_t esize = clpe__dtype_size(dtype);
     clpe_region r;
     clpe_status status = clpe__resolve_rows(mrope->rotary_dim, esize, 0, row_pitch, 0, 1, n, &r);
+    clpe_operand pos_op;
     if (status == CLPE_SUCCESS)
-        status = resolve_positions(positions, n, &sp, &tp);
+        status = resolve_positions(mrope, positions, n, &sp, &tp, &pos_op);
+    if (status == CLPE_SUCCESS) {
+        /* the device call's rule: cos and sin share no element with each
+         * other or the positions */
+        clpe_operand ops[3] = {
+            {.host = cos, .bytes = clpe__footprint_region(&r, mrope->rotary_dim, esize, 1, n),
+             .access = CLPE_ACCESS_WRITE},
+            {.host = sin, .bytes = clpe__footprint_region(&r, mrope->rotary_dim, esize, 1, n),
+             .access = CLPE_ACCESS_WRITE},
+            pos_op};
+        status = clpe__check_operands(ops, 3);
+    }
     if (status != CLPE_SUCCESS)
         return status;
     bool half_split = mrope->cfg.rope.pairing == CLPE_ROPE_HALF_SPLIT;

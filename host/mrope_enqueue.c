@@ -4,7 +4,7 @@
  * stream's position. Every argument is checked before anything is
  * enqueued; launches are split as for the rotary kernels.
  */
-#include "internal.h"
+#include "overlap.h"
 
 #include "clpe_mrope_interface.h"
 
@@ -14,6 +14,7 @@
 typedef struct mrope_position_args {
     cl_mem buffer;
     size_t offset, stream_pitch, token_pitch;
+    size_t end_bytes; /* one past the last position read, in bytes */
 } mrope_position_args;
 
 /* The positions struct, and that its buffer holds every stream of `tokens`
@@ -33,6 +34,7 @@ static clpe_status check_positions(const clpe_mrope *m, const clpe_mrope_positio
     out->offset = pos->offset / sizeof(int64_t);
     out->stream_pitch = pos->stream_pitch ? pos->stream_pitch : tokens;
     out->token_pitch = pos->token_pitch ? pos->token_pitch : 1;
+    out->end_bytes = out->offset * sizeof(int64_t);
     if (tokens == 0)
         return CLPE_SUCCESS;
     /* the last stream of the last token, then one past it, in bytes */
@@ -42,6 +44,7 @@ static clpe_status check_positions(const clpe_mrope *m, const clpe_mrope_positio
         !clpe__add_size(last, out->offset + 1, &last) ||
         !clpe__mul_size(last, sizeof(int64_t), &bytes))
         return CLPE_ERROR_TOO_LARGE;
+    out->end_bytes = bytes;
     return clpe__check_buffer_in(m->shared->context, pos->buffer, bytes,
                                  CLPE_ERROR_INDEX_BUFFER_TOO_SMALL);
 }
@@ -124,11 +127,14 @@ static cl_int set_mrope_fixed_args(const clpe_mrope *m, cl_kernel kernel, const 
     return err;
 }
 
-/* Do two checked tensors share bytes of one buffer? */
-static bool bytes_overlap(const clpe_rope_region *a, const clpe_rope_region *b)
+/* The bytes of the positions a call reads: the span from the first to one
+ * past the last (streams and tokens interleave in any order within it). */
+static clpe_operand positions_operand(const mrope_position_args *p)
 {
-    return a->buffer == b->buffer && a->begin_bytes < b->end_bytes &&
-           b->begin_bytes < a->end_bytes;
+    size_t begin = p->offset * sizeof(int64_t);
+    return (clpe_operand){.buffer = p->buffer,
+                          .bytes = clpe__footprint_bytes(begin, p->end_bytes - begin),
+                          .access = CLPE_ACCESS_READ};
 }
 
 clpe_status clpe_enqueue_mrope(clpe_mrope *mrope, cl_command_queue queue, size_t batch,
@@ -150,21 +156,31 @@ clpe_status clpe_enqueue_mrope(clpe_mrope *mrope, cl_command_queue queue, size_t
         status = clpe__resolve_rope_tensor(head_dim, esize, q, batch, seq, &c.q);
     if (status == CLPE_SUCCESS && k)
         status = clpe__resolve_rope_tensor(head_dim, esize, k, batch, seq, &c.k);
-    if (status == CLPE_SUCCESS && k && bytes_overlap(&c.q, &c.k))
-        status = CLPE_ERROR_ALIASING;
     if (status == CLPE_SUCCESS)
         status = clpe__check_queue_on(mrope->shared, queue, num_events, wait_list);
     if (status == CLPE_SUCCESS)
         status = check_positions(mrope, positions, tokens, &c.positions);
-    if (status == CLPE_SUCCESS &&
-        (c.positions.buffer == c.q.buffer || c.positions.buffer == c.k.buffer))
-        status = CLPE_ERROR_ALIASING; /* positions read while q or k is written */
     if (status == CLPE_SUCCESS)
         status = clpe__check_buffer_in(mrope->shared->context, c.q.buffer, c.q.end_bytes,
                                        CLPE_ERROR_BUFFER_TOO_SMALL);
     if (status == CLPE_SUCCESS && k)
         status = clpe__check_buffer_in(mrope->shared->context, c.k.buffer, c.k.end_bytes,
                                        CLPE_ERROR_BUFFER_TOO_SMALL);
+    if (status == CLPE_SUCCESS) {
+        /* q and k (rotated in place) share no element with each other or
+         * the positions, through sub-buffers and host memory too: fused
+         * QKV heads in one buffer are fine */
+        clpe_operand ops[3] = {
+            {.buffer = c.q.buffer,
+             .bytes = clpe__rope_tensor_footprint(head_dim, esize, &c.q, batch, seq),
+             .access = CLPE_ACCESS_READ_WRITE},
+            {.buffer = k ? c.k.buffer : NULL,
+             .bytes = k ? clpe__rope_tensor_footprint(head_dim, esize, &c.k, batch, seq)
+                        : clpe__footprint_bytes(0, 0),
+             .access = CLPE_ACCESS_READ_WRITE},
+            positions_operand(&c.positions)};
+        status = clpe__check_operands(ops, 3);
+    }
     if (status != CLPE_SUCCESS)
         return status;
     if (tokens == 0)
@@ -246,18 +262,21 @@ clpe_status clpe_enqueue_mrope_cache(clpe_mrope *mrope, cl_command_queue queue, 
         if (status == CLPE_SUCCESS)
             r[j]->buffer = t[j]->buffer;
     }
-    if (status == CLPE_SUCCESS && c.cos.buffer == c.sin.buffer)
-        status = CLPE_ERROR_ALIASING;
     if (status == CLPE_SUCCESS)
         status = clpe__check_queue_on(mrope->shared, queue, num_events, wait_list);
     if (status == CLPE_SUCCESS)
         status = check_positions(mrope, positions, n, &c.positions);
-    if (status == CLPE_SUCCESS &&
-        (c.positions.buffer == c.cos.buffer || c.positions.buffer == c.sin.buffer))
-        status = CLPE_ERROR_ALIASING;
     for (int j = 0; j < 2 && status == CLPE_SUCCESS; ++j)
         status = clpe__check_buffer_in(mrope->shared->context, r[j]->buffer, r[j]->end_bytes,
                                        CLPE_ERROR_BUFFER_TOO_SMALL);
+    if (status == CLPE_SUCCESS) {
+        /* cos and sin may share a buffer where their rows do not meet */
+        clpe_operand ops[3] = {
+            clpe__region_operand(&c.cos, mrope->rotary_dim, esize, 1, n, CLPE_ACCESS_WRITE),
+            clpe__region_operand(&c.sin, mrope->rotary_dim, esize, 1, n, CLPE_ACCESS_WRITE),
+            positions_operand(&c.positions)};
+        status = clpe__check_operands(ops, 3);
+    }
     if (status != CLPE_SUCCESS)
         return status;
     if (n == 0)

@@ -89,8 +89,11 @@ clpe_operand clpe__region_operand(const clpe_region *r, size_t d, size_t esize, 
 clpe_operand clpe__positions_operand(const clpe_position_args *p, size_t batch, size_t seq);
 clpe_operand clpe__ids_operand(const clpe_token_ids *ids, size_t count);
 
-/* The bytes of a resolved rotary tensor (rope_region.c). */
+/* The bytes of a resolved rotary tensor (rope_region.c): of a rotary
+ * object's, or of head_dim elements of esize bytes per head. */
 clpe_footprint clpe__rope_footprint(const clpe_rope *rope, const clpe_rope_region *r,
                                     size_t batch, size_t seq);
+clpe_footprint clpe__rope_tensor_footprint(size_t head_dim, size_t esize,
+                                           const clpe_rope_region *r, size_t batch, size_t seq);
 
 #endif /* CLPE_OVERLAP_H */

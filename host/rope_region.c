@@ -107,10 +107,16 @@ clpe_status clpe__resolve_rope_tensor(size_t head_dim, size_t esize, const clpe_
 clpe_footprint clpe__rope_footprint(const clpe_rope *rope, const clpe_rope_region *r,
                                     size_t batch, size_t seq)
 {
+    return clpe__rope_tensor_footprint(rope->cfg.head_dim, clpe__dtype_size(rope->cfg.dtype), r,
+                                       batch, seq);
+}
+
+clpe_footprint clpe__rope_tensor_footprint(size_t head_dim, size_t esize,
+                                           const clpe_rope_region *r, size_t batch, size_t seq)
+{
     /* every pitch of a dimension of two or more entries, times esize, is
      * below end_bytes, which fit */
-    size_t esize = clpe__dtype_size(rope->cfg.dtype);
-    clpe_footprint f = clpe__footprint_bytes(r->offset * esize, rope->cfg.head_dim * esize);
+    clpe_footprint f = clpe__footprint_bytes(r->offset * esize, head_dim * esize);
     const size_t counts[3] = {r->heads, seq, batch};
     const size_t pitches[3] = {r->head_pitch, r->row_pitch, r->batch_pitch};
     f.ndims = 3;

@@ -433,6 +433,100 @@ Test(mrope, frequencies_and_streams_of_each_ladder)
     clpe_mrope_release(m);
 }
 
+/* q and k heads of one fused QKV buffer ([seq, q q k v, head_dim]) share
+ * the buffer but no element: accepted, and each rotated exactly as from
+ * buffers of its own (the host emulation on separate arrays); v and the
+ * positions placed after the tokens in the same buffer are left alone. k
+ * as a sub-buffer over q's elements, or positions over them, are refused
+ * with nothing written. */
+Test(mrope, fused_qkv_is_accepted_and_sub_buffer_aliases_are_refused)
+{
+    const size_t seq = 5, hd = 16, heads = 4, row = heads * hd, streams = 3;
+    clpe_mrope_config cfg = text_config(CLPE_DTYPE_F32, CLPE_ROPE_HALF_SPLIT, hd, 0, 2, 3);
+    clpe_mrope *m = make_mrope(&cfg);
+    clpe_mrope *host = clpe_mrope_create_host(&cfg, NULL);
+    cr_assert_not_null(host);
+    /* the tokens, then the positions in the same buffer (64 floats: 32
+     * int64) */
+    size_t count = seq * row + 2 * seq * streams;
+    float *fused = malloc(count * sizeof *fused);
+    uint64_t rng = 5150;
+    fill_random(CLPE_DTYPE_F32, fused, seq * row, &rng);
+    int64_t *pos = (int64_t *)(fused + seq * row);
+    for (size_t k = 0; k < seq * streams; ++k)
+        pos[k] = (int64_t)(test_rand_u64(&rng) % 5000);
+    cl_mem buf = test_buffer_from(&cl, fused, count * sizeof *fused);
+    clpe_rope_tensor q = {.buffer = buf, .heads = 2, .head_pitch = hd, .row_pitch = row};
+    clpe_rope_tensor k = {.buffer = buf, .offset = 2 * hd * sizeof(float), .heads = 1,
+                          .row_pitch = row};
+    clpe_mrope_positions dpos = {.buffer = buf, .offset = seq * row * sizeof(float)};
+    cr_assert_eq(clpe_enqueue_mrope(m, cl.queue, 1, seq, &q, &k, &dpos, 0, 0, NULL, NULL),
+                 CLPE_SUCCESS);
+    /* the host on separate q and k */
+    float *hq = malloc(seq * 2 * hd * sizeof *hq), *hk = malloc(seq * hd * sizeof *hk);
+    for (size_t s = 0; s < seq; ++s) {
+        memcpy(hq + s * 2 * hd, fused + s * row, 2 * hd * sizeof *hq);
+        memcpy(hk + s * hd, fused + s * row + 2 * hd, hd * sizeof *hk);
+    }
+    clpe_host_rope_tensor tq = {.data = hq, .heads = 2}, tk = {.data = hk, .heads = 1};
+    clpe_host_mrope_positions hpos = {.data = pos};
+    cr_assert_eq(clpe_host_mrope(host, 1, seq, &tq, &tk, &hpos, 0), CLPE_SUCCESS);
+    /* the host emulation takes the fused layout too, with the same result */
+    float *hfused = malloc(count * sizeof *hfused);
+    memcpy(hfused, fused, count * sizeof *hfused);
+    clpe_host_rope_tensor fq = {.data = hfused, .heads = 2, .row_pitch = row},
+                          fk = {.data = hfused + 2 * hd, .heads = 1, .row_pitch = row};
+    clpe_host_mrope_positions fpos = {.data = (const int64_t *)(hfused + seq * row)};
+    cr_assert_eq(clpe_host_mrope(host, 1, seq, &fq, &fk, &fpos, 0), CLPE_SUCCESS);
+    /* ... and refuses what the device call refuses: k over q, positions
+     * over q */
+    clpe_host_mrope_positions pos_in_q = {.data = (const int64_t *)hfused};
+    cr_assert_eq(clpe_host_mrope(host, 1, seq, &fq, &fq, &fpos, 0), CLPE_ERROR_ALIASING);
+    cr_assert_eq(clpe_host_mrope(host, 1, seq, &fq, &fk, &pos_in_q, 0), CLPE_ERROR_ALIASING);
+    cr_assert_eq(clpe_host_mrope_cache(host, seq, &fpos, hfused, hfused, hd),
+                 CLPE_ERROR_ALIASING);
+    float *dev = test_buffer_read(&cl, buf, count * sizeof *fused);
+    for (size_t s = 0; s < seq; ++s) {
+        cr_assert_eq(memcmp(dev + s * row, hq + s * 2 * hd, 2 * hd * sizeof *hq), 0, "q row %zu", s);
+        cr_assert_eq(memcmp(dev + s * row + 2 * hd, hk + s * hd, hd * sizeof *hk), 0, "k row %zu",
+                     s);
+        cr_assert_eq(memcmp(dev + s * row + 3 * hd, fused + s * row + 3 * hd, hd * sizeof *hk), 0,
+                     "v row %zu", s);
+    }
+    cr_assert_eq(memcmp(dev + seq * row, pos, seq * streams * sizeof *pos), 0, "positions");
+    cr_assert_eq(memcmp(dev, hfused, count * sizeof *fused), 0, "host on the fused layout");
+    free(hfused);
+
+    /* aliases through a sub-buffer: k over q's first head, positions over
+     * q's first row; refused, and nothing changes */
+    cl_buffer_region head = {.origin = 0, .size = seq * row * sizeof(float)};
+    cl_int err;
+    cl_mem sub = clCreateSubBuffer(buf, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &head,
+                                   &err);
+    cr_assert_eq(err, CL_SUCCESS, "clCreateSubBuffer: %d", err);
+    clpe_rope_tensor k_over_q = {.buffer = sub, .heads = 1, .row_pitch = row};
+    cr_assert_eq(clpe_enqueue_mrope(m, cl.queue, 1, seq, &q, &k_over_q, &dpos, 0, 0, NULL, NULL),
+                 CLPE_ERROR_ALIASING);
+    clpe_mrope_positions pos_over_q = {.buffer = sub};
+    cr_assert_eq(clpe_enqueue_mrope(m, cl.queue, 1, seq, &q, &k, &pos_over_q, 0, 0, NULL, NULL),
+                 CLPE_ERROR_ALIASING);
+    /* the cache: cos over sin's rows through the sub-buffer */
+    clpe_tensor cos_t = {.buffer = buf}, sin_t = {.buffer = sub};
+    cr_assert_eq(clpe_enqueue_mrope_cache(m, cl.queue, seq, &dpos, &cos_t, &sin_t, 0, NULL, NULL),
+                 CLPE_ERROR_ALIASING);
+    float *after = test_buffer_read(&cl, buf, count * sizeof *fused);
+    cr_assert_eq(memcmp(after, dev, count * sizeof *fused), 0, "a refused call wrote");
+    free(after);
+    clReleaseMemObject(sub);
+    free(dev);
+    free(hq);
+    free(hk);
+    clReleaseMemObject(buf);
+    free(fused);
+    clpe_mrope_release(host);
+    clpe_mrope_release(m);
+}
+
 /* Every bad argument: its status, and q untouched. */
 Test(mrope, bad_arguments_get_their_status_and_write_nothing)
 {
