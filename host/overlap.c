@@ -208,6 +208,18 @@ clpe_footprint clpe__footprint_region(const clpe_region *r, size_t d, size_t esi
     return f;
 }
 
+clpe_footprint clpe__strided_footprint(size_t offset, size_t width, const clpe_stride *dims,
+                                       unsigned ndims, size_t esize)
+{
+    /* the callers resolved these layouts: every pitch of a dimension of two
+     * or more entries, times esize, is below the layout's end, which fit */
+    clpe_footprint f = clpe__footprint_bytes(offset * esize, width * esize);
+    f.ndims = ndims;
+    for (unsigned j = 0; j < ndims; ++j)
+        f.dims[j] = (clpe_stride){dims[j].count, dims[j].count > 1 ? dims[j].pitch * esize : 0};
+    return f;
+}
+
 /* ---- operands ---- */
 
 /* Where a cl_mem's storage lives: the memory object it is carved from (its
@@ -275,7 +287,7 @@ static bool collide(const clpe_operand *a, const storage *sa, const clpe_operand
 
 clpe_status clpe__check_operands(const clpe_operand *ops, size_t count)
 {
-    enum { MAX_OPERANDS = 8 };
+    enum { MAX_OPERANDS = 12 };
     storage st[MAX_OPERANDS];
     if (count > MAX_OPERANDS)
         return CLPE_ERROR_TOO_LARGE;

@@ -45,6 +45,14 @@ bool clpe__footprints_overlap(const clpe_footprint *a, uint64_t a_base, const cl
 /* width bytes at offset: ids, positions, a bad-id report. */
 clpe_footprint clpe__footprint_bytes(size_t offset, size_t width);
 
+/* The footprint of `width` elements of esize bytes at element `offset`,
+ * repeated along ndims (at most CLPE_FOOTPRINT_DIMS) dimensions whose
+ * counts and pitches are in elements: a rotary tensor for the KV-cache
+ * call (heads, tokens), or one tensor of its cache (heads, slots of a
+ * block, blocks: every entry a call may write). */
+clpe_footprint clpe__strided_footprint(size_t offset, size_t width, const clpe_stride *dims,
+                                       unsigned ndims, size_t esize);
+
 /* The footprint of a resolved [batch, seq, d] region of esize-byte elements. */
 clpe_footprint clpe__footprint_region(const clpe_region *r, size_t d, size_t esize, size_t batch,
                                       size_t seq);

@@ -3,7 +3,7 @@
  * (clpe_host_rope_kv): the arithmetic of rope_emulate.c, then each value
  * stored as kernels/clpe_rope_kv_body.cl stores it.
  */
-#include "internal.h"
+#include "overlap.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +51,7 @@ static clpe_status resolve_tensor(const clpe_rope *rope, const clpe_host_rope_te
 typedef struct kv_host_cache {
     char *key, *value;
     clpe_dtype dtype;
-    size_t block_size, head_pitch, slot_pitch, block_pitch, capacity;
+    size_t num_blocks, block_size, heads, head_pitch, slot_pitch, block_pitch, capacity;
 } kv_host_cache;
 
 static clpe_status resolve_cache(const clpe_rope *rope, const clpe_host_kv_cache *c,
@@ -73,7 +73,9 @@ static clpe_status resolve_cache(const clpe_rope *rope, const clpe_host_kv_cache
     r->key = c->key;
     r->value = c->value;
     r->dtype = c->dtype;
+    r->num_blocks = c->num_blocks;
     r->block_size = c->block_size;
+    r->heads = c->heads;
     r->head_pitch = c->head_pitch ? c->head_pitch : head_dim;
     if (c->slot_pitch) {
         r->slot_pitch = c->slot_pitch;
@@ -96,6 +98,55 @@ static clpe_status resolve_cache(const clpe_rope *rope, const clpe_host_kv_cache
         !clpe__mul_size(span, clpe__dtype_size(c->dtype), &span))
         status = CLPE_ERROR_TOO_LARGE;
     return status;
+}
+
+static clpe_operand tensor_operand(const kv_host_region *r, size_t tokens, size_t head_dim,
+                                   size_t esize, clpe_access access)
+{
+    if (!r)
+        return (clpe_operand){.bytes = clpe__footprint_bytes(0, 0)};
+    clpe_stride dims[2] = {{r->heads, r->head_pitch}, {tokens, r->row_pitch}};
+    return (clpe_operand){.host = r->data,
+                          .bytes = clpe__strided_footprint(0, head_dim, dims, 2, esize),
+                          .access = access};
+}
+
+static clpe_operand cache_operand(const kv_host_cache *kc, char *data, size_t head_dim)
+{
+    clpe_stride dims[3] = {{kc->heads, kc->head_pitch},
+                           {kc->block_size, kc->slot_pitch},
+                           {kc->capacity ? kc->num_blocks : 0, kc->block_pitch}};
+    return (clpe_operand){
+        .host = data,
+        .bytes = clpe__strided_footprint(0, head_dim, dims, 3, clpe__dtype_size(kc->dtype)),
+        .access = CLPE_ACCESS_WRITE};
+}
+
+/* The device call's rule (rope_kv_enqueue.c): nothing written shares an
+ * element with another argument. */
+static clpe_status check_aliasing(const clpe_rope *rope, size_t tokens, const kv_host_region *q,
+                                  const kv_host_region *q_out, const kv_host_region *k,
+                                  const kv_host_region *v, const kv_host_cache *kc,
+                                  const int64_t *slots, clpe_position_source source,
+                                  const int64_t *positions)
+{
+    size_t head_dim = rope->cfg.head_dim, esize = clpe__dtype_size(rope->cfg.dtype);
+    size_t npos = source == CLPE_POSITIONS_IDS             ? tokens
+                  : source == CLPE_POSITIONS_PER_SEQUENCE ? 1
+                                                           : 0;
+    clpe_operand ops[8] = {
+        tensor_operand(q, tokens, head_dim, esize,
+                       q_out ? CLPE_ACCESS_READ : CLPE_ACCESS_READ_WRITE),
+        tensor_operand(q_out, tokens, head_dim, esize, CLPE_ACCESS_WRITE),
+        tensor_operand(k, tokens, head_dim, esize, CLPE_ACCESS_READ),
+        tensor_operand(v, tokens, head_dim, esize, CLPE_ACCESS_READ),
+        cache_operand(kc, kc->key, head_dim),
+        cache_operand(kc, kc->value, head_dim),
+        {.host = npos ? positions : NULL, .bytes = clpe__footprint_bytes(0, npos * sizeof(int64_t)),
+         .access = CLPE_ACCESS_READ},
+        {.host = tokens ? slots : NULL, .bytes = clpe__footprint_bytes(0, tokens * sizeof(int64_t)),
+         .access = CLPE_ACCESS_READ}};
+    return clpe__check_operands(ops, 8);
 }
 
 static int compare_slots(const void *a, const void *b)
@@ -173,6 +224,9 @@ clpe_status clpe_host_rope_kv(const clpe_rope *rope, size_t tokens, const clpe_h
         return CLPE_ERROR_NULL_POINTER;
     if (source == CLPE_POSITIONS_START)
         status = clpe__check_start(start, tokens);
+    if (status == CLPE_SUCCESS)
+        status = check_aliasing(rope, tokens, q ? &rq : NULL, q_out ? &rqo : NULL, &rk, &rv, &kc,
+                                slots, source, host_positions);
     if (status == CLPE_SUCCESS)
         status = check_slots(slots, tokens, kc.capacity);
     if (status != CLPE_SUCCESS)

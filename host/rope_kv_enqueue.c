@@ -3,7 +3,7 @@
  * argument checked before anything is enqueued, then the slot check and
  * the launches of clpe_rope_kv_*, all behind one gate.
  */
-#include "internal.h"
+#include "overlap.h"
 
 #include "clpe_rope_kv_interface.h"
 
@@ -165,70 +165,53 @@ static clpe_status resolve_cache(const clpe_rope *rope, const clpe_kv_cache *c,
     return CLPE_SUCCESS;
 }
 
-/* Byte ranges [a0, a1) and [b0, b1) of one buffer intersect. */
-static bool ranges_meet(cl_mem a, size_t a0, size_t a1, cl_mem b, size_t b0, size_t b1)
+static clpe_footprint tensor_footprint(const kv_region *r, size_t tokens, size_t head_dim,
+                                       size_t esize)
 {
-    return a && a == b && a0 < b1 && b0 < a1;
+    clpe_stride dims[2] = {{r->heads, r->head_pitch}, {tokens, r->row_pitch}};
+    return clpe__strided_footprint(r->offset, head_dim, dims, 2, esize);
 }
 
-static bool regions_meet(const kv_region *a, const kv_region *b)
+/* Every entry of every slot of one cache tensor (the slots are data on the
+ * device, so any of them may be written); none when it has no slot. */
+static clpe_footprint cache_footprint(const kv_cache_region *kc, size_t offset, size_t head_dim)
 {
-    return ranges_meet(a->buffer, a->begin_bytes, a->end_bytes, b->buffer, b->begin_bytes,
-                       b->end_bytes);
+    clpe_stride dims[3] = {{kc->heads, kc->head_pitch},
+                           {kc->block_size, kc->slot_pitch},
+                           {kc->capacity ? kc->num_blocks : 0, kc->block_pitch}};
+    return clpe__strided_footprint(offset, head_dim, dims, 3, clpe__dtype_size(kc->dtype));
 }
 
-/* Two regions of one buffer that share no element because they take turns
- * within every token: the same row pitch, and each token's span of one
- * lies between the other's and the other's next token (the fused QKV
- * layout). A sufficient test for the layouts engines use; a region that
- * fails it and meets the other is refused. */
-static bool interleaved_apart(const kv_region *a, const kv_region *b, size_t tokens)
-{
-    if (tokens <= 1 || a->row_pitch != b->row_pitch)
-        return false;
-    const kv_region *lo = a->offset <= b->offset ? a : b, *hi = lo == a ? b : a;
-    return lo->offset + lo->extent <= hi->offset &&
-           hi->offset + hi->extent <= lo->offset + lo->row_pitch;
-}
-
-static bool written_meets_read(const kv_region *written, const kv_region *read, size_t tokens)
-{
-    return regions_meet(written, read) && !interleaved_apart(written, read, tokens);
-}
-
+/* No argument written shares an element with another argument, through
+ * sub-buffers and host memory too (clpe__check_operands): q, k and v heads
+ * of one fused buffer are fine, and so are the key and value of each block
+ * side by side in one cache buffer. */
 static clpe_status check_aliasing(const kv_call *c)
 {
+    size_t head_dim = c->rope->cfg.head_dim, esize = clpe__dtype_size(c->rope->cfg.dtype);
     const kv_cache_region *kc = &c->cache;
-    size_t esize = clpe__dtype_size(kc->dtype);
-    size_t k0 = kc->key_offset * esize, v0 = kc->value_offset * esize;
-    size_t k1 = k0 + kc->span_bytes, v1 = v0 + kc->span_bytes;
-    if (ranges_meet(kc->key, k0, k1, kc->value, v0, v1))
-        return CLPE_ERROR_ALIASING;
-    const kv_region *tensors[4] = {&c->q, &c->q_out, &c->k, &c->v};
-    for (int j = 0; j < 4; ++j) {
-        const kv_region *t = tensors[j];
-        if (ranges_meet(kc->key, k0, k1, t->buffer, t->begin_bytes, t->end_bytes) ||
-            ranges_meet(kc->value, v0, v1, t->buffer, t->begin_bytes, t->end_bytes))
-            return CLPE_ERROR_ALIASING;
-    }
-    if (c->q_out.buffer &&
-        (regions_meet(&c->q_out, &c->q) || regions_meet(&c->q_out, &c->k) ||
-         regions_meet(&c->q_out, &c->v)))
-        return CLPE_ERROR_ALIASING;
-    if (c->q.buffer && !c->q_out.buffer &&
-        (written_meets_read(&c->q, &c->k, c->tokens) || written_meets_read(&c->q, &c->v, c->tokens)))
-        return CLPE_ERROR_ALIASING;
-    /* the index buffers and the report are buffers of their own */
-    cl_mem others[6] = {c->q.buffer, c->q_out.buffer, c->k.buffer,
-                        c->v.buffer, kc->key,         kc->value};
-    for (int j = 0; j < 6; ++j) {
-        if (others[j] && (others[j] == c->positions.buffer || others[j] == c->slots ||
-                          others[j] == c->report))
-            return CLPE_ERROR_ALIASING;
-    }
-    if (c->report && (c->report == c->positions.buffer || c->report == c->slots))
-        return CLPE_ERROR_ALIASING;
-    return CLPE_SUCCESS;
+    clpe_operand ops[9] = {
+        {.buffer = c->q.buffer, .bytes = tensor_footprint(&c->q, c->tokens, head_dim, esize),
+         .access = c->q_out.buffer ? CLPE_ACCESS_READ : CLPE_ACCESS_READ_WRITE},
+        {.buffer = c->q_out.buffer,
+         .bytes = tensor_footprint(&c->q_out, c->tokens, head_dim, esize),
+         .access = CLPE_ACCESS_WRITE},
+        {.buffer = c->k.buffer, .bytes = tensor_footprint(&c->k, c->tokens, head_dim, esize),
+         .access = CLPE_ACCESS_READ},
+        {.buffer = c->v.buffer, .bytes = tensor_footprint(&c->v, c->tokens, head_dim, esize),
+         .access = CLPE_ACCESS_READ},
+        {.buffer = kc->key, .bytes = cache_footprint(kc, kc->key_offset, head_dim),
+         .access = CLPE_ACCESS_WRITE},
+        {.buffer = kc->value, .bytes = cache_footprint(kc, kc->value_offset, head_dim),
+         .access = CLPE_ACCESS_WRITE},
+        clpe__positions_operand(&c->positions, 1, c->tokens),
+        {.buffer = c->slots,
+         .bytes = clpe__footprint_bytes(c->slots_offset * sizeof(cl_long),
+                                        c->tokens * sizeof(cl_long)),
+         .access = CLPE_ACCESS_READ},
+        {.buffer = c->report, .bytes = clpe__footprint_bytes(0, 2 * sizeof(cl_uint)),
+         .access = CLPE_ACCESS_WRITE}};
+    return clpe__check_operands(ops, 9);
 }
 
 static clpe_status check_buffers(const clpe_rope *rope, const kv_call *c)

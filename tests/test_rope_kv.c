@@ -601,7 +601,8 @@ static void value_meets_key(kv_world *w, cl_mem s)
 }
 static void q_meets_k(kv_world *w, cl_mem s) { (void)s; w->q.buffer = w->k.buffer; }
 static void report_is_slots(kv_world *w, cl_mem s) { (void)s; w->kv_slots.report = w->slots_buf; }
-static void slots_are_k(kv_world *w, cl_mem s) { (void)s; w->kv_slots.buffer = w->k.buffer; }
+/* the slots over q's first elements, which the call rotates in place */
+static void slots_in_q(kv_world *w, cl_mem s) { (void)s; w->kv_slots.buffer = w->q.buffer; }
 static void cache_too_small(kv_world *w, cl_mem s) { w->cache.value = s; }
 static void slots_too_small(kv_world *w, cl_mem s)
 {
@@ -627,7 +628,7 @@ Test(rope_kv, bad_arguments_write_nothing)
     expect_rejected(value_meets_key, CLPE_ERROR_ALIASING, "value cache on the key cache");
     expect_rejected(q_meets_k, CLPE_ERROR_ALIASING, "q written over k");
     expect_rejected(report_is_slots, CLPE_ERROR_ALIASING, "report on the slots");
-    expect_rejected(slots_are_k, CLPE_ERROR_ALIASING, "slots in k's buffer");
+    expect_rejected(slots_in_q, CLPE_ERROR_ALIASING, "slots inside q, which is written");
     expect_rejected(cache_too_small, CLPE_ERROR_BUFFER_TOO_SMALL, "value cache too small");
     expect_rejected(slots_too_small, CLPE_ERROR_INDEX_BUFFER_TOO_SMALL, "slots too few");
     expect_rejected(kv_heads_differ, CLPE_ERROR_INVALID_ROPE, "cache heads differ from k's");
@@ -657,6 +658,113 @@ Test(rope_kv, fused_q_in_place_is_allowed_and_overlap_is_not)
     w.q.heads = 2;
     cr_assert_eq(world_enqueue(&w, rope), CLPE_SUCCESS);
     world_free(&w);
+    clpe_rope_release(rope);
+}
+
+/* One cache buffer holding each block's keys and then its values
+ * ([blocks, 2, block_size, heads, head_dim], as FlashInfer's paged cache):
+ * the two tensors interleave without meeting, so the call is accepted on the
+ * device and in the host emulation, and fills exactly what two caches of
+ * their own would. The same buffer with the values half a block off (over
+ * the keys) is refused by both. */
+Test(rope_kv, keys_and_values_of_each_block_in_one_cache_buffer)
+{
+    clpe_rope_config cfg = clpe_rope_config_default(16);
+    clpe_rope *rope = make_rope(&cfg);
+    clpe_rope *host = clpe_rope_create_host(&cfg, NULL);
+    cr_assert_not_null(host);
+    const size_t hd = 16, hq = 2, hk = 1, tokens = 6, blocks = 3, block = 4;
+    const size_t row = (hq + 2 * hk) * hd, half = block * hk * hd, bp = 2 * half;
+    uint64_t rng = 77;
+    float *qkv = malloc(tokens * row * sizeof *qkv), *cache = malloc(blocks * bp * sizeof *cache);
+    fill_random(CLPE_DTYPE_F32, qkv, tokens * row, &rng);
+    fill_random(CLPE_DTYPE_F32, cache, blocks * bp, &rng);
+    int64_t slots[6] = {5, 0, 11, 2, 7, 9};
+    cl_mem qkv_buf = test_buffer_from(&cl, qkv, tokens * row * sizeof *qkv);
+    cl_mem cache_buf = test_buffer_from(&cl, cache, blocks * bp * sizeof *cache);
+    cl_mem slots_buf = test_buffer_from(&cl, slots, sizeof slots);
+    clpe_rope_tensor q = {.buffer = qkv_buf, .heads = hq, .row_pitch = row};
+    clpe_rope_tensor k = {.buffer = qkv_buf, .offset = hq * hd * 4, .heads = hk, .row_pitch = row};
+    clpe_rope_tensor v = {.buffer = qkv_buf, .offset = (hq + hk) * hd * 4, .heads = hk,
+                          .row_pitch = row};
+    clpe_kv_cache kc = {.key = cache_buf, .value = cache_buf, .value_offset = half * 4,
+                        .dtype = CLPE_DTYPE_F32, .num_blocks = blocks, .block_size = block,
+                        .heads = hk, .block_pitch = bp};
+    clpe_kv_slots ks = {.buffer = slots_buf};
+    clpe_positions pos = {.source = CLPE_POSITIONS_START, .start = 100};
+    cr_assert_eq(clpe_enqueue_rope_kv(rope, cl.queue, tokens, &q, NULL, &k, &v, &kc, &ks, &pos, 0,
+                                      0, NULL, NULL),
+                 CLPE_SUCCESS);
+    float *dev_qkv = test_buffer_read(&cl, qkv_buf, tokens * row * sizeof *qkv);
+    float *dev_cache = test_buffer_read(&cl, cache_buf, blocks * bp * sizeof *cache);
+
+    /* the host emulation: the same layout, then two caches of their own */
+    float *h_qkv = malloc(tokens * row * sizeof *qkv), *h_cache = malloc(blocks * bp * 4);
+    memcpy(h_qkv, qkv, tokens * row * sizeof *qkv);
+    memcpy(h_cache, cache, blocks * bp * sizeof *cache);
+    clpe_host_rope_tensor hq_t = {.data = h_qkv, .heads = hq, .row_pitch = row},
+                          hk_t = {.data = h_qkv + hq * hd, .heads = hk, .row_pitch = row},
+                          hv_t = {.data = h_qkv + (hq + hk) * hd, .heads = hk, .row_pitch = row};
+    clpe_host_kv_cache hc = {.key = h_cache, .value = h_cache + half, .dtype = CLPE_DTYPE_F32,
+                             .num_blocks = blocks, .block_size = block, .heads = hk,
+                             .block_pitch = bp};
+    cr_assert_eq(clpe_host_rope_kv(host, tokens, &hq_t, NULL, &hk_t, &hv_t, &hc, slots,
+                                   CLPE_POSITIONS_START, 100, NULL, 0),
+                 CLPE_SUCCESS);
+    cr_assert_eq(memcmp(dev_qkv, h_qkv, tokens * row * sizeof *qkv), 0, "q, k, v");
+    cr_assert_eq(memcmp(dev_cache, h_cache, blocks * bp * sizeof *cache), 0, "the cache");
+    float *keys = malloc(blocks * half * 4), *values = malloc(blocks * half * 4);
+    float *s_qkv = malloc(tokens * row * sizeof *qkv);
+    memcpy(s_qkv, qkv, tokens * row * sizeof *qkv);
+    for (size_t b = 0; b < blocks; ++b) {
+        memcpy(keys + b * half, cache + b * bp, half * 4);
+        memcpy(values + b * half, cache + b * bp + half, half * 4);
+    }
+    clpe_host_rope_tensor sq = {.data = s_qkv, .heads = hq, .row_pitch = row},
+                          sk = {.data = s_qkv + hq * hd, .heads = hk, .row_pitch = row},
+                          sv = {.data = s_qkv + (hq + hk) * hd, .heads = hk, .row_pitch = row};
+    clpe_host_kv_cache sc = {.key = keys, .value = values, .dtype = CLPE_DTYPE_F32,
+                             .num_blocks = blocks, .block_size = block, .heads = hk};
+    cr_assert_eq(clpe_host_rope_kv(host, tokens, &sq, NULL, &sk, &sv, &sc, slots,
+                                   CLPE_POSITIONS_START, 100, NULL, 0),
+                 CLPE_SUCCESS);
+    for (size_t b = 0; b < blocks; ++b) {
+        cr_assert_eq(memcmp(dev_cache + b * bp, keys + b * half, half * 4), 0, "keys, block %zu", b);
+        cr_assert_eq(memcmp(dev_cache + b * bp + half, values + b * half, half * 4), 0,
+                     "values, block %zu", b);
+    }
+
+    /* values half a block on: they meet the keys */
+    kc.value_offset = half / 2 * 4;
+    hc.value = h_cache + half / 2;
+    cr_assert_eq(clpe_enqueue_rope_kv(rope, cl.queue, tokens, &q, NULL, &k, &v, &kc, &ks, &pos, 0,
+                                      0, NULL, NULL),
+                 CLPE_ERROR_ALIASING);
+    cr_assert_eq(clpe_host_rope_kv(host, tokens, &hq_t, NULL, &hk_t, &hv_t, &hc, slots,
+                                   CLPE_POSITIONS_START, 100, NULL, 0),
+                 CLPE_ERROR_ALIASING);
+    /* the host refuses the slots inside q too, as the device call does */
+    hc.value = h_cache + half;
+    clpe_host_rope_tensor over = {.data = (void *)slots, .heads = hq, .row_pitch = row};
+    cr_assert_eq(clpe_host_rope_kv(host, 1, &over, NULL, &hk_t, &hv_t, &hc, slots,
+                                   CLPE_POSITIONS_START, 100, NULL, 0),
+                 CLPE_ERROR_ALIASING);
+    float *after = test_buffer_read(&cl, cache_buf, blocks * bp * sizeof *cache);
+    cr_assert_eq(memcmp(after, dev_cache, blocks * bp * sizeof *cache), 0, "a refused call wrote");
+    free(after);
+    free(keys);
+    free(values);
+    free(s_qkv);
+    free(h_qkv);
+    free(h_cache);
+    free(dev_qkv);
+    free(dev_cache);
+    clReleaseMemObject(qkv_buf);
+    clReleaseMemObject(cache_buf);
+    clReleaseMemObject(slots_buf);
+    free(qkv);
+    free(cache);
+    clpe_rope_release(host);
     clpe_rope_release(rope);
 }
 
