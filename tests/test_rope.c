@@ -252,8 +252,9 @@ Test(rope, pairs_at_odd_elements_match_the_host)
                 cr_assert_not_null(host);
                 const size_t batch = 2, seq = 5, heads = 3, es = esize(dt);
                 size_t count = batch * seq * heads * 64 + 1, bytes = count * es;
-                /* 64-byte aligned storage; the tensor starts at element 1 */
-                unsigned char *store = aligned_alloc(64, bytes + 64);
+                /* 64-byte aligned storage (its size a multiple of 64, as
+                 * aligned_alloc asks); the tensor starts at element 1 */
+                unsigned char *store = aligned_alloc(64, (bytes + 127) / 64 * 64);
                 cr_assert_not_null(store);
                 uint64_t rng = 90 + (uint64_t)(4 * t + 2 * pairing + host_memory);
                 fill_random(dt, store, count, &rng);
