@@ -40,6 +40,8 @@ extern __typeof__(clpe_host_gather) clpe_host_gather __attribute__((weak));
 #define QUEUES 4
 #define D 64u
 #define VOCAB 50
+#define MAX_BATCH 3u
+#define MAX_ROWS 300u /* rows of one call: batch * seq */
 
 /* common/random.h directly: the standalone build has no test support library */
 static uint64_t rnd(uint64_t *state) { return splitmix64(state); }
@@ -95,7 +97,7 @@ static void *work(void *arg)
     worker *w = arg;
     shared_state *s = w->s;
     uint64_t rng = 0x5eed0000u + (uint64_t)w->id;
-    const size_t max_rows = 300;
+    const size_t max_rows = MAX_ROWS;
     size_t bytes = max_rows * D * sizeof(float);
     float *expect = malloc(bytes), *got = malloc(bytes);
     cl_int err;
@@ -111,7 +113,7 @@ static void *work(void *arg)
         clpe_encoder *enc = s->enc[(w->id + it) % 2];
         cl_command_queue q1 = s->queues[rnd(&rng) % QUEUES];
         cl_command_queue q2 = s->queues[rnd(&rng) % QUEUES];
-        size_t batch = 1 + rnd(&rng) % 3;
+        size_t batch = 1 + rnd(&rng) % MAX_BATCH;
         size_t seq = 1 + rnd(&rng) % (max_rows / batch);
         int64_t start = (int64_t)(rnd(&rng) >> (rnd(&rng) % 64)) / 2;
         int64_t start2 = (int64_t)(rnd(&rng) % 100000);
@@ -229,6 +231,67 @@ out:
     return NULL;
 }
 
+/*
+ * PoCL 3.1 (Debian 12) counts the users of a compiled work-group function
+ * per kernel and local size, but hands a launch the first cached function
+ * whose grid is at least as wide as the launch's. When a launch wider than
+ * any before it starts while narrower launches of the same kernel are still
+ * running, PoCL caches a second function, and the narrower launches give
+ * their references back to it: its count falls below zero and PoCL aborts
+ * ("pocl_release_dlhandle_cache: Assertion `found->ref_count > 0'"; fixed in
+ * PoCL 7.0). So before the threads start, every shape they can launch runs
+ * once, and the widest grid of each kernel is cached before any thread
+ * launches it. (How wide a call's grid is depends on the launch shape's rows
+ * per work-item, so the warm-up tries the shapes rather than guessing the
+ * widest.) The warm-up's results are not checked: the threads check theirs.
+ */
+static int warm_up(shared_state *s, char *msg, size_t msg_len)
+{
+    cl_int err;
+    cl_command_queue q = s->queues[0];
+    cl_mem buf = clCreateBuffer(s->t.context, CL_MEM_READ_WRITE, MAX_ROWS * D * sizeof(float),
+                                NULL, &err);
+    cl_mem ids_buf = NULL, bad_buf = NULL;
+    clpe_status st = CLPE_SUCCESS;
+    if (err == CL_SUCCESS) {
+        int32_t ids[MAX_ROWS] = {0};
+        ids_buf = clCreateBuffer(s->t.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                 sizeof ids, ids, &err);
+    }
+    if (err == CL_SUCCESS)
+        bad_buf = clCreateBuffer(s->t.context, CL_MEM_READ_WRITE, 8, NULL, &err);
+    clpe_tensor t = {.buffer = buf, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
+    clpe_tensor emb = {.buffer = s->embedding, .offset = 0, .row_pitch = 0, .batch_pitch = 0};
+    clpe_token_ids tid = {.buffer = ids_buf, .offset = 0};
+    clpe_positions pos = {.source = CLPE_POSITIONS_START, .start = 0, .buffer = NULL, .offset = 0};
+    for (int k = 0; k < 2 && err == CL_SUCCESS && st == CLPE_SUCCESS; ++k) {
+        for (size_t rows = 1; rows <= MAX_ROWS && st == CLPE_SUCCESS; ++rows)
+            st = clpe_enqueue_table(s->enc[k], q, 0, rows, &t, 0, NULL, NULL);
+        for (size_t batch = 1; batch <= MAX_BATCH; ++batch) {
+            for (size_t seq = 1; seq <= MAX_ROWS / batch && st == CLPE_SUCCESS; ++seq) {
+                st = clpe_enqueue_add(s->enc[k], q, batch, seq, &t, &pos, 0, NULL, NULL);
+                if (st == CLPE_SUCCESS && clpe_enqueue_gather)
+                    st = clpe_enqueue_gather(s->enc[k], q, batch, seq, &tid, &emb,
+                                             CLPE_DTYPE_F32, VOCAB, &t, &pos, bad_buf, 0, NULL,
+                                             NULL);
+            }
+        }
+    }
+    if (err == CL_SUCCESS && st == CLPE_SUCCESS)
+        err = clFinish(q);
+    if (bad_buf)
+        clReleaseMemObject(bad_buf);
+    if (ids_buf)
+        clReleaseMemObject(ids_buf);
+    if (buf)
+        clReleaseMemObject(buf);
+    if (err != CL_SUCCESS || st != CLPE_SUCCESS) {
+        snprintf(msg, msg_len, "warm-up: OpenCL error %d, %s", err, clpe_status_string(st));
+        return -1;
+    }
+    return 0;
+}
+
 /* Run the whole stress; 0 and a summary in msg on success, else -1 and
  * the first failure in msg. */
 static int stress_run(int iters, char *msg, size_t msg_len)
@@ -283,6 +346,8 @@ static int stress_run(int iters, char *msg, size_t msg_len)
     s.embedding = clCreateBuffer(s.t.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
                                  (size_t)VOCAB * D * sizeof(float), s.host_embedding, &err);
     if (err != CL_SUCCESS)
+        goto out;
+    if (warm_up(&s, msg, msg_len) != 0)
         goto out;
 
     pthread_t threads[THREADS];
