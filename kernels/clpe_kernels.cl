@@ -148,6 +148,23 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
     return first + (ulong)g->start + s;
 }
 
+/* The share of the grid one rotary work-item walks (the launch shape in
+ * clpe_rope.cl), declared in the caller: pairs from i0, pairs_per_item of
+ * them; tokens [s_begin, s_stop) of the sequences [b_first, b_stop). A
+ * work-item past the last pair or token returns from the caller. (A macro
+ * rather than a function filling a struct: the compilers schedule the
+ * struct's version differently, a few registers more on sm_90.) */
+#define PE_ROPE_ITEM(g, pairs_per_item)                                                        \
+    uint i0 = (uint)get_global_id(0) * (pairs_per_item);                                       \
+    uint s_begin = (uint)get_global_id(1) * (g)->rows_per_item;                                \
+    if (i0 >= (g)->n_pairs || s_begin >= (g)->rows)                                            \
+        return;                                                                                \
+    uint s_stop = s_begin + min((g)->rows_per_item, (g)->rows - s_begin);                      \
+    /* positions from a start are the same in every sequence */                                \
+    bool same_positions = (g)->pos_source == PE_POS_START;                                     \
+    uint b_first = same_positions ? 0 : (uint)get_global_id(2);                                \
+    uint b_stop = same_positions ? (g)->batch : b_first + 1
+
 /* Parameter types of each argument kind of PE_ROW_KERNEL_ARGS. */
 #define PE_KIND_OUT global PE_T *
 #define PE_KIND_IN global const PE_T *

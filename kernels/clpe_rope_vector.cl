@@ -49,15 +49,7 @@ PE_INLINE void PE_FN(pe_rope_walk)(global PE_T *q, global PE_T *k,
                                    global const PE_TWL *tw_lo, PE_R amplitude, bool aligned,
                                    const pe_rope_geometry *g)
 {
-    uint i0 = (uint)get_global_id(0) * PE_W;
-    uint s_begin = (uint)get_global_id(1) * g->rows_per_item;
-    if (i0 >= g->n_pairs || s_begin >= g->rows)
-        return;
-    uint s_stop = s_begin + min(g->rows_per_item, g->rows - s_begin);
-    /* positions from a start are the same in every sequence */
-    bool same_positions = g->pos_source == PE_POS_START;
-    uint b_first = same_positions ? 0 : (uint)get_global_id(2);
-    uint b_stop = same_positions ? g->batch : b_first + 1;
+    PE_ROPE_ITEM(g, PE_W);
     uint i_end = min(i0 + PE_W, g->n_pairs);
     PE_R sign = g->inverse ? (PE_R)-1 : (PE_R)1;
 
