@@ -436,6 +436,25 @@ clpe_status clpe__resolve_rope_region(const clpe_rope *rope, size_t offset_bytes
 clpe_status clpe__resolve_rope_tensor(size_t head_dim, size_t esize, const clpe_rope_tensor *t,
                                       size_t batch, size_t seq, clpe_rope_region *r);
 
+/* A KV cache's layout (clpe_kv_cache, clpe_host_kv_cache) with its defaults
+ * resolved, in elements of its dtype: the device call's and the host
+ * emulation's alike. */
+typedef struct clpe_kv_cache_layout {
+    clpe_dtype dtype;
+    size_t num_blocks, block_size, heads, head_pitch, slot_pitch, block_pitch;
+    size_t capacity;   /* num_blocks * block_size slots */
+    size_t span_bytes; /* bytes from slot 0's first element past the last entry; 0 without a slot */
+} clpe_kv_cache_layout;
+
+/* The cache's dtype: the object's, or f16/bf16 under an f32 object
+ * (CLPE_ERROR_DTYPE_MISMATCH); heads nonzero; default pitches; heads,
+ * slots and blocks that must not share an element
+ * (CLPE_ERROR_INVALID_PITCH); the slots within int64 and the bytes within
+ * size_t (CLPE_ERROR_TOO_LARGE). Buffers and host pointers aside. */
+clpe_status clpe__resolve_kv_cache(const clpe_rope *rope, clpe_dtype dtype, size_t num_blocks,
+                                   size_t block_size, size_t heads, size_t head_pitch,
+                                   size_t slot_pitch, size_t block_pitch, clpe_kv_cache_layout *l);
+
 /* ---- rope_freq.c: rotary frequencies ---- */
 
 /* CLPE_ERROR_INVALID_SCALING unless the scaling and its parameters are
@@ -457,16 +476,6 @@ void clpe__rope_cos_sin(const clpe_rope *rope, uint64_t p, uint32_t i, double si
                         double *s);
 void clpe__rope_rotate(clpe_dtype dtype, double a, double b, double c, double s, double *ra,
                        double *rb);
-
-/* rope_kv_enqueue.c: one of a KV cache's nested (count, pitch) dimensions
- * (heads, slots of a block, blocks). CLPE_ERROR_INVALID_PITCH unless no two
- * entries share an element (sorted by pitch, each dimension starts past
- * the end of the one inside it); *span: the elements from slot 0's first
- * past the last entry. Sorts dims. */
-typedef struct clpe_kv_dim {
-    size_t count, pitch;
-} clpe_kv_dim;
-clpe_status clpe__kv_cache_dims(clpe_kv_dim dims[3], size_t head_dim, size_t *span);
 
 /* encoder.c: upload tuning words (the low words as uint, or ulong when
  * bits is 128) into *hi_buf and *lo_buf. */

@@ -104,4 +104,10 @@ clpe_footprint clpe__rope_footprint(const clpe_rope *rope, const clpe_rope_regio
 clpe_footprint clpe__rope_tensor_footprint(size_t head_dim, size_t esize,
                                            const clpe_rope_region *r, size_t batch, size_t seq);
 
+/* Every entry of every slot of one KV cache tensor that starts at element
+ * `offset` (rope_region.c; the slots are data on the device, so any of them
+ * may be written); none when the cache has no slot. */
+clpe_footprint clpe__kv_cache_footprint(const clpe_rope *rope, const clpe_kv_cache_layout *l,
+                                        size_t offset);
+
 #endif /* CLPE_OVERLAP_H */

@@ -48,56 +48,23 @@ static clpe_status resolve_tensor(const clpe_rope *rope, const clpe_host_rope_te
     return CLPE_SUCCESS;
 }
 
+/* A host cache: both tensors and their layout. */
 typedef struct kv_host_cache {
     char *key, *value;
-    clpe_dtype dtype;
-    size_t num_blocks, block_size, heads, head_pitch, slot_pitch, block_pitch, capacity;
+    clpe_kv_cache_layout l;
 } kv_host_cache;
 
 static clpe_status resolve_cache(const clpe_rope *rope, const clpe_host_kv_cache *c,
                                  kv_host_cache *r)
 {
-    size_t head_dim = rope->cfg.head_dim;
     if (!c->key || !c->value)
         return CLPE_ERROR_NULL_POINTER;
     if (!CLPE__RESERVED_ZERO(c))
         return CLPE_ERROR_RESERVED_FIELD;
-    if ((unsigned)c->dtype > CLPE_DTYPE_F64)
-        return CLPE_ERROR_INVALID_CONFIG;
-    bool narrowed = rope->cfg.dtype == CLPE_DTYPE_F32 &&
-                    (c->dtype == CLPE_DTYPE_F16 || c->dtype == CLPE_DTYPE_BF16);
-    if (c->dtype != rope->cfg.dtype && !narrowed)
-        return CLPE_ERROR_DTYPE_MISMATCH;
-    if (c->heads == 0)
-        return CLPE_ERROR_INVALID_ROPE;
     r->key = c->key;
     r->value = c->value;
-    r->dtype = c->dtype;
-    r->num_blocks = c->num_blocks;
-    r->block_size = c->block_size;
-    r->heads = c->heads;
-    r->head_pitch = c->head_pitch ? c->head_pitch : head_dim;
-    if (c->slot_pitch) {
-        r->slot_pitch = c->slot_pitch;
-    } else if (!clpe__mul_size(c->heads, r->head_pitch, &r->slot_pitch)) {
-        return CLPE_ERROR_TOO_LARGE;
-    }
-    if (c->block_pitch) {
-        r->block_pitch = c->block_pitch;
-    } else if (!clpe__mul_size(c->block_size, r->slot_pitch, &r->block_pitch)) {
-        return CLPE_ERROR_TOO_LARGE;
-    }
-    if (!clpe__mul_size(c->num_blocks, c->block_size, &r->capacity) || r->capacity > INT64_MAX)
-        return CLPE_ERROR_TOO_LARGE;
-    clpe_kv_dim dims[3] = {{c->heads, r->head_pitch},
-                           {c->block_size, r->slot_pitch},
-                           {c->num_blocks, r->block_pitch}};
-    size_t span = 0;
-    clpe_status status = clpe__kv_cache_dims(dims, head_dim, &span);
-    if (status == CLPE_SUCCESS && r->capacity &&
-        !clpe__mul_size(span, clpe__dtype_size(c->dtype), &span))
-        status = CLPE_ERROR_TOO_LARGE;
-    return status;
+    return clpe__resolve_kv_cache(rope, c->dtype, c->num_blocks, c->block_size, c->heads,
+                                  c->head_pitch, c->slot_pitch, c->block_pitch, &r->l);
 }
 
 static clpe_operand tensor_operand(const kv_host_region *r, size_t tokens, size_t head_dim,
@@ -111,15 +78,11 @@ static clpe_operand tensor_operand(const kv_host_region *r, size_t tokens, size_
                           .access = access};
 }
 
-static clpe_operand cache_operand(const kv_host_cache *kc, char *data, size_t head_dim)
+static clpe_operand cache_operand(const clpe_rope *rope, const kv_host_cache *kc, char *data)
 {
-    clpe_stride dims[3] = {{kc->heads, kc->head_pitch},
-                           {kc->block_size, kc->slot_pitch},
-                           {kc->capacity ? kc->num_blocks : 0, kc->block_pitch}};
-    return (clpe_operand){
-        .host = data,
-        .bytes = clpe__strided_footprint(0, head_dim, dims, 3, clpe__dtype_size(kc->dtype)),
-        .access = CLPE_ACCESS_WRITE};
+    return (clpe_operand){.host = data,
+                          .bytes = clpe__kv_cache_footprint(rope, &kc->l, 0),
+                          .access = CLPE_ACCESS_WRITE};
 }
 
 /* The device call's rule (rope_kv_enqueue.c): nothing written shares an
@@ -140,8 +103,8 @@ static clpe_status check_aliasing(const clpe_rope *rope, size_t tokens, const kv
         tensor_operand(q_out, tokens, head_dim, esize, CLPE_ACCESS_WRITE),
         tensor_operand(k, tokens, head_dim, esize, CLPE_ACCESS_READ),
         tensor_operand(v, tokens, head_dim, esize, CLPE_ACCESS_READ),
-        cache_operand(kc, kc->key, head_dim),
-        cache_operand(kc, kc->value, head_dim),
+        cache_operand(rope, kc, kc->key),
+        cache_operand(rope, kc, kc->value),
         {.host = npos ? positions : NULL, .bytes = clpe__footprint_bytes(0, npos * sizeof(int64_t)),
          .access = CLPE_ACCESS_READ},
         {.host = tokens ? slots : NULL, .bytes = clpe__footprint_bytes(0, tokens * sizeof(int64_t)),
@@ -228,12 +191,12 @@ clpe_status clpe_host_rope_kv(const clpe_rope *rope, size_t tokens, const clpe_h
         status = check_aliasing(rope, tokens, q ? &rq : NULL, q_out ? &rqo : NULL, &rk, &rv, &kc,
                                 slots, source, host_positions);
     if (status == CLPE_SUCCESS)
-        status = check_slots(slots, tokens, kc.capacity);
+        status = check_slots(slots, tokens, kc.l.capacity);
     if (status != CLPE_SUCCESS)
         return status;
 
     clpe_dtype dtype = rope->cfg.dtype;
-    size_t esize = clpe__dtype_size(dtype), cache_esize = clpe__dtype_size(kc.dtype);
+    size_t esize = clpe__dtype_size(dtype), cache_esize = clpe__dtype_size(kc.l.dtype);
     size_t head_dim = rope->cfg.head_dim, rotary_dim = rope->rotary_dim;
     bool half_split = rope->cfg.pairing == CLPE_ROPE_HALF_SPLIT;
     size_t partner = half_split ? rope->n_pairs : 1, stride = half_split ? 1 : 2;
@@ -246,8 +209,8 @@ clpe_status clpe_host_rope_kv(const clpe_rope *rope, size_t tokens, const clpe_h
         int64_t slot = slots[s];
         size_t entry = 0;
         if (slot >= 0)
-            entry = ((size_t)slot / kc.block_size) * kc.block_pitch +
-                    ((size_t)slot % kc.block_size) * kc.slot_pitch;
+            entry = ((size_t)slot / kc.l.block_size) * kc.l.block_pitch +
+                    ((size_t)slot % kc.l.block_size) * kc.l.slot_pitch;
         for (uint32_t i = 0; i < rope->n_pairs; ++i) {
             double c, sn, ra, rb;
             clpe__rope_cos_sin(rope, p, i, sign, &c, &sn);
@@ -262,24 +225,24 @@ clpe_status clpe_host_rope_kv(const clpe_rope *rope, size_t tokens, const clpe_h
             }
             for (size_t h = 0; slot >= 0 && h < rk.heads; ++h) {
                 const char *src = rk.data + (s * rk.row_pitch + h * rk.head_pitch) * esize;
-                char *dst = kc.key + (entry + h * kc.head_pitch) * cache_esize;
+                char *dst = kc.key + (entry + h * kc.l.head_pitch) * cache_esize;
                 clpe__rope_rotate(dtype, clpe__load_elem(dtype, src, ka),
                                   clpe__load_elem(dtype, src, kb), c, sn, &ra, &rb);
                 /* a float32 result is exact in ra: converting it once is
                  * what storing it and then converting the copy gives */
-                clpe__store_elem(kc.dtype, dst, ka, ra);
-                clpe__store_elem(kc.dtype, dst, kb, rb);
+                clpe__store_elem(kc.l.dtype, dst, ka, ra);
+                clpe__store_elem(kc.l.dtype, dst, kb, rb);
             }
         }
         for (size_t h = 0; slot >= 0 && h < rk.heads; ++h) {
             const char *ksrc = rk.data + (s * rk.row_pitch + h * rk.head_pitch) * esize;
             const char *vsrc = rv.data + (s * rv.row_pitch + h * rv.head_pitch) * esize;
-            char *kdst = kc.key + (entry + h * kc.head_pitch) * cache_esize;
-            char *vdst = kc.value + (entry + h * kc.head_pitch) * cache_esize;
+            char *kdst = kc.key + (entry + h * kc.l.head_pitch) * cache_esize;
+            char *vdst = kc.value + (entry + h * kc.l.head_pitch) * cache_esize;
             for (size_t j = 0; j < head_dim; ++j)
-                copy_elem(kc.dtype, vdst, dtype, vsrc, j);
+                copy_elem(kc.l.dtype, vdst, dtype, vsrc, j);
             for (size_t j = rotary_dim; j < head_dim; ++j)
-                copy_elem(kc.dtype, kdst, dtype, ksrc, j);
+                copy_elem(kc.l.dtype, kdst, dtype, ksrc, j);
         }
         for (size_t h = 0; q_out && h < rq.heads; ++h) {
             const char *src = rq.data + (s * rq.row_pitch + h * rq.head_pitch) * esize;

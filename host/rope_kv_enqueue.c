@@ -26,10 +26,7 @@ typedef struct kv_region {
 typedef struct kv_cache_region {
     cl_mem key, value;
     size_t key_offset, value_offset;
-    clpe_dtype dtype;
-    size_t num_blocks, block_size, heads, head_pitch, slot_pitch, block_pitch;
-    size_t capacity;       /* num_blocks * block_size slots */
-    size_t span_bytes;     /* bytes from slot 0's first element past the last entry */
+    clpe_kv_cache_layout l;
 } kv_cache_region;
 
 typedef struct kv_call {
@@ -88,45 +85,18 @@ static clpe_status resolve_tensor(const clpe_rope *rope, const clpe_rope_tensor 
     return CLPE_SUCCESS;
 }
 
-clpe_status clpe__kv_cache_dims(clpe_kv_dim dims[3], size_t head_dim, size_t *span)
-{
-    for (int a = 1; a < 3; ++a)
-        for (int b = a; b > 0 && dims[b].pitch < dims[b - 1].pitch; --b) {
-            clpe_kv_dim t = dims[b];
-            dims[b] = dims[b - 1];
-            dims[b - 1] = t;
-        }
-    size_t extent = head_dim;
-    for (int j = 0; j < 3; ++j) {
-        if (dims[j].count <= 1)
-            continue;
-        if (dims[j].pitch < extent)
-            return CLPE_ERROR_INVALID_PITCH;
-        size_t step;
-        if (!clpe__mul_size(dims[j].count - 1, dims[j].pitch, &step) ||
-            !clpe__add_size(step, extent, &extent))
-            return CLPE_ERROR_TOO_LARGE;
-    }
-    *span = extent;
-    return CLPE_SUCCESS;
-}
-
 static clpe_status resolve_cache(const clpe_rope *rope, const clpe_kv_cache *c,
                                  kv_cache_region *r)
 {
-    size_t head_dim = rope->cfg.head_dim;
     if (!c->key || !c->value)
         return CLPE_ERROR_NULL_BUFFER;
     if (!CLPE__RESERVED_ZERO(c))
         return CLPE_ERROR_RESERVED_FIELD;
-    if ((unsigned)c->dtype > CLPE_DTYPE_F64)
-        return CLPE_ERROR_INVALID_CONFIG;
-    bool narrowed = rope->cfg.dtype == CLPE_DTYPE_F32 &&
-                    (c->dtype == CLPE_DTYPE_F16 || c->dtype == CLPE_DTYPE_BF16);
-    if (c->dtype != rope->cfg.dtype && !narrowed)
-        return CLPE_ERROR_DTYPE_MISMATCH;
-    if (c->heads == 0)
-        return CLPE_ERROR_INVALID_ROPE;
+    clpe_status status =
+        clpe__resolve_kv_cache(rope, c->dtype, c->num_blocks, c->block_size, c->heads,
+                               c->head_pitch, c->slot_pitch, c->block_pitch, &r->l);
+    if (status != CLPE_SUCCESS)
+        return status;
     size_t esize = clpe__dtype_size(c->dtype);
     if (c->key_offset % esize || c->value_offset % esize)
         return CLPE_ERROR_MISALIGNED_OFFSET;
@@ -134,34 +104,6 @@ static clpe_status resolve_cache(const clpe_rope *rope, const clpe_kv_cache *c,
     r->value = c->value;
     r->key_offset = c->key_offset / esize;
     r->value_offset = c->value_offset / esize;
-    r->dtype = c->dtype;
-    r->num_blocks = c->num_blocks;
-    r->block_size = c->block_size;
-    r->heads = c->heads;
-    r->head_pitch = c->head_pitch ? c->head_pitch : head_dim;
-    if (c->slot_pitch) {
-        r->slot_pitch = c->slot_pitch;
-    } else if (!clpe__mul_size(c->heads, r->head_pitch, &r->slot_pitch)) {
-        return CLPE_ERROR_TOO_LARGE;
-    }
-    if (c->block_pitch) {
-        r->block_pitch = c->block_pitch;
-    } else if (!clpe__mul_size(c->block_size, r->slot_pitch, &r->block_pitch)) {
-        return CLPE_ERROR_TOO_LARGE;
-    }
-    if (!clpe__mul_size(c->num_blocks, c->block_size, &r->capacity) || r->capacity > INT64_MAX)
-        return CLPE_ERROR_TOO_LARGE;
-    clpe_kv_dim dims[3] = {{c->heads, r->head_pitch},
-                      {c->block_size, r->slot_pitch},
-                      {c->num_blocks, r->block_pitch}};
-    size_t span = 0;
-    clpe_status status = clpe__kv_cache_dims(dims, head_dim, &span);
-    if (status != CLPE_SUCCESS)
-        return status;
-    if (r->capacity == 0)
-        span = 0; /* nothing can be written */
-    if (!clpe__mul_size(span, esize, &r->span_bytes))
-        return CLPE_ERROR_TOO_LARGE;
     return CLPE_SUCCESS;
 }
 
@@ -170,16 +112,6 @@ static clpe_footprint tensor_footprint(const kv_region *r, size_t tokens, size_t
 {
     clpe_stride dims[2] = {{r->heads, r->head_pitch}, {tokens, r->row_pitch}};
     return clpe__strided_footprint(r->offset, head_dim, dims, 2, esize);
-}
-
-/* Every entry of every slot of one cache tensor (the slots are data on the
- * device, so any of them may be written); none when it has no slot. */
-static clpe_footprint cache_footprint(const kv_cache_region *kc, size_t offset, size_t head_dim)
-{
-    clpe_stride dims[3] = {{kc->heads, kc->head_pitch},
-                           {kc->block_size, kc->slot_pitch},
-                           {kc->capacity ? kc->num_blocks : 0, kc->block_pitch}};
-    return clpe__strided_footprint(offset, head_dim, dims, 3, clpe__dtype_size(kc->dtype));
 }
 
 /* No argument written shares an element with another argument, through
@@ -200,9 +132,9 @@ static clpe_status check_aliasing(const kv_call *c)
          .access = CLPE_ACCESS_READ},
         {.buffer = c->v.buffer, .bytes = tensor_footprint(&c->v, c->tokens, head_dim, esize),
          .access = CLPE_ACCESS_READ},
-        {.buffer = kc->key, .bytes = cache_footprint(kc, kc->key_offset, head_dim),
+        {.buffer = kc->key, .bytes = clpe__kv_cache_footprint(c->rope, &kc->l, kc->key_offset),
          .access = CLPE_ACCESS_WRITE},
-        {.buffer = kc->value, .bytes = cache_footprint(kc, kc->value_offset, head_dim),
+        {.buffer = kc->value, .bytes = clpe__kv_cache_footprint(c->rope, &kc->l, kc->value_offset),
          .access = CLPE_ACCESS_WRITE},
         clpe__positions_operand(&c->positions, 1, c->tokens),
         {.buffer = c->slots,
@@ -223,14 +155,14 @@ static clpe_status check_buffers(const clpe_rope *rope, const kv_call *c)
         if (tensors[j]->buffer)
             status = clpe__check_buffer_in(context, tensors[j]->buffer, tensors[j]->end_bytes,
                                            CLPE_ERROR_BUFFER_TOO_SMALL);
-    size_t esize = clpe__dtype_size(c->cache.dtype);
+    size_t esize = clpe__dtype_size(c->cache.l.dtype);
     if (status == CLPE_SUCCESS)
         status = clpe__check_buffer_in(context, c->cache.key,
-                                       c->cache.key_offset * esize + c->cache.span_bytes,
+                                       c->cache.key_offset * esize + c->cache.l.span_bytes,
                                        CLPE_ERROR_BUFFER_TOO_SMALL);
     if (status == CLPE_SUCCESS)
         status = clpe__check_buffer_in(context, c->cache.value,
-                                       c->cache.value_offset * esize + c->cache.span_bytes,
+                                       c->cache.value_offset * esize + c->cache.l.span_bytes,
                                        CLPE_ERROR_BUFFER_TOO_SMALL);
     if (status == CLPE_SUCCESS)
         status = clpe__check_buffer_in(context, c->slots,
@@ -292,9 +224,9 @@ static cl_int set_fixed_args(const clpe_rope *rope, cl_kernel kernel, const kv_c
     cl_mem q = c->q.buffer, q_out = c->q_out.buffer, k = c->k.buffer, v = c->v.buffer;
     cl_mem key = kc->key, value = kc->value, positions = c->positions.buffer, slots = c->slots;
     cl_ulong key_offset = kc->key_offset, value_offset = kc->value_offset;
-    cl_ulong head_pitch = kc->head_pitch, slot_pitch = kc->slot_pitch,
-             block_pitch = kc->block_pitch, block_size = kc->block_size ? kc->block_size : 1;
-    cl_uint cache_dtype = (cl_uint)kc->dtype;
+    cl_ulong head_pitch = kc->l.head_pitch, slot_pitch = kc->l.slot_pitch,
+             block_pitch = kc->l.block_pitch, block_size = kc->l.block_size ? kc->l.block_size : 1;
+    cl_uint cache_dtype = (cl_uint)kc->l.dtype;
     cl_uint q_heads = q ? (cl_uint)c->q.heads : 0, kv_heads = (cl_uint)c->k.heads;
     cl_uint qhp = q ? (cl_uint)c->q.head_pitch : 0, qrp = q ? pitch32(c->q.row_pitch, rows) : 0;
     cl_uint qohp = q_out ? (cl_uint)c->q_out.head_pitch : 0,
@@ -375,11 +307,11 @@ static clpe_status enqueue_check(clpe_program_shared *shared, cl_command_queue q
         while (sort_size < c->tokens)
             sort_size *= 2;
         if ((cl_ulong)sort_size * sizeof(cl_ulong) + CHECK_LOCAL_RESERVE > local_mem ||
-            c->cache.capacity > ((size_t)1 << 32) || c->tokens < 2)
+            c->cache.l.capacity > ((size_t)1 << 32) || c->tokens < 2)
             sort_size = 0;
         size_t sort_bytes = (sort_size ? sort_size : 1) * sizeof(cl_ulong);
         cl_mem slots = c->slots;
-        cl_ulong base = c->slots_offset, capacity = c->cache.capacity;
+        cl_ulong base = c->slots_offset, capacity = c->cache.l.capacity;
         cl_uint tokens = (cl_uint)c->tokens;
         cl_int err = SET(kernel, PE_KV_CHECK_ARG_SLOTS, slots);
         if (err == CL_SUCCESS)
