@@ -9,33 +9,13 @@
 
 #define INDEX_MAX ((size_t)UINT32_MAX)
 
-/* A checked query or key tensor. */
-typedef struct rope_region {
-    cl_mem buffer;
-    clpe_rope_region r;
-} rope_region;
-
 typedef struct rope_call {
     const clpe_rope *rope;
-    rope_region q, k;        /* k.buffer NULL: queries only */
+    clpe_rope_region q, k;   /* k.buffer NULL: queries only */
     clpe_position_args positions;
     size_t batch, seq;
     uint32_t inverse;
 } rope_call;
-
-static clpe_status resolve_rope_tensor(const clpe_rope *rope, const clpe_rope_tensor *t,
-                                       size_t batch, size_t seq, rope_region *r)
-{
-    if (!t)
-        return CLPE_ERROR_NULL_POINTER;
-    if (!t->buffer)
-        return CLPE_ERROR_NULL_BUFFER;
-    if (!CLPE__RESERVED_ZERO(t))
-        return CLPE_ERROR_RESERVED_FIELD;
-    r->buffer = t->buffer;
-    return clpe__resolve_rope_region(rope, t->offset, t->heads, t->head_pitch, t->row_pitch,
-                                     t->batch_pitch, batch, seq, &r->r);
-}
 
 static cl_int set_arg(cl_kernel kernel, cl_uint index, size_t size, const void *value)
 {
@@ -50,9 +30,9 @@ static cl_int set_rope_launch_args(cl_kernel kernel, const void *call, size_t s0
     const rope_call *c = call;
     const clpe_position_args *pos = &c->positions;
     cl_ulong flat = (cl_ulong)b0 * c->seq + s0;
-    cl_ulong q_base = c->q.r.offset + b0 * c->q.r.batch_pitch + s0 * c->q.r.row_pitch;
+    cl_ulong q_base = c->q.offset + b0 * c->q.batch_pitch + s0 * c->q.row_pitch;
     cl_ulong k_base =
-        c->k.buffer ? c->k.r.offset + b0 * c->k.r.batch_pitch + s0 * c->k.r.row_pitch : 0;
+        c->k.buffer ? c->k.offset + b0 * c->k.batch_pitch + s0 * c->k.row_pitch : 0;
     cl_ulong pos_base = pos->source == CLPE_POSITIONS_IDS            ? pos->offset + flat
                         : pos->source == CLPE_POSITIONS_PER_SEQUENCE ? pos->offset + b0
                                                                      : 0;
@@ -96,14 +76,13 @@ static bool storage_aligned(cl_mem buffer, size_t word)
  * word of two elements (pair_words): every pair of the tensor starts at an
  * even element, and in the split layout the halves are an even count of
  * elements apart. The bits are the same either way. */
-static bool pairs_are_words(const clpe_rope *rope, const rope_region *t, bool half_split)
+static bool pairs_are_words(const clpe_rope *rope, const clpe_rope_region *r, bool half_split)
 {
-    const clpe_rope_region *r = &t->r;
     if (half_split && rope->n_pairs % 2)
         return false;
     if ((r->offset | r->head_pitch | r->row_pitch | r->batch_pitch) % 2)
         return false;
-    return storage_aligned(t->buffer, 2 * clpe__dtype_size(rope->cfg.dtype));
+    return storage_aligned(r->buffer, 2 * clpe__dtype_size(rope->cfg.dtype));
 }
 
 /* A pitch the kernel multiplies only by 0 when a block has one entry. */
@@ -116,12 +95,12 @@ static cl_int set_rope_fixed_args(const clpe_rope *rope, cl_kernel kernel, const
     cl_mem q = c->q.buffer, k = c->k.buffer, positions = c->positions.buffer;
     clpe_real_arg amp = clpe__real_arg(rope->cfg.dtype, rope->amplitude);
     bool half_split = rope->cfg.pairing == CLPE_ROPE_HALF_SPLIT;
-    cl_uint q_heads = (cl_uint)c->q.r.heads, k_heads = k ? (cl_uint)c->k.r.heads : 0;
-    cl_uint qhp = pitch32(c->q.r.head_pitch, c->q.r.heads), qrp = pitch32(c->q.r.row_pitch, rows),
-            qbp = pitch32(c->q.r.batch_pitch, batch);
-    cl_uint khp = k ? pitch32(c->k.r.head_pitch, c->k.r.heads) : 0,
-            krp = k ? pitch32(c->k.r.row_pitch, rows) : 0,
-            kbp = k ? pitch32(c->k.r.batch_pitch, batch) : 0;
+    cl_uint q_heads = (cl_uint)c->q.heads, k_heads = k ? (cl_uint)c->k.heads : 0;
+    cl_uint qhp = pitch32(c->q.head_pitch, c->q.heads), qrp = pitch32(c->q.row_pitch, rows),
+            qbp = pitch32(c->q.batch_pitch, batch);
+    cl_uint khp = k ? pitch32(c->k.head_pitch, c->k.heads) : 0,
+            krp = k ? pitch32(c->k.row_pitch, rows) : 0,
+            kbp = k ? pitch32(c->k.batch_pitch, batch) : 0;
     cl_uint n_pairs = rope->n_pairs, partner = half_split ? rope->n_pairs : 1,
             stride = half_split ? 1 : 2, inverse = c->inverse;
     cl_uint pair_words = pairs_are_words(rope, &c->q, half_split) &&
@@ -162,30 +141,31 @@ clpe_status clpe_enqueue_rope(clpe_rope *rope, cl_command_queue queue, size_t ba
     rope_call c = {.rope = rope, .batch = batch, .seq = seq};
     if (!rope)
         return CLPE_ERROR_NULL_ENCODER;
+    size_t head_dim = rope->cfg.head_dim, esize = clpe__dtype_size(rope->cfg.dtype);
     clpe_status status = clpe__check_call_on(rope->shared, queue, num_events, wait_list);
     if (status == CLPE_SUCCESS && (flags & ~CLPE_ROPE_INVERSE))
         status = CLPE_ERROR_INVALID_CONFIG;
     if (status == CLPE_SUCCESS)
-        status = resolve_rope_tensor(rope, q, batch, seq, &c.q);
+        status = clpe__resolve_rope_tensor(head_dim, esize, q, batch, seq, &c.q);
     if (status == CLPE_SUCCESS && k)
-        status = resolve_rope_tensor(rope, k, batch, seq, &c.k);
+        status = clpe__resolve_rope_tensor(head_dim, esize, k, batch, seq, &c.k);
     if (status == CLPE_SUCCESS)
         status = clpe__check_queue_on(rope->shared, queue, num_events, wait_list);
     if (status == CLPE_SUCCESS)
         status = clpe__check_positions(rope->shared->context, positions, batch, seq, &c.positions);
     if (status == CLPE_SUCCESS)
-        status = clpe__check_buffer_in(rope->shared->context, c.q.buffer, c.q.r.end_bytes,
+        status = clpe__check_buffer_in(rope->shared->context, c.q.buffer, c.q.end_bytes,
                                        CLPE_ERROR_BUFFER_TOO_SMALL);
     if (status == CLPE_SUCCESS && k)
-        status = clpe__check_buffer_in(rope->shared->context, c.k.buffer, c.k.r.end_bytes,
+        status = clpe__check_buffer_in(rope->shared->context, c.k.buffer, c.k.end_bytes,
                                        CLPE_ERROR_BUFFER_TOO_SMALL);
     if (status == CLPE_SUCCESS) {
         /* q and k (rotated in place) share no byte with each other or the positions */
         clpe_operand ops[3] = {
-            {.buffer = c.q.buffer, .bytes = clpe__rope_footprint(rope, &c.q.r, batch, seq),
+            {.buffer = c.q.buffer, .bytes = clpe__rope_footprint(rope, &c.q, batch, seq),
              .access = CLPE_ACCESS_READ_WRITE},
             {.buffer = k ? c.k.buffer : NULL,
-             .bytes = k ? clpe__rope_footprint(rope, &c.k.r, batch, seq)
+             .bytes = k ? clpe__rope_footprint(rope, &c.k, batch, seq)
                         : clpe__footprint_bytes(0, 0),
              .access = CLPE_ACCESS_READ_WRITE},
             clpe__positions_operand(&c.positions, batch, seq)};
@@ -202,8 +182,8 @@ clpe_status clpe_enqueue_rope(clpe_rope *rope, cl_command_queue queue, size_t ba
                                  clpe__rope_pairs_per_item(&rope->shared->shape, rope->cfg.dtype),
                              .batch = batch,
                              .shared_positions = c.positions.source == CLPE_POSITIONS_START};
-    clpe_extent e[2] = {{c.q.r.row_pitch, c.q.r.batch_pitch, c.q.r.extent},
-                        {c.k.r.row_pitch, c.k.r.batch_pitch, c.k.r.extent}};
+    clpe_extent e[2] = {{c.q.row_pitch, c.q.batch_pitch, c.q.extent},
+                        {c.k.row_pitch, c.k.batch_pitch, c.k.extent}};
     clpe__plan_launches(&rope->shared->shape, seq, batch, e, k ? 2 : 1, &grid.rows_per_launch,
                         &grid.batch_per_launch);
     grid.rows_per_item = clpe__rope_rows_per_item(
