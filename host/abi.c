@@ -139,6 +139,8 @@ static const clpe_abi_entry abi_table[] = {
     ABI_CONSTANT(CLPE_POSITIONS_START),
     ABI_CONSTANT(CLPE_POSITIONS_PER_SEQUENCE),
     ABI_CONSTANT(CLPE_POSITIONS_IDS),
+    ABI_CONSTANT(CLPE_POSITIONS_STREAMS),
+    ABI_CONSTANT(CLPE_POSITIONS_STREAMS_TOKEN_FIRST),
     ABI_TYPE(clpe_positions),
     ABI_FIELD(clpe_positions, source),
     ABI_FIELD(clpe_positions, start),
@@ -248,19 +250,6 @@ static const clpe_abi_entry abi_table[] = {
     ABI_FIELD(clpe_mrope_config, section),
     ABI_FIELD(clpe_mrope_config, ladder),
     ABI_FIELD(clpe_mrope_config, reserved),
-
-    ABI_TYPE(clpe_mrope_positions),
-    ABI_FIELD(clpe_mrope_positions, buffer),
-    ABI_FIELD(clpe_mrope_positions, offset),
-    ABI_FIELD(clpe_mrope_positions, stream_pitch),
-    ABI_FIELD(clpe_mrope_positions, token_pitch),
-    ABI_FIELD(clpe_mrope_positions, reserved),
-
-    ABI_TYPE(clpe_host_mrope_positions),
-    ABI_FIELD(clpe_host_mrope_positions, data),
-    ABI_FIELD(clpe_host_mrope_positions, stream_pitch),
-    ABI_FIELD(clpe_host_mrope_positions, token_pitch),
-    ABI_FIELD(clpe_host_mrope_positions, reserved),
 };
 
 const clpe_abi_entry *clpe_abi_entries(size_t *count)

@@ -176,48 +176,76 @@ clpe_status clpe__check_start(int64_t start, size_t count)
     return (uint64_t)(count - 1) > room ? CLPE_ERROR_POSITION_OVERFLOW : CLPE_SUCCESS;
 }
 
-clpe_status clpe__check_positions(cl_context context, const clpe_positions *pos,
-                                  size_t batch, size_t seq, clpe_position_args *out)
+clpe_status clpe__resolve_positions(clpe_position_source source, int64_t start,
+                                    bool has_values, size_t offset_bytes, uint32_t streams,
+                                    size_t batch, size_t seq, clpe_position_args *out)
 {
-    out->source = CLPE_POSITIONS_START;
-    out->start = 0;
-    out->buffer = NULL;
-    out->offset = 0;
-    if (!pos)
-        return CLPE_SUCCESS;
-    if (!CLPE__RESERVED_ZERO(pos))
-        return CLPE_ERROR_RESERVED_FIELD;
-    size_t count;
-    switch (pos->source) {
+    size_t tokens = 0, count = 0;
+    *out = (clpe_position_args){.source = CLPE_POSITIONS_START};
+    if (source != CLPE_POSITIONS_START && source != CLPE_POSITIONS_PER_SEQUENCE &&
+        !clpe__mul_size(batch, seq, &tokens))
+        return CLPE_ERROR_TOO_LARGE;
+    switch (source) {
     case CLPE_POSITIONS_START:
-        out->start = pos->start;
-        return clpe__check_start(pos->start, seq);
+        out->start = start;
+        return clpe__check_start(start, seq);
     case CLPE_POSITIONS_PER_SEQUENCE:
         count = batch;
         break;
     case CLPE_POSITIONS_IDS:
-        if (!clpe__mul_size(batch, seq, &count))
+        count = tokens;
+        break;
+    case CLPE_POSITIONS_STREAMS:
+    case CLPE_POSITIONS_STREAMS_TOKEN_FIRST:
+        if (!streams)
+            return CLPE_ERROR_INVALID_POSITIONS; /* rotary only */
+        if (!clpe__mul_size(tokens, streams, &count))
             return CLPE_ERROR_TOO_LARGE;
+        bool first = source == CLPE_POSITIONS_STREAMS;
+        out->stream_pitch = first ? tokens : 1;
+        out->token_pitch = first ? 1 : streams;
         break;
     default:
         return CLPE_ERROR_INVALID_POSITIONS;
     }
-    if (!pos->buffer)
+    if (!has_values)
         return CLPE_ERROR_INVALID_POSITIONS;
-    if (pos->offset % sizeof(int64_t))
+    if (offset_bytes % sizeof(int64_t))
         return CLPE_ERROR_MISALIGNED_OFFSET;
     size_t bytes;
     if (!clpe__mul_size(count, sizeof(int64_t), &bytes) ||
-        !clpe__add_size(bytes, pos->offset, &bytes))
+        !clpe__add_size(bytes, offset_bytes, &bytes))
         return CLPE_ERROR_TOO_LARGE;
-    clpe_status status =
-        clpe__check_buffer_in(context, pos->buffer, bytes, CLPE_ERROR_INDEX_BUFFER_TOO_SMALL);
-    if (status != CLPE_SUCCESS)
-        return status;
-    out->source = pos->source;
-    out->buffer = pos->buffer;
-    out->offset = pos->offset / sizeof(int64_t);
+    out->source = source;
+    out->offset = offset_bytes / sizeof(int64_t);
+    out->count = count;
     return CLPE_SUCCESS;
+}
+
+clpe_status clpe__check_stream_positions(cl_context context, const clpe_positions *pos,
+                                         uint32_t streams, size_t batch, size_t seq,
+                                         clpe_position_args *out)
+{
+    *out = (clpe_position_args){.source = CLPE_POSITIONS_START};
+    if (!pos)
+        return CLPE_SUCCESS;
+    if (!CLPE__RESERVED_ZERO(pos))
+        return CLPE_ERROR_RESERVED_FIELD;
+    clpe_status status = clpe__resolve_positions(pos->source, pos->start, pos->buffer != NULL,
+                                                 pos->offset, streams, batch, seq, out);
+    if (status != CLPE_SUCCESS || out->source == CLPE_POSITIONS_START)
+        return status;
+    status = clpe__check_buffer_in(context, pos->buffer,
+                                   pos->offset + out->count * sizeof(int64_t),
+                                   CLPE_ERROR_INDEX_BUFFER_TOO_SMALL);
+    out->buffer = pos->buffer;
+    return status;
+}
+
+clpe_status clpe__check_positions(cl_context context, const clpe_positions *pos,
+                                  size_t batch, size_t seq, clpe_position_args *out)
+{
+    return clpe__check_stream_positions(context, pos, 0, batch, seq, out);
 }
 
 clpe_status clpe__check_ids(const clpe_encoder *enc, const clpe_token_ids *ids, size_t count)
@@ -243,12 +271,12 @@ clpe_operand clpe__region_operand(const clpe_region *r, size_t d, size_t esize, 
 
 clpe_operand clpe__positions_operand(const clpe_position_args *p, size_t batch, size_t seq)
 {
-    size_t count = p->source == CLPE_POSITIONS_IDS           ? batch * seq
-                   : p->source == CLPE_POSITIONS_PER_SEQUENCE ? batch
-                                                              : 0;
-    return (clpe_operand){.buffer = count ? p->buffer : NULL,
+    (void)batch; /* the values read were counted when the source was resolved */
+    (void)seq;
+    return (clpe_operand){.buffer = p->count ? p->buffer : NULL,
+                          .host = p->count ? p->host : NULL,
                           .bytes = clpe__footprint_bytes(p->offset * sizeof(int64_t),
-                                                         count * sizeof(int64_t)),
+                                                         p->count * sizeof(int64_t)),
                           .access = CLPE_ACCESS_READ};
 }
 

@@ -223,22 +223,17 @@ clpe_status clpe_enqueue_pad_positions(clpe_encoder *enc, cl_command_queue queue
     cl_ulong seq_arg = seq;
     cl_int pad = pad_id;
     cl_long first = first_position, padpos = pad_position;
-    struct {
-        cl_uint index;
-        size_t size;
-        const void *value;
-    } args[PE_PAD_ARG_COUNT] = {
-        {PE_PAD_ARG_IDS, sizeof(cl_mem), &ids->buffer},
-        {PE_PAD_ARG_IDS_BASE, sizeof ids_base, &ids_base},
-        {PE_PAD_ARG_POSITIONS_OUT, sizeof(cl_mem), &positions_out},
-        {PE_PAD_ARG_POSITIONS_BASE, sizeof positions_base, &positions_base},
-        {PE_PAD_ARG_SEQ, sizeof seq_arg, &seq_arg},
-        {PE_PAD_ARG_PAD_ID, sizeof pad, &pad},
-        {PE_PAD_ARG_FIRST_POSITION, sizeof first, &first},
-        {PE_PAD_ARG_PAD_POSITION, sizeof padpos, &padpos},
-    };
-    for (int k = 0; k < PE_PAD_ARG_COUNT && status == CLPE_SUCCESS; ++k)
-        status = clSetKernelArg(kernel, args[k].index, args[k].size, args[k].value);
+    clpe_kernel_arg args[PE_PAD_ARG_COUNT];
+    args[PE_PAD_ARG_IDS] = clpe__arg_mem(ids->buffer);
+    args[PE_PAD_ARG_IDS_BASE] = clpe__arg_u64(ids_base);
+    args[PE_PAD_ARG_POSITIONS_OUT] = clpe__arg_mem(positions_out);
+    args[PE_PAD_ARG_POSITIONS_BASE] = clpe__arg_u64(positions_base);
+    args[PE_PAD_ARG_SEQ] = clpe__arg_u64(seq_arg);
+    args[PE_PAD_ARG_PAD_ID] = (clpe_kernel_arg){sizeof(cl_int), {.u32 = (cl_uint)pad}};
+    args[PE_PAD_ARG_FIRST_POSITION] = clpe__arg_i64(first);
+    args[PE_PAD_ARG_PAD_POSITION] = clpe__arg_i64(padpos);
+    if (status == CLPE_SUCCESS)
+        status = clpe__set_kernel_args(kernel, args, PE_PAD_ARG_COUNT);
     if (status == CLPE_SUCCESS) {
         size_t global = batch;
         status = clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, NULL, num_events,

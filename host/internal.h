@@ -18,10 +18,8 @@ typedef enum clpe_op {
     CLPE_OP_GATHER = 2,
     CLPE_OP_ROPE = 3,       /* rotary embedding of queries and keys */
     CLPE_OP_ROPE_CACHE = 4, /* the rotary cos/sin cache */
-    CLPE_OP_ROPE_KV = 5,     /* rotary into a KV cache */
-    CLPE_OP_MROPE = 6,       /* multimodal rotary of queries and keys (mrope.c) */
-    CLPE_OP_MROPE_CACHE = 7, /* its cos/sin cache */
-    CLPE_OP_COUNT = 8
+    CLPE_OP_ROPE_KV = 5,    /* rotary into a KV cache */
+    CLPE_OP_COUNT = 6
 } clpe_op;
 
 /* Kernels of the program, one pool of cl_kernel objects each: the
@@ -139,9 +137,17 @@ typedef struct clpe_slots {
     uint32_t n_pairs, n_cos, sin_off, cos_off, stride;
 } clpe_slots;
 
+/* A rotary object. Its pairs turn with one position per token, or, for a
+ * multimodal object (clpe_rope_create_mrope), each with the position of
+ * its stream: pair i belongs to stream j when j section ends are <= i
+ * (ends past the last stream are n_pairs), and its tuning word is that of
+ * its stream's ladder. */
 struct clpe_rope {
     clpe_rope_config cfg;          /* its arrays point at the copies below */
     uint32_t rotary_dim, n_pairs;
+    uint32_t streams;              /* 1 .. CLPE_MROPE_MAX_STREAMS */
+    uint32_t ends[CLPE_MROPE_MAX_STREAMS - 1];
+    clpe_mrope_ladder ladder;
     double amplitude;              /* m, multiplied into cos and sin */
     double *frequencies;           /* w_i rounded to double, for callers */
     double *arrays;                /* copies of the caller's factor/frequency arrays */
@@ -151,23 +157,8 @@ struct clpe_rope {
     cl_mem tw_lo_buf;
 };
 
-/* A multimodal rotary object: per-pair tuning words laid out as the pairs
- * are (each stream's ladder in its own section), and the section ends. */
-struct clpe_mrope {
-    clpe_mrope_config cfg;         /* cfg.rope's arrays point at the copies below */
-    uint32_t rotary_dim, n_pairs;
-    uint32_t ends[CLPE_MROPE_MAX_STREAMS - 1]; /* pair i's stream: how many ends are <= i */
-    double amplitude;
-    double *frequencies;
-    double *arrays;
-    uint64_t *tw_hi, *tw_lo;
-    clpe_program_shared *shared;   /* NULL for a host-only object */
-    cl_mem tw_hi_buf;
-    cl_mem tw_lo_buf;
-};
-
-/* The stream pair i of a multimodal rotary object turns with (mrope.c). */
-uint32_t clpe__mrope_stream(const clpe_mrope *m, uint32_t i);
+/* The stream pair i of a rotary object turns with (rope.c). */
+uint32_t clpe__rope_stream(const clpe_rope *rope, uint32_t i);
 
 struct clpe_encoder {
     clpe_config cfg;
@@ -201,8 +192,12 @@ typedef struct clpe_region {
 typedef struct clpe_position_args {
     clpe_position_source source;
     int64_t start;
-    cl_mem buffer;
+    cl_mem buffer;            /* the device's values (NULL for a start) */
+    const int64_t *host;      /* the host emulation's values */
     size_t offset;
+    size_t stream_pitch;      /* a position per stream: stream j of token t is at */
+    size_t token_pitch;       /*   j * stream_pitch + t * token_pitch */
+    size_t count;             /* values from the offset to one past the last read */
 } clpe_position_args;
 
 /* Encoder, queue and the wait list's shape (every event non-NULL). */
@@ -235,6 +230,18 @@ clpe_status clpe__check_region(const clpe_encoder *enc, const clpe_region *r);
 clpe_status clpe__check_start(int64_t start, size_t count);
 clpe_status clpe__check_positions(cl_context context, const clpe_positions *pos,
                                   size_t batch, size_t seq, clpe_position_args *out);
+/* The same for a rotary call of an object of `streams` streams, which may
+ * take a position per stream. */
+clpe_status clpe__check_stream_positions(cl_context context, const clpe_positions *pos,
+                                         uint32_t streams, size_t batch, size_t seq,
+                                         clpe_position_args *out);
+/* A position source of batch x seq tokens, the device's and the host
+ * emulation's alike: has_values says whether values are given (a buffer,
+ * or host memory); streams is 0 for a call that is not rotary (no position
+ * per stream). Buffers and pointers aside. */
+clpe_status clpe__resolve_positions(clpe_position_source source, int64_t start,
+                                    bool has_values, size_t offset_bytes, uint32_t streams,
+                                    size_t batch, size_t seq, clpe_position_args *out);
 /* The token-id buffer holds `count` int32 values after its offset. */
 clpe_status clpe__check_ids(const clpe_encoder *enc, const clpe_token_ids *ids, size_t count);
 
@@ -436,6 +443,75 @@ clpe_status clpe__resolve_rope_region(const clpe_rope *rope, size_t offset_bytes
 clpe_status clpe__resolve_rope_tensor(size_t head_dim, size_t esize, const clpe_rope_tensor *t,
                                       size_t batch, size_t seq, clpe_rope_region *r);
 
+/* ---- rope_call.c: the one resolver of a rotary call ---- */
+
+/* A query or key tensor as a call gives it: a device buffer (buffer and a
+ * byte offset) or host memory (host, offset 0). */
+typedef struct clpe_rope_view {
+    cl_mem buffer;
+    void *host;
+    size_t offset, heads, head_pitch, row_pitch, batch_pitch;
+} clpe_rope_view;
+
+/* The views of the public structs: pointer, buffer and reserved fields. */
+clpe_status clpe__rope_view_of_tensor(const clpe_rope_tensor *t, clpe_rope_view *v);
+clpe_status clpe__rope_view_of_host(const clpe_host_rope_tensor *t, clpe_rope_view *v);
+/* Host positions, resolved as the device's are (clpe__resolve_positions). */
+clpe_status clpe__rope_host_positions(const clpe_rope *rope, clpe_position_source source,
+                                      int64_t start, const int64_t *host_positions,
+                                      size_t batch, size_t seq, clpe_position_args *out);
+
+/* A checked rotation of q and k in place. */
+typedef struct clpe_rope_call {
+    const clpe_rope *rope;
+    size_t batch, seq;
+    clpe_rope_region q, k;     /* k only when has_k */
+    void *q_host, *k_host;     /* the host emulation's memory */
+    bool has_k;
+    clpe_position_args positions;
+    uint32_t inverse;
+} clpe_rope_call;
+
+/* Flags, tensors (layout, and on the device the buffer's context and size)
+ * and the bytes they share, for positions already resolved. */
+clpe_status clpe__resolve_rope_call(const clpe_rope *rope, size_t batch, size_t seq,
+                                   const clpe_rope_view *q, const clpe_rope_view *k,
+                                   const clpe_position_args *positions, uint32_t flags,
+                                   clpe_rope_call *c);
+
+/* A checked cos/sin cache of n rows. */
+typedef struct clpe_rope_cache_call {
+    size_t n;
+    clpe_region cos, sin;
+    void *cos_host, *sin_host;
+    clpe_position_args positions;
+} clpe_rope_cache_call;
+
+clpe_status clpe__resolve_rope_cache_call(const clpe_rope *rope, size_t n, cl_mem cos_buffer,
+                                          void *cos_host, size_t cos_offset,
+                                          size_t cos_row_pitch, cl_mem sin_buffer,
+                                          void *sin_host, size_t sin_offset,
+                                          size_t sin_row_pitch,
+                                          const clpe_position_args *positions,
+                                          clpe_rope_cache_call *c);
+
+/* The position of stream j of token t (b * seq + s) of a resolved source,
+ * modulo 2^64, read from the host emulation's values. */
+static inline uint64_t clpe__host_position(const clpe_position_args *p, size_t seq, size_t b,
+                                           size_t s, uint32_t j)
+{
+    switch (p->source) {
+    case CLPE_POSITIONS_START:
+        return (uint64_t)p->start + s;
+    case CLPE_POSITIONS_PER_SEQUENCE:
+        return (uint64_t)p->host[b] + s;
+    case CLPE_POSITIONS_IDS:
+        return (uint64_t)p->host[b * seq + s];
+    default:
+        return (uint64_t)p->host[j * p->stream_pitch + (b * seq + s) * p->token_pitch];
+    }
+}
+
 /* A KV cache's layout (clpe_kv_cache, clpe_host_kv_cache) with its defaults
  * resolved, in elements of its dtype: the device call's and the host
  * emulation's alike. */
@@ -484,6 +560,51 @@ clpe_status clpe__upload_tuning_words(cl_context context, const uint64_t *hi, co
                                       cl_mem *lo_buf);
 
 /* The arithmetic-type bits of a dtype's scale-like argument. */
+/* One kernel argument as clSetKernelArg takes it: kernels get their
+ * arguments from a table indexed by the X-macro lists of
+ * clpe_interface.h, filled by the call and set in one loop. An entry of
+ * size 0 is left as it is (arguments that change per launch are set by
+ * the launch, the others once per call). */
+typedef struct clpe_kernel_arg {
+    size_t size;
+    union {
+        cl_mem mem;
+        cl_uint u32;
+        cl_ulong u64;
+        cl_long i64;
+        cl_float f32;
+        cl_double f64;
+    } v;
+} clpe_kernel_arg;
+
+static inline clpe_kernel_arg clpe__arg_mem(cl_mem m)
+{
+    return (clpe_kernel_arg){sizeof(cl_mem), {.mem = m}};
+}
+static inline clpe_kernel_arg clpe__arg_u32(size_t x)
+{
+    return (clpe_kernel_arg){sizeof(cl_uint), {.u32 = (cl_uint)x}};
+}
+static inline clpe_kernel_arg clpe__arg_u64(uint64_t x)
+{
+    return (clpe_kernel_arg){sizeof(cl_ulong), {.u64 = x}};
+}
+static inline clpe_kernel_arg clpe__arg_i64(int64_t x)
+{
+    return (clpe_kernel_arg){sizeof(cl_long), {.i64 = x}};
+}
+/* A real of the kernel's arithmetic type: double for f64, else float. */
+static inline clpe_kernel_arg clpe__arg_real(clpe_dtype dtype, double x)
+{
+    if (dtype == CLPE_DTYPE_F64)
+        return (clpe_kernel_arg){sizeof(cl_double), {.f64 = x}};
+    return (clpe_kernel_arg){sizeof(cl_float), {.f32 = (cl_float)x}};
+}
+
+/* Set the arguments of the table (launch.c): the one place the library
+ * calls clSetKernelArg. */
+cl_int clpe__set_kernel_args(cl_kernel kernel, const clpe_kernel_arg *args, cl_uint count);
+
 typedef struct clpe_real_arg {
     size_t size;
     union {

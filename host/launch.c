@@ -57,31 +57,20 @@ static void plan_blocks(const clpe_encoder *enc, const clpe_row_call *c, size_t 
                         rows, batch);
 }
 
-/* A host value of each argument kind, and its size for clSetKernelArg. */
-typedef struct arg_value {
-    size_t size;
-    union {
-        cl_mem mem;
-        cl_uint u32;
-        cl_ulong u64;
-        cl_long i64;
-        cl_float f32;
-        cl_double f64;
-    } v;
-} arg_value;
-
-static arg_value arg_mem(cl_mem m) { return (arg_value){sizeof(cl_mem), {.mem = m}}; }
-static arg_value arg_u32(size_t x) { return (arg_value){sizeof(cl_uint), {.u32 = (cl_uint)x}}; }
-static arg_value arg_u64(uint64_t x) { return (arg_value){sizeof(cl_ulong), {.u64 = x}}; }
-static arg_value arg_i64(int64_t x) { return (arg_value){sizeof(cl_long), {.i64 = x}}; }
-
 /* A pitch the kernel multiplies only by 0 when the block has one row or
  * sequence: pass 0 rather than a value that does not fit. */
 static size_t pitch_arg(size_t pitch, size_t count) { return count > 1 ? pitch : 0; }
 
-static cl_int set_arg(cl_kernel kernel, cl_uint index, arg_value a)
+cl_int clpe__set_kernel_args(cl_kernel kernel, const clpe_kernel_arg *args, cl_uint count)
 {
-    return clSetKernelArg(kernel, index, a.size, &a.v);
+    for (cl_uint k = 0; k < count; ++k) {
+        if (!args[k].size)
+            continue;
+        cl_int err = clSetKernelArg(kernel, k, args[k].size, &args[k].v);
+        if (err != CL_SUCCESS)
+            return err;
+    }
+    return CL_SUCCESS;
 }
 
 /* Arguments that change from one launch of a call to the next. */
@@ -107,46 +96,38 @@ static cl_int set_fixed_args(const clpe_encoder *enc, cl_kernel kernel, const cl
                              const clpe_launch_grid *grid, bool tile_walk)
 {
     size_t rows = grid->rows_per_launch, batch = grid->batch_per_launch;
-    arg_value a[PE_ROW_ARG_COUNT];
-    bool f64 = enc->cfg.dtype == CLPE_DTYPE_F64;
-    a[PE_ARG_OUT] = arg_mem(c->out.buffer);
-    a[PE_ARG_IN] = arg_mem(c->op == CLPE_OP_TABLE ? NULL : c->in.buffer);
-    a[PE_ARG_IDS] = arg_mem(c->op == CLPE_OP_GATHER ? c->ids : NULL);
-    a[PE_ARG_BAD_IDS] = arg_mem(c->op == CLPE_OP_GATHER ? c->bad_ids : NULL);
-    a[PE_ARG_POSITIONS] = arg_mem(c->positions.buffer);
-    a[PE_ARG_TW_HI] = arg_mem(enc->tw_hi_buf);
-    a[PE_ARG_TW_LO] = arg_mem(enc->tw_lo_buf);
-    a[PE_ARG_PADDING_POSITION] = arg_i64(enc->cfg.padding_position);
-    if (f64)
-        a[PE_ARG_SCALE] = (arg_value){sizeof(cl_double), {.f64 = enc->cfg.scale}};
-    else
-        a[PE_ARG_SCALE] = (arg_value){sizeof(cl_float), {.f32 = (cl_float)enc->cfg.scale}};
-    a[PE_ARG_OUT_ROW_PITCH] = arg_u32(pitch_arg(c->out.row_pitch, rows));
-    a[PE_ARG_OUT_BATCH_PITCH] = arg_u32(pitch_arg(c->out.batch_pitch, batch));
+    clpe_kernel_arg a[PE_ROW_ARG_COUNT] = {{0}};
+    a[PE_ARG_OUT] = clpe__arg_mem(c->out.buffer);
+    a[PE_ARG_IN] = clpe__arg_mem(c->op == CLPE_OP_TABLE ? NULL : c->in.buffer);
+    a[PE_ARG_IDS] = clpe__arg_mem(c->op == CLPE_OP_GATHER ? c->ids : NULL);
+    a[PE_ARG_BAD_IDS] = clpe__arg_mem(c->op == CLPE_OP_GATHER ? c->bad_ids : NULL);
+    a[PE_ARG_POSITIONS] = clpe__arg_mem(c->positions.buffer);
+    a[PE_ARG_TW_HI] = clpe__arg_mem(enc->tw_hi_buf);
+    a[PE_ARG_TW_LO] = clpe__arg_mem(enc->tw_lo_buf);
+    a[PE_ARG_PADDING_POSITION] = clpe__arg_i64(enc->cfg.padding_position);
+    a[PE_ARG_SCALE] = clpe__arg_real(enc->cfg.dtype, enc->cfg.scale);
+    a[PE_ARG_OUT_ROW_PITCH] = clpe__arg_u32(pitch_arg(c->out.row_pitch, rows));
+    a[PE_ARG_OUT_BATCH_PITCH] = clpe__arg_u32(pitch_arg(c->out.batch_pitch, batch));
     bool gather = c->op == CLPE_OP_GATHER;
-    a[PE_ARG_IN_ROW_PITCH] = arg_u32(c->op == CLPE_OP_TABLE ? 0
+    a[PE_ARG_IN_ROW_PITCH] = clpe__arg_u32(c->op == CLPE_OP_TABLE ? 0
                                      : gather ? c->in.row_pitch
                                               : pitch_arg(c->in.row_pitch, rows));
-    a[PE_ARG_IN_BATCH_PITCH] = arg_u32(c->op == CLPE_OP_ADD ? pitch_arg(c->in.batch_pitch, batch) : 0);
-    a[PE_ARG_D] = arg_u32(enc->cfg.d);
-    a[PE_ARG_N_PAIRS] = arg_u32(enc->slots.n_pairs);
-    a[PE_ARG_N_COS] = arg_u32(enc->slots.n_cos);
-    a[PE_ARG_SIN_OFF] = arg_u32(enc->slots.sin_off);
-    a[PE_ARG_COS_OFF] = arg_u32(enc->slots.cos_off);
-    a[PE_ARG_STRIDE] = arg_u32(enc->slots.stride);
-    a[PE_ARG_FLAGS] = arg_u32(enc->cfg.flags | (tile_walk ? PE_FLAG_TILE_WALK : 0u));
-    a[PE_ARG_VOCAB] = arg_u32(min_size(c->vocab, INDEX_MAX));
-    a[PE_ARG_SEQ] = arg_u32(c->seq > INDEX_MAX ? 0 : c->seq);
-    a[PE_ARG_ROWS_PER_ITEM] = arg_u32(grid->rows_per_item);
-    a[PE_ARG_POS_SOURCE] = arg_u32((size_t)c->positions.source);
-    for (cl_uint k = 0; k < PE_ROW_ARG_COUNT; ++k) {
+    a[PE_ARG_IN_BATCH_PITCH] = clpe__arg_u32(c->op == CLPE_OP_ADD ? pitch_arg(c->in.batch_pitch, batch) : 0);
+    a[PE_ARG_D] = clpe__arg_u32(enc->cfg.d);
+    a[PE_ARG_N_PAIRS] = clpe__arg_u32(enc->slots.n_pairs);
+    a[PE_ARG_N_COS] = clpe__arg_u32(enc->slots.n_cos);
+    a[PE_ARG_SIN_OFF] = clpe__arg_u32(enc->slots.sin_off);
+    a[PE_ARG_COS_OFF] = clpe__arg_u32(enc->slots.cos_off);
+    a[PE_ARG_STRIDE] = clpe__arg_u32(enc->slots.stride);
+    a[PE_ARG_FLAGS] = clpe__arg_u32(enc->cfg.flags | (tile_walk ? PE_FLAG_TILE_WALK : 0u));
+    a[PE_ARG_VOCAB] = clpe__arg_u32(min_size(c->vocab, INDEX_MAX));
+    a[PE_ARG_SEQ] = clpe__arg_u32(c->seq > INDEX_MAX ? 0 : c->seq);
+    a[PE_ARG_ROWS_PER_ITEM] = clpe__arg_u32(grid->rows_per_item);
+    a[PE_ARG_POS_SOURCE] = clpe__arg_u32((size_t)c->positions.source);
+    for (cl_uint k = 0; k < PE_ROW_ARG_COUNT; ++k)
         if (is_per_launch(k))
-            continue;
-        cl_int err = set_arg(kernel, k, a[k]);
-        if (err != CL_SUCCESS)
-            return err;
-    }
-    return CL_SUCCESS;
+            a[k].size = 0;
+    return clpe__set_kernel_args(kernel, a, PE_ROW_ARG_COUNT);
 }
 
 /* The arguments of one launch: rows [s0, s0 + rows) of sequences
@@ -155,35 +136,28 @@ static cl_int set_row_launch_args(cl_kernel kernel, const void *call, size_t s0,
                                   size_t b0, size_t batch)
 {
     const clpe_row_call *c = call;
-    arg_value a[PE_ROW_ARG_COUNT];
+    clpe_kernel_arg a[PE_ROW_ARG_COUNT] = {{0}};
     const clpe_position_args *pos = &c->positions;
     /* sequence-major flat index of the launch's first row: ids, positions */
     uint64_t flat = (uint64_t)b0 * c->seq + s0;
-    a[PE_ARG_OUT_BASE] = arg_u64(c->out.offset + b0 * c->out.batch_pitch + s0 * c->out.row_pitch);
-    a[PE_ARG_IN_BASE] = arg_u64(c->op == CLPE_OP_ADD
+    a[PE_ARG_OUT_BASE] = clpe__arg_u64(c->out.offset + b0 * c->out.batch_pitch + s0 * c->out.row_pitch);
+    a[PE_ARG_IN_BASE] = clpe__arg_u64(c->op == CLPE_OP_ADD
                                     ? c->in.offset + b0 * c->in.batch_pitch + s0 * c->in.row_pitch
                                 : c->op == CLPE_OP_GATHER ? c->in.offset
                                                           : 0);
-    a[PE_ARG_IDS_BASE] = arg_u64(c->op == CLPE_OP_GATHER ? c->ids_offset + flat : 0);
+    a[PE_ARG_IDS_BASE] = clpe__arg_u64(c->op == CLPE_OP_GATHER ? c->ids_offset + flat : 0);
     a[PE_ARG_POSITIONS_BASE] =
-        arg_u64(pos->source == CLPE_POSITIONS_IDS            ? pos->offset + flat
+        clpe__arg_u64(pos->source == CLPE_POSITIONS_IDS            ? pos->offset + flat
                 : pos->source == CLPE_POSITIONS_PER_SEQUENCE ? pos->offset + b0
                                                              : 0);
-    a[PE_ARG_FLAT_BASE] = arg_u64(flat);
+    a[PE_ARG_FLAT_BASE] = clpe__arg_u64(flat);
     /* positions wrap modulo 2^64 like the kernels' arithmetic */
-    a[PE_ARG_START] = arg_i64(pos->source == CLPE_POSITIONS_START
+    a[PE_ARG_START] = clpe__arg_i64(pos->source == CLPE_POSITIONS_START
                                   ? (int64_t)((uint64_t)pos->start + s0)
                                   : (int64_t)s0);
-    a[PE_ARG_ROWS] = arg_u32(rows);
-    a[PE_ARG_BATCH] = arg_u32(batch);
-    for (cl_uint k = 0; k < PE_ROW_ARG_COUNT; ++k) {
-        if (!is_per_launch(k))
-            continue;
-        cl_int err = set_arg(kernel, k, a[k]);
-        if (err != CL_SUCCESS)
-            return err;
-    }
-    return CL_SUCCESS;
+    a[PE_ARG_ROWS] = clpe__arg_u32(rows);
+    a[PE_ARG_BATCH] = clpe__arg_u32(batch);
+    return clpe__set_kernel_args(kernel, a, PE_ROW_ARG_COUNT);
 }
 
 clpe_status clpe__run_launches(const clpe_launch_grid *grid, cl_command_queue queue,

@@ -1,5 +1,7 @@
 /*
- * rope.c - rotary objects: their configuration, creation and release.
+ * rope.c - rotary objects: their configuration, creation and release, for
+ * one position per token and for several streams of positions (M-RoPE,
+ * the vision tower's rows and columns) alike.
  */
 #include "internal.h"
 
@@ -52,14 +54,54 @@ static const double *keep_array(double **store, size_t *used, const double *src,
     return dst;
 }
 
+/* Streams, sections and ladder of a multimodal object (the rope part is
+ * checked by check_config). */
+static clpe_status check_sections(const clpe_mrope_config *m, uint32_t n_pairs)
+{
+    if (!CLPE__RESERVED_ZERO(m))
+        return CLPE_ERROR_RESERVED_FIELD;
+    if (m->streams < 1 || m->streams > CLPE_MROPE_MAX_STREAMS)
+        return CLPE_ERROR_INVALID_ROPE;
+    if ((unsigned)m->ladder > CLPE_MROPE_LADDER_PER_STREAM)
+        return CLPE_ERROR_INVALID_CONFIG;
+    uint64_t sum = 0;
+    for (uint32_t j = 0; j < CLPE_MROPE_MAX_STREAMS; ++j) {
+        if (j >= m->streams && m->section[j])
+            return CLPE_ERROR_INVALID_ROPE;
+        sum += m->section[j];
+    }
+    if (sum != n_pairs)
+        return CLPE_ERROR_INVALID_ROPE;
+    if (m->ladder == CLPE_MROPE_LADDER_PER_STREAM && m->rope.scaling != CLPE_ROPE_DEFAULT &&
+        m->rope.scaling != CLPE_ROPE_LINEAR)
+        return CLPE_ERROR_INVALID_SCALING;
+    return CLPE_SUCCESS;
+}
+
+/* The tuning words, frequencies and amplitude of `count` pairs from
+ * `first`, for a ladder of cfg over rotary_dim / 2 = count pairs. */
+static clpe_status take_ladder(clpe_rope *rope, const clpe_rope_config *cfg, uint32_t first,
+                               uint32_t count)
+{
+    return clpe__rope_tuning_words(cfg, count, clpe__tuning_bits(cfg->dtype), rope->tw_hi + first,
+                                   rope->tw_lo + first, rope->frequencies + first,
+                                   &rope->amplitude);
+}
+
 /* The host half: checked configuration, its own copies of the caller's
- * arrays, the tuning words. */
-static clpe_status rope_new_host(const clpe_rope_config *cfg, clpe_rope **out)
+ * arrays, the sections (NULL: one stream) and the tuning words. With one
+ * ladder every pair takes the frequency clpe_rope_create gives it; with a
+ * ladder per stream each stream's pairs take those of the same
+ * configuration with rotary_dim twice its section. */
+static clpe_status rope_new_host(const clpe_rope_config *cfg, const clpe_mrope_config *sections,
+                                 clpe_rope **out)
 {
     uint32_t rotary_dim = 0;
     clpe_status status = check_config(cfg, &rotary_dim);
     if (status == CLPE_SUCCESS)
         status = clpe__rope_check_scaling(cfg, rotary_dim / 2);
+    if (status == CLPE_SUCCESS && sections)
+        status = check_sections(sections, rotary_dim / 2);
     if (status != CLPE_SUCCESS)
         return status;
     clpe_rope *rope = calloc(1, sizeof *rope);
@@ -69,6 +111,13 @@ static clpe_status rope_new_host(const clpe_rope_config *cfg, clpe_rope **out)
     rope->cfg = *cfg;
     rope->rotary_dim = rotary_dim;
     rope->n_pairs = n;
+    rope->streams = sections ? sections->streams : 1;
+    rope->ladder = sections ? sections->ladder : CLPE_MROPE_ONE_LADDER;
+    uint32_t first = 0;
+    for (uint32_t j = 0; j < CLPE_MROPE_MAX_STREAMS - 1; ++j) {
+        first += sections && j < sections->streams ? sections->section[j] : 0;
+        rope->ends[j] = j + 1 < rope->streams ? first : n;
+    }
     rope->frequencies = malloc(n * sizeof *rope->frequencies);
     rope->arrays = malloc(3 * (size_t)n * sizeof *rope->arrays);
     rope->tw_hi = malloc(n * sizeof *rope->tw_hi);
@@ -87,8 +136,18 @@ static clpe_status rope_new_host(const clpe_rope_config *cfg, clpe_rope **out)
         longrope ? keep_array(&rope->arrays, &used, cfg->short_factor, n) : NULL;
     rope->cfg.long_factor = longrope ? keep_array(&rope->arrays, &used, cfg->long_factor, n) : NULL;
     rope->cfg.frequencies = given ? keep_array(&rope->arrays, &used, cfg->frequencies, n) : NULL;
-    status = clpe__rope_tuning_words(&rope->cfg, n, clpe__tuning_bits(cfg->dtype), rope->tw_hi,
-                                     rope->tw_lo, rope->frequencies, &rope->amplitude);
+    if (rope->ladder == CLPE_MROPE_ONE_LADDER) {
+        status = take_ladder(rope, &rope->cfg, 0, n);
+    } else {
+        first = 0;
+        for (uint32_t j = 0; j < rope->streams && status == CLPE_SUCCESS; ++j) {
+            clpe_rope_config own = rope->cfg;
+            own.rotary_dim = 2 * sections->section[j];
+            if (sections->section[j])
+                status = take_ladder(rope, &own, first, sections->section[j]);
+            first += sections->section[j];
+        }
+    }
     /* the 32- and 16-bit dtypes multiply by m as a float: from FLT_MAX plus
      * half an ulp (2^128 - 2^103) up it rounds to infinity, and every
      * rotation would be infinite or NaN */
@@ -120,35 +179,87 @@ static clpe_rope *finish(clpe_rope *rope, clpe_program_shared *shared, clpe_stat
     return rope;
 }
 
-clpe_rope *clpe_rope_create(cl_context context, cl_device_id device, const clpe_rope_config *cfg,
-                            clpe_build_log *log, clpe_status *status)
+static clpe_rope *create(cl_context context, cl_device_id device, const clpe_rope_config *cfg,
+                         const clpe_mrope_config *sections, clpe_build_log *log,
+                         clpe_status *status)
 {
     clpe_rope *rope = NULL;
     clpe_program_shared *shared = NULL;
     clpe__log_reset(log);
-    clpe_status result = context && device ? rope_new_host(cfg, &rope) : CLPE_ERROR_NULL_POINTER;
+    clpe_status result =
+        context && device ? rope_new_host(cfg, sections, &rope) : CLPE_ERROR_NULL_POINTER;
     if (result == CLPE_SUCCESS)
         result = clpe__program_for(context, device, cfg->dtype, CLPE_FAMILY_ROPE, log, &shared);
     return finish(rope, shared, result, status);
 }
 
-clpe_rope *clpe_rope_create_like(const clpe_encoder *like, const clpe_rope_config *cfg,
-                                 clpe_status *status)
+static clpe_rope *create_like(const clpe_encoder *like, const clpe_rope_config *cfg,
+                              const clpe_mrope_config *sections, clpe_status *status)
 {
     clpe_rope *rope = NULL;
     clpe_program_shared *shared = NULL;
     clpe_status result = !like           ? CLPE_ERROR_NULL_ENCODER
                          : !like->shared ? CLPE_ERROR_HOST_ONLY
-                                         : rope_new_host(cfg, &rope);
+                                         : rope_new_host(cfg, sections, &rope);
     if (result == CLPE_SUCCESS)
         result = clpe__program_like(like->shared, cfg->dtype, CLPE_FAMILY_ROPE, &shared);
     return finish(rope, shared, result, status);
 }
 
+clpe_rope *clpe_rope_create(cl_context context, cl_device_id device, const clpe_rope_config *cfg,
+                            clpe_build_log *log, clpe_status *status)
+{
+    return create(context, device, cfg, NULL, log, status);
+}
+
+clpe_rope *clpe_rope_create_like(const clpe_encoder *like, const clpe_rope_config *cfg,
+                                 clpe_status *status)
+{
+    return create_like(like, cfg, NULL, status);
+}
+
 clpe_rope *clpe_rope_create_host(const clpe_rope_config *cfg, clpe_status *status)
 {
     clpe_rope *rope = NULL;
-    clpe_status result = rope_new_host(cfg, &rope);
+    clpe_status result = rope_new_host(cfg, NULL, &rope);
+    return finish(rope, NULL, result, status);
+}
+
+clpe_mrope_config clpe_mrope_config_vision(uint32_t head_dim)
+{
+    clpe_mrope_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.rope = clpe_rope_config_default(head_dim);
+    cfg.streams = 2;
+    cfg.section[0] = head_dim / 4;
+    cfg.section[1] = head_dim / 4;
+    cfg.ladder = CLPE_MROPE_LADDER_PER_STREAM;
+    return cfg;
+}
+
+clpe_rope *clpe_rope_create_mrope(cl_context context, cl_device_id device,
+                                  const clpe_mrope_config *cfg, clpe_build_log *log,
+                                  clpe_status *status)
+{
+    if (!cfg) {
+        clpe__log_reset(log);
+        return finish(NULL, NULL, CLPE_ERROR_NULL_POINTER, status);
+    }
+    return create(context, device, &cfg->rope, cfg, log, status);
+}
+
+clpe_rope *clpe_rope_create_mrope_like(const clpe_encoder *like, const clpe_mrope_config *cfg,
+                                       clpe_status *status)
+{
+    if (!cfg)
+        return finish(NULL, NULL, CLPE_ERROR_NULL_POINTER, status);
+    return create_like(like, &cfg->rope, cfg, status);
+}
+
+clpe_rope *clpe_rope_create_mrope_host(const clpe_mrope_config *cfg, clpe_status *status)
+{
+    clpe_rope *rope = NULL;
+    clpe_status result = cfg ? rope_new_host(&cfg->rope, cfg, &rope) : CLPE_ERROR_NULL_POINTER;
     return finish(rope, NULL, result, status);
 }
 
@@ -177,5 +288,29 @@ clpe_status clpe_rope_get_frequencies(const clpe_rope *rope, double *frequencies
         memcpy(frequencies, rope->frequencies, count * sizeof *frequencies);
     if (amplitude)
         *amplitude = rope->amplitude;
+    return CLPE_SUCCESS;
+}
+
+uint32_t clpe__rope_stream(const clpe_rope *rope, uint32_t i)
+{
+    uint32_t j = 0;
+    for (uint32_t e = 0; e < CLPE_MROPE_MAX_STREAMS - 1; ++e)
+        j += i >= rope->ends[e];
+    return j;
+}
+
+clpe_status clpe_rope_get_streams(const clpe_rope *rope, uint32_t *stream_of_pair, size_t count,
+                                  uint32_t *streams)
+{
+    if (!rope)
+        return CLPE_ERROR_NULL_ENCODER;
+    if (!stream_of_pair && count)
+        return CLPE_ERROR_NULL_POINTER;
+    if (count > rope->n_pairs)
+        return CLPE_ERROR_INVALID_ROPE; /* there are rotary_dim / 2 pairs */
+    for (size_t i = 0; i < count; ++i)
+        stream_of_pair[i] = clpe__rope_stream(rope, (uint32_t)i);
+    if (streams)
+        *streams = rope->streams;
     return CLPE_SUCCESS;
 }

@@ -354,8 +354,16 @@ typedef struct clpe_tensor {
 typedef enum clpe_position_source {
     CLPE_POSITIONS_START = 0,         /* pos(b, s) = start + s */
     CLPE_POSITIONS_PER_SEQUENCE = 1,  /* pos(b, s) = buffer[b] + s; int64 [batch] */
-    CLPE_POSITIONS_IDS = 2            /* pos(b, s) = buffer[b * seq + s]; int64 [batch, seq],
+    CLPE_POSITIONS_IDS = 2,           /* pos(b, s) = buffer[b * seq + s]; int64 [batch, seq],
                                          the layout of a torch position_ids tensor */
+    /* Rotary only: one position per stream of a multimodal rotary object
+     * (clpe_rope_create_mrope; a plain one has one stream). Every other call
+     * refuses them with CLPE_ERROR_INVALID_POSITIONS. */
+    CLPE_POSITIONS_STREAMS = 3,       /* stream j of (b, s) = buffer[(j * batch + b) * seq + s];
+                                         int64 [streams, batch, seq], Qwen2-VL's position_ids */
+    CLPE_POSITIONS_STREAMS_TOKEN_FIRST = 4 /* stream j of (b, s) = buffer[(b * seq + s) * streams
+                                         + j]; int64 [batch, seq, streams], the vision tower's
+                                         [patches, 2] (row, column) */
 } clpe_position_source;
 
 /* Which position each row gets. Positions read from device buffers wrap
@@ -852,7 +860,7 @@ CLPE_API clpe_status clpe_host_rope_kv(const clpe_rope *rope, size_t tokens,
  * The arithmetic of each pair is clpe_enqueue_rope's, with the exact phase
  * of its own stream's position: float32 within 2^-22 * m * hypot(a, b) of
  * the exact rotation at every int64 position, bit-identical on every
- * conformant device and predictable by clpe_host_mrope().
+ * conformant device and predictable by clpe_host_rope().
  */
 
 /* Most position streams one object takes. */
@@ -884,83 +892,55 @@ typedef struct clpe_mrope_config {
  * stream, base 10000, half-split, float32. */
 CLPE_API clpe_mrope_config clpe_mrope_config_vision(uint32_t head_dim);
 
-typedef struct clpe_mrope clpe_mrope;
+/* Create a multimodal rotary object: a clpe_rope whose pairs turn with the
+ * positions of their streams, on (context, device), sharing the built
+ * program of an encoder, or for the host emulation only. The rope part is
+ * checked as clpe_rope_create checks it; invalid streams or sections give
+ * CLPE_ERROR_INVALID_ROPE, an unknown ladder CLPE_ERROR_INVALID_CONFIG, a
+ * scaling the ladder does not take CLPE_ERROR_INVALID_SCALING. Release it
+ * with clpe_rope_release. Every rotary call takes it: rotation in place
+ * (clpe_enqueue_rope), the cos/sin cache (clpe_enqueue_rope_cache_at),
+ * rotation into a KV cache, their host emulations and the device words.
+ * Given the positions of CLPE_POSITIONS_STREAMS or _STREAMS_TOKEN_FIRST,
+ * each pair turns with its stream's position; given one position per token
+ * (a start, per-sequence starts, ids), every stream has it (Qwen2-VL's rule
+ * for text: t = h = w). */
+CLPE_API clpe_rope *clpe_rope_create_mrope(cl_context context, cl_device_id device,
+                                           const clpe_mrope_config *cfg, clpe_build_log *log,
+                                           clpe_status *status);
+CLPE_API clpe_rope *clpe_rope_create_mrope_like(const clpe_encoder *like,
+                                                const clpe_mrope_config *cfg,
+                                                clpe_status *status);
+CLPE_API clpe_rope *clpe_rope_create_mrope_host(const clpe_mrope_config *cfg,
+                                                clpe_status *status);
 
-/* Create a multimodal rotary object on (context, device), sharing the
- * built program of an encoder, or for the host emulation only; as
- * clpe_rope_create and its siblings: the rope part is checked as there.
- * Invalid streams or sections give CLPE_ERROR_INVALID_ROPE, an unknown
- * ladder CLPE_ERROR_INVALID_CONFIG, a scaling the ladder does not take
- * CLPE_ERROR_INVALID_SCALING. */
-CLPE_API clpe_mrope *clpe_mrope_create(cl_context context, cl_device_id device,
-                                       const clpe_mrope_config *cfg, clpe_build_log *log,
-                                       clpe_status *status);
-CLPE_API clpe_mrope *clpe_mrope_create_like(const clpe_encoder *like,
-                                            const clpe_mrope_config *cfg, clpe_status *status);
-CLPE_API clpe_mrope *clpe_mrope_create_host(const clpe_mrope_config *cfg, clpe_status *status);
-/* NULL is a no-op. Work already enqueued stays valid. */
-CLPE_API void clpe_mrope_release(clpe_mrope *mrope);
+/* The stream each of the first `count` pairs turns with (count <=
+ * rotary_dim / 2; 0 for every pair of a plain rotary object) and, if
+ * streams is non-NULL, the object's number of streams (1 for a plain one).
+ * The frequencies come from clpe_rope_get_frequencies. */
+CLPE_API clpe_status clpe_rope_get_streams(const clpe_rope *rope, uint32_t *stream_of_pair,
+                                           size_t count, uint32_t *streams);
 
-/* Pair i's frequency w_i (rotary_dim / 2 of them, rounded to double), the
- * stream it turns with, and the amplitude m; any pointer may be NULL. */
-CLPE_API clpe_status clpe_mrope_get_frequencies(const clpe_mrope *mrope, double *frequencies,
-                                                uint32_t *stream_of_pair, size_t count,
-                                                double *amplitude);
-
-/* The positions of every token (b, s), flat index t = b * seq + s, int64:
- * stream j of token t at element j * stream_pitch + t * token_pitch after
- * the offset.
- *   torch position_ids [3, batch, seq]:  stream_pitch 0 (batch * seq), token_pitch 0 (1)
- *   Qwen2-VL vision pos_ids [patches, 2]: stream_pitch 1, token_pitch 2 */
-typedef struct clpe_mrope_positions {
-    cl_mem buffer;          /* required, on the object's context */
-    size_t offset;          /* bytes; a multiple of 8 */
-    size_t stream_pitch;    /* elements; 0 means batch * seq */
-    size_t token_pitch;     /* elements; 0 means 1 */
-    uint64_t reserved[2];   /* zero */
-} clpe_mrope_positions;
-
-/* Rotate queries q and keys k (k may be NULL) in place, as
- * clpe_enqueue_rope does, each pair by its stream's position. Positions
- * wrap modulo 2^64; their buffer may not be q's or k's (CLPE_ERROR_ALIASING).
- * flags: 0 or CLPE_ROPE_INVERSE. batch == 0 or seq == 0 enqueues nothing
- * (a marker if event is non-NULL). */
-CLPE_API clpe_status clpe_enqueue_mrope(clpe_mrope *mrope, cl_command_queue queue, size_t batch,
-                                        size_t seq, const clpe_rope_tensor *q,
-                                        const clpe_rope_tensor *k,
-                                        const clpe_mrope_positions *positions, uint32_t flags,
-                                        cl_uint num_events_in_wait_list,
-                                        const cl_event *event_wait_list, cl_event *event);
-
-/* The cos/sin cache of n tokens (batch 1, seq n of positions): cos and sin
- * each [n, rotary_dim] in the object's dtype, as clpe_enqueue_rope_cache
- * lays them out, each pair's value from its stream's position: the cos and
- * sin that apply_multimodal_rotary_pos_emb (or apply_rotary_pos_emb_vision)
+/* The cos/sin cache of n tokens at any positions (batch 1, seq n of
+ * positions; NULL: start 0): cos and sin each [n, rotary_dim] laid out as
+ * clpe_enqueue_rope_cache lays them, each pair's value from its stream's
+ * position: for a multimodal object, the cos and sin that
+ * apply_multimodal_rotary_pos_emb (or apply_rotary_pos_emb_vision)
  * multiplies by, after its section select. */
-CLPE_API clpe_status clpe_enqueue_mrope_cache(clpe_mrope *mrope, cl_command_queue queue,
-                                              size_t n, const clpe_mrope_positions *positions,
-                                              const clpe_tensor *cos, const clpe_tensor *sin,
-                                              cl_uint num_events_in_wait_list,
-                                              const cl_event *event_wait_list, cl_event *event);
+CLPE_API clpe_status clpe_enqueue_rope_cache_at(clpe_rope *rope, cl_command_queue queue,
+                                                size_t n, const clpe_positions *positions,
+                                                const clpe_tensor *cos, const clpe_tensor *sin,
+                                                cl_uint num_events_in_wait_list,
+                                                const cl_event *event_wait_list,
+                                                cl_event *event);
 
-/* Host positions for the emulation: pitches as in clpe_mrope_positions. */
-typedef struct clpe_host_mrope_positions {
-    const int64_t *data;
-    size_t stream_pitch, token_pitch;
-    uint64_t reserved[2];   /* zero */
-} clpe_host_mrope_positions;
-
-/* The exact bits of clpe_enqueue_mrope on host memory. */
-CLPE_API clpe_status clpe_host_mrope(const clpe_mrope *mrope, size_t batch, size_t seq,
-                                     const clpe_host_rope_tensor *q,
-                                     const clpe_host_rope_tensor *k,
-                                     const clpe_host_mrope_positions *positions, uint32_t flags);
-
-/* The exact bits of clpe_enqueue_mrope_cache: n rows of row_pitch elements
- * (0 means rotary_dim) into cos and sin. */
-CLPE_API clpe_status clpe_host_mrope_cache(const clpe_mrope *mrope, size_t n,
-                                           const clpe_host_mrope_positions *positions, void *cos,
-                                           void *sin, size_t row_pitch);
+/* The exact bits of clpe_enqueue_rope_cache_at: n rows of row_pitch
+ * elements (0 means rotary_dim) into cos and sin; positions as for
+ * clpe_host_rope with batch 1 and seq n. */
+CLPE_API clpe_status clpe_host_rope_cache_at(const clpe_rope *rope, size_t n,
+                                             clpe_position_source source, int64_t start,
+                                             const int64_t *host_positions, void *cos, void *sin,
+                                             size_t row_pitch);
 
 /* ---- Device selection --------------------------------------------------- */
 

@@ -11,6 +11,10 @@
 #define PE_POS_START 0
 #define PE_POS_PER_SEQUENCE 1
 #define PE_POS_IDS 2
+/* rotary only: a position per stream, [streams, batch, seq] or [batch, seq,
+ * streams] (the host passes the pitches) */
+#define PE_POS_STREAMS 3
+#define PE_POS_STREAMS_TOKEN_FIRST 4
 
 /* Flags, as CLPE_FLAG_* in clpe.h (the host checks they are equal). */
 #define PE_FLAG_ODD_D_ZERO_COLUMN 1u
@@ -99,6 +103,7 @@ enum pe_row_kernel_arg { PE_ROW_KERNEL_ARGS(PE_ARG_ENUM_ENTRY, PE_COMMA), PE_ROW
     X(Q_BASE, U64, q_base) SEP()                /* elements to this launch's first token */ \
     X(K_BASE, U64, k_base) SEP()                                                         \
     X(POSITIONS_BASE, U64, positions_base) SEP()                                         \
+    X(STREAM_PITCH, U64, stream_pitch) SEP()    /* streams: elements between streams */  \
     X(START, I64, start) SEP()                  /* as for the row kernels */             \
     X(AMPLITUDE, SCALE, amplitude) SEP()        /* cos and sin are multiplied by it */   \
     X(Q_HEADS, U32, q_heads) SEP()                                                       \
@@ -118,21 +123,30 @@ enum pe_row_kernel_arg { PE_ROW_KERNEL_ARGS(PE_ARG_ENUM_ENTRY, PE_COMMA), PE_ROW
     X(ROWS, U32, rows) SEP()                                                             \
     X(BATCH, U32, batch) SEP()                                                           \
     X(ROWS_PER_ITEM, U32, rows_per_item) SEP()                                           \
-    X(POS_SOURCE, U32, pos_source)
+    X(POS_SOURCE, U32, pos_source) SEP()                                                 \
+    X(TOKEN_PITCH, U32, token_pitch) SEP()      /* streams: elements between tokens */   \
+    X(END0, U32, end0) SEP()                    /* pair i turns with stream              \
+                                                   (i >= end0) + (i >= end1) + (i >= end2) */ \
+    X(END1, U32, end1) SEP()                                                             \
+    X(END2, U32, end2)
 
 #define PE_ROPE_ENUM_ENTRY(NAME, KIND, name) PE_ROPE_ARG_##NAME
 enum pe_rope_kernel_arg { PE_ROPE_KERNEL_ARGS(PE_ROPE_ENUM_ENTRY, PE_COMMA), PE_ROPE_ARG_COUNT };
 
 /* The arguments of clpe_rope_cache_*: the cos and sin tables [rows,
- * rotary_dim] of positions start .. start + rows - 1; pair i's value goes to
+ * rotary_dim] of positions start .. start + rows - 1, or of the positions
+ * of rows tokens (a source as for clpe_rope_*, one sequence); pair i's value goes to
  * elements i * stride and i * stride + partner of a row. */
 #define PE_ROPE_CACHE_ARGS(X, SEP)                                                       \
     X(COS, OUT, cos_out) SEP()                                                           \
     X(SIN, OUT, sin_out) SEP()                                                           \
+    X(POSITIONS, POS, positions) SEP()          /* NULL: positions from start */         \
     X(TW_HI, TWH, tw_hi) SEP()                                                           \
     X(TW_LO, TWL, tw_lo) SEP()                                                           \
     X(COS_BASE, U64, cos_base) SEP()                                                     \
     X(SIN_BASE, U64, sin_base) SEP()                                                     \
+    X(POSITIONS_BASE, U64, positions_base) SEP()                                         \
+    X(STREAM_PITCH, U64, stream_pitch) SEP()                                             \
     X(START, I64, start) SEP()                                                           \
     X(AMPLITUDE, SCALE, amplitude) SEP()                                                 \
     X(COS_ROW_PITCH, U32, cos_row_pitch) SEP()                                           \
@@ -141,7 +155,12 @@ enum pe_rope_kernel_arg { PE_ROPE_KERNEL_ARGS(PE_ROPE_ENUM_ENTRY, PE_COMMA), PE_
     X(PARTNER, U32, partner) SEP()                                                       \
     X(STRIDE, U32, stride) SEP()                                                         \
     X(ROWS, U32, rows) SEP()                                                             \
-    X(ROWS_PER_ITEM, U32, rows_per_item)
+    X(ROWS_PER_ITEM, U32, rows_per_item) SEP()                                           \
+    X(POS_SOURCE, U32, pos_source) SEP()                                                 \
+    X(TOKEN_PITCH, U32, token_pitch) SEP()                                               \
+    X(END0, U32, end0) SEP()                                                             \
+    X(END1, U32, end1) SEP()                                                             \
+    X(END2, U32, end2)
 
 #define PE_ROPE_CACHE_ENUM_ENTRY(NAME, KIND, name) PE_ROPE_CACHE_ARG_##NAME
 enum pe_rope_cache_arg { PE_ROPE_CACHE_ARGS(PE_ROPE_CACHE_ENUM_ENTRY, PE_COMMA), PE_ROPE_CACHE_ARG_COUNT };

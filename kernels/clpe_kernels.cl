@@ -11,8 +11,7 @@
  *     clpe_rows_pair.cl    one pair per work-item: GPUs, llvmpipe, Oclgrind
  *     clpe_rows_vector.cl  many pairs per work-item as vectors: PoCL on CPUs
  *   clpe_rope.cl        rotary embedding and its cos/sin cache, likewise with
- *     clpe_rope_pair.cl    and clpe_rope_vector.cl, then
- *     clpe_mrope.cl        multimodal and vision rotary (clpe_mrope_interface.h)
+ *     clpe_rope_pair.cl    and clpe_rope_vector.cl
  *   clpe_rope_kv.cl     rotary into a KV cache (clpe_rope_kv_interface.h)
  *   clpe_vector_storage.cl, clpe_vector_odometer.cl  the vector shape's moves
  *                       and odometers (compiled only where PE_PAIRS > 1)
@@ -29,7 +28,6 @@
 #endif
 
 #include "clpe_interface.h"
-#include "clpe_mrope_interface.h"
 #include "clpe_phase.h"
 #include "clpe_storage.cl"
 #include "clpe_odometer.cl"
@@ -125,18 +123,37 @@ static inline uint pe_row_at(ulong p, ulong at, uint s_begin, uint count)
 /* What a rotary kernel needs besides its buffers (PE_ROPE_KERNEL_ARGS). */
 typedef struct pe_rope_geometry {
     long start;
+    ulong stream_pitch;
     uint q_heads, q_head_pitch, q_row_pitch, q_batch_pitch;
     uint k_heads, k_head_pitch, k_row_pitch, k_batch_pitch;
     uint n_pairs, partner, stride, pair_words, inverse;
     uint seq, rows, batch, rows_per_item, pos_source;
+    uint token_pitch, end0, end1, end2;
 } pe_rope_geometry;
 
 #define PE_ROPE_GEOMETRY_FROM_ARGS(g)                                                          \
-    const pe_rope_geometry g = {start,         q_heads,       q_head_pitch, q_row_pitch,       \
-                                q_batch_pitch, k_heads,       k_head_pitch, k_row_pitch,       \
-                                k_batch_pitch, n_pairs,       partner,      stride,            \
-                                pair_words,    inverse,       seq,          rows,              \
-                                batch,         rows_per_item, pos_source}
+    const pe_rope_geometry g = {start,         stream_pitch,  q_heads,       q_head_pitch,     \
+                                q_row_pitch,   q_batch_pitch, k_heads,       k_head_pitch,     \
+                                k_row_pitch,   k_batch_pitch, n_pairs,       partner,          \
+                                stride,        pair_words,    inverse,       seq,              \
+                                rows,          batch,         rows_per_item, pos_source,       \
+                                token_pitch,   end0,          end1,          end2}
+
+/* Whether the positions are one per stream (each pair reads its own). */
+static inline bool pe_rope_streams(uint pos_source) { return pos_source >= PE_POS_STREAMS; }
+
+/* The stream pair i turns with: the section ends at or below it. */
+static inline uint pe_rope_stream(uint i, uint end0, uint end1, uint end2)
+{
+    return (uint)(i >= end0) + (uint)(i >= end1) + (uint)(i >= end2);
+}
+
+/* The position of stream j of token s (of this launch) of sequence b. */
+static inline ulong pe_stream_position(global const long *positions, ulong token, uint j,
+                                       uint token_pitch, ulong stream_pitch)
+{
+    return (ulong)positions[token * token_pitch + j * stream_pitch];
+}
 
 /* The position of token s (of this launch) of sequence b, modulo 2^64. */
 static inline ulong pe_rope_position(global const long *positions, uint b, uint s,
@@ -144,7 +161,7 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 {
     if (g->pos_source == PE_POS_IDS)
         return (ulong)positions[b * g->seq + s];
-    ulong first = g->pos_source == PE_POS_START ? 0 : (ulong)positions[b];
+    ulong first = g->pos_source == PE_POS_PER_SEQUENCE ? (ulong)positions[b] : 0;
     return first + (ulong)g->start + s;
 }
 

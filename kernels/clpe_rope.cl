@@ -88,7 +88,8 @@ kernel void PE_FN(clpe_rope)(PE_ROPE_KERNEL_ARGS(PE_PARAM, PE_COMMA))
                         &g);
 }
 
-/* The cos/sin cache: row s holds position start + s. */
+/* The cos/sin cache: row s holds position start + s, or the position of
+ * token s (ids, or one per stream: each pair its stream's). */
 kernel void PE_FN(clpe_rope_cache)(PE_ROPE_CACHE_ARGS(PE_PARAM, PE_COMMA))
 {
     uint i0 = (uint)get_global_id(0) * PE_W;
@@ -99,14 +100,21 @@ kernel void PE_FN(clpe_rope_cache)(PE_ROPE_CACHE_ARGS(PE_PARAM, PE_COMMA))
     uint i_end = min(i0 + PE_W, n_pairs);
     global PE_T *cos_rows = cos_out + cos_base;
     global PE_T *sin_rows = sin_out + sin_base;
+    global const long *pos = positions ? positions + positions_base : 0;
+    bool streams = pe_rope_streams(pos_source);
     for (uint s = s_begin; s < s_stop; ++s) {
         /* the cache is written once: a direct phase per row is cheap enough */
-        ulong p = (ulong)start + s;
+        ulong p = pos_source == PE_POS_IDS ? (ulong)pos[s]
+                  : pos_source == PE_POS_PER_SEQUENCE ? (ulong)pos[0] + (ulong)start + s
+                                                       : (ulong)start + s;
         global PE_T *crow = cos_rows + s * cos_row_pitch;
         global PE_T *srow = sin_rows + s * sin_row_pitch;
         for (uint i = i0; i < i_end; ++i) {
             PE_R sv, cv;
-            PE_SINCOS_AT(p, tw_hi, tw_lo, i, &sv, &cv);
+            ulong pi = streams ? pe_stream_position(pos, s, pe_rope_stream(i, end0, end1, end2),
+                                                    token_pitch, stream_pitch)
+                               : p;
+            PE_SINCOS_AT(pi, tw_hi, tw_lo, i, &sv, &cv);
             cv = cv * amplitude;
             sv = sv * amplitude;
             uint ka = i * stride;
@@ -127,7 +135,5 @@ kernel void PE_FN(clpe_rope_cache)(PE_ROPE_CACHE_ARGS(PE_PARAM, PE_COMMA))
 #undef PE_GV
 #undef PE_GFN
 #undef PE_SINCOS_AT
-/* multimodal and vision rotary, with the same pairs per work-item */
-#include "clpe_mrope.cl"
 #undef PE_W
 #endif

@@ -10,8 +10,9 @@
  * its sequence or, when positions come from a start, for every sequence of
  * the launch. The angles' cosines and sines are computed once per token
  * and applied to every head. Each pair's phase is set from the block's
- * first position (and from every token's with ids), else advanced by its
- * odometer, one wide add per token.
+ * first position (and from every token's with ids, and from its stream's
+ * with a position per stream), else advanced by its odometer, one wide add
+ * per token.
  */
 
 #if PE_W == 2
@@ -60,13 +61,23 @@ PE_INLINE void PE_FN(pe_rope_rows)(global PE_T *q, global PE_T *k,
     uint n = min((uint)PE_W, g->n_pairs - i);
 
     PE_ODO o[PE_W];
-    for (uint j = 0; j < PE_W; ++j)
-        PE_ODO_FN(load)(&o[j], tw_hi, tw_lo, i + min(j, n - 1));
+    /* with a position per stream, each pair reads its stream's */
+    bool streams = pe_rope_streams(g->pos_source);
+    uint stream[PE_W];
+    for (uint j = 0; j < PE_W; ++j) {
+        uint ij = i + min(j, n - 1);
+        PE_ODO_FN(load)(&o[j], tw_hi, tw_lo, ij);
+        stream[j] = pe_rope_stream(ij, g->end0, g->end1, g->end2);
+    }
     for (uint s = s_begin; s < s_stop; ++s) {
         ulong p = pe_rope_position(positions, b_first, s, g);
         PE_R cv[PE_W], sv[PE_W];
         for (uint j = 0; j < PE_W; ++j) {
-            if (s == s_begin || g->pos_source == PE_POS_IDS)
+            if (streams)
+                PE_ODO_FN(set)(&o[j], pe_stream_position(positions, (ulong)b_first * g->seq + s,
+                                                         stream[j], g->token_pitch,
+                                                         g->stream_pitch));
+            else if (s == s_begin || g->pos_source == PE_POS_IDS)
                 PE_ODO_FN(set)(&o[j], p);
             PE_ODO_FN(sin_cos)(&o[j], &sv[j], &cv[j]);
             cv[j] = cv[j] * amplitude;

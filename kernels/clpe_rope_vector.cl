@@ -57,15 +57,22 @@ PE_INLINE void PE_FN(pe_rope_walk)(global PE_T *q, global PE_T *k,
     PE_FN(pe_phases) ph;
     PE_FN(pe_phases_load)(&ph, tw_hi, tw_lo, i0, i_end, i_end);
 
+    /* With a position per stream, each pair's phase comes from its own
+     * stream's position on the scalar path: the sections need not fall on
+     * group boundaries. */
+    bool streams = pe_rope_streams(g->pos_source);
+    uint groups = streams ? 0 : ph.groups;
+    bool single = ph.single && !streams;
+
     for (uint s = s_begin; s < s_stop; ++s) {
         /* the phases are set from the first row's position and from every
          * row's with ids, else ticked (past INT64_MAX with the exact wrap) */
         ulong p = pe_rope_position(positions, b_first, s, g);
-        if (s == s_begin || g->pos_source == PE_POS_IDS)
+        if (!streams && (s == s_begin || g->pos_source == PE_POS_IDS))
             PE_FN(pe_phases_set)(&ph, p);
 #if PE_GROUPS
         PE_GV svg[PE_GROUPS], cvg[PE_GROUPS];
-        for (uint n = 0; n < ph.groups; ++n) {
+        for (uint n = 0; n < groups; ++n) {
             PE_GODO_FN(sin_cos)(&ph.group[n], &svg[n], &cvg[n]);
             cvg[n] = cvg[n] * amplitude;
             svg[n] = (svg[n] * amplitude) * sign;
@@ -74,18 +81,17 @@ PE_INLINE void PE_FN(pe_rope_walk)(global PE_T *q, global PE_T *k,
          * kernels' PE_AHEAD_STEPS count steps of a slice of a row for the
          * 16-bit types; rotary takes its rows whole) */
         uint ahead = s + pe_prefetch_steps(b_stop - b_first, 2);
-        for (uint b = b_first; b < b_stop && ph.groups; ++b) {
+        for (uint b = b_first; b < b_stop && groups; ++b) {
             global PE_T *qrow = q + (b * g->q_batch_pitch + s * g->q_row_pitch);
             global PE_T *krow = k ? k + (b * g->k_batch_pitch + s * g->k_row_pitch) : 0;
             if (ahead < g->rows) {
                 PE_FN(pe_prefetch_heads)(q + (b * g->q_batch_pitch + ahead * g->q_row_pitch),
-                                         g->q_heads, g->q_head_pitch, i0, PE_GL * ph.groups, g);
+                                         g->q_heads, g->q_head_pitch, i0, PE_GL * groups, g);
                 if (k)
                     PE_FN(pe_prefetch_heads)(k + (b * g->k_batch_pitch + ahead * g->k_row_pitch),
-                                             g->k_heads, g->k_head_pitch, i0, PE_GL * ph.groups,
-                                             g);
+                                             g->k_heads, g->k_head_pitch, i0, PE_GL * groups, g);
             }
-            for (uint n = 0; n < ph.groups; ++n) {
+            for (uint n = 0; n < groups; ++n) {
                 PE_FN(pe_rotate_heads_group)(qrow, g->q_heads, g->q_head_pitch, i0 + PE_GL * n,
                                              cvg[n], svg[n], aligned, g);
                 if (krow)
@@ -96,10 +102,15 @@ PE_INLINE void PE_FN(pe_rope_walk)(global PE_T *q, global PE_T *k,
 #endif
         /* the scalar path: one pair with its own odometer, or the pairs
          * after the groups, computed from p */
-        for (uint i = i0 + PE_GL * ph.groups; i < i_end; ++i) {
+        for (uint i = i0 + PE_GL * groups; i < i_end; ++i) {
             PE_R sv, cv;
-            if (ph.single)
+            if (single)
                 PE_ODO_FN(sin_cos)(&ph.one, &sv, &cv);
+            else if (streams)
+                PE_SINCOS_AT(pe_stream_position(positions, (ulong)b_first * g->seq + s,
+                                                pe_rope_stream(i, g->end0, g->end1, g->end2),
+                                                g->token_pitch, g->stream_pitch),
+                             tw_hi, tw_lo, i, &sv, &cv);
             else
                 PE_SINCOS_AT(p, tw_hi, tw_lo, i, &sv, &cv);
             cv = cv * amplitude;

@@ -4,7 +4,7 @@
  * multimodal positions (--positions with --mrope-section or --vision). The
  * built binary runs as a user runs it; both .npy files it writes must equal
  * the library's host emulation bit for bit (clpe_host_rope_cache with the
- * same factors, clpe_host_mrope_cache of the same positions), across the
+ * same factors, clpe_host_rope_cache_at of the same positions), across the
  * tool's chunks; every bad input gets exit status 2, one "clpe: " line
  * naming the flag, and no file.
  */
@@ -204,17 +204,18 @@ Test(cli_files, multimodal_positions_equal_the_host_emulation, .timeout = 120)
     clpe_mrope_config cfg = {.rope = clpe_rope_config_default(64), .streams = 3,
                              .section = {8, 12, 12}};
     cfg.rope.base = 1000000;
-    clpe_mrope *host = clpe_mrope_create_host(&cfg, NULL);
+    clpe_rope *host = clpe_rope_create_mrope_host(&cfg, NULL);
     cr_assert_not_null(host);
     float *want_cos = malloc(tokens * 64 * 4), *want_sin = malloc(tokens * 64 * 4);
-    clpe_host_mrope_positions hp = {.data = pos};
-    cr_assert_eq(clpe_host_mrope_cache(host, tokens, &hp, want_cos, want_sin, 0), CLPE_SUCCESS);
+    cr_assert_eq(clpe_host_rope_cache_at(host, tokens, CLPE_POSITIONS_STREAMS, 0, pos, want_cos,
+                                         want_sin, 0),
+                 CLPE_SUCCESS);
     run_and_compare(dir,
                     (const char *const[]){"rope-cache", "--head-dim", "64", "--base", "1000000",
                                           "--mrope-section", "8,12,12", "--positions", pos_path,
                                           "--cos-out", cos_path, "--sin-out", sin_path, NULL},
                     tokens, 64, "<f4", want_cos, want_sin);
-    clpe_mrope_release(host);
+    clpe_rope_release(host);
     free(want_cos);
     free(want_sin);
     free(pos);
@@ -229,17 +230,18 @@ Test(cli_files, multimodal_positions_equal_the_host_emulation, .timeout = 120)
     write_npy(pos_path, "<i8", 2, patches, vpos);
     clpe_mrope_config vcfg = clpe_mrope_config_vision(80);
     vcfg.rope.dtype = CLPE_DTYPE_BF16;
-    host = clpe_mrope_create_host(&vcfg, NULL);
+    host = clpe_rope_create_mrope_host(&vcfg, NULL);
     cr_assert_not_null(host);
     uint16_t vcos[12 * 80], vsin[12 * 80];
-    hp = (clpe_host_mrope_positions){.data = vpos};
-    cr_assert_eq(clpe_host_mrope_cache(host, patches, &hp, vcos, vsin, 0), CLPE_SUCCESS);
+    cr_assert_eq(clpe_host_rope_cache_at(host, patches, CLPE_POSITIONS_STREAMS, 0, vpos, vcos,
+                                         vsin, 0),
+                 CLPE_SUCCESS);
     run_and_compare(dir,
                     (const char *const[]){"rope-cache", "--head-dim", "80", "--vision",
                                           "--dtype", "bf16", "--positions", pos_path,
                                           "--cos-out", cos_path, "--sin-out", sin_path, NULL},
                     patches, 80, "<u2", vcos, vsin);
-    clpe_mrope_release(host);
+    clpe_rope_release(host);
     rm_dir(dir);
 }
 

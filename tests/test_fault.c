@@ -699,7 +699,8 @@ Test(fault, out_of_host_memory)
     cr_expect_eq(fault_alloc_failed(), failed_before + 3);
 }
 
-/* Multimodal rotary: every OpenCL call of clpe_enqueue_mrope (split into
+/* Multimodal rotary: every OpenCL call of clpe_enqueue_rope with a position
+ * per stream (split into
  * several launches by MAX_LAUNCH_ROWS) failing in turn; a failed call
  * returns the error, leaves the out event alone and q untouched, holds no
  * reference, and the object works afterwards, bit for bit. */
@@ -710,9 +711,9 @@ Test(fault, mrope_enqueue_walk, .init = setup, .timeout = 600)
     clpe_mrope_config cfg = {.rope = clpe_rope_config_default(16), .streams = 3,
                              .section = {2, 3, 3}};
     clpe_status st = CLPE_SUCCESS;
-    clpe_mrope *m = clpe_mrope_create(t.context, t.device, &cfg, NULL, &st);
-    cr_assert_not_null(m, "clpe_mrope_create: %s", clpe_status_string(st));
-    clpe_mrope *host = clpe_mrope_create_host(&cfg, NULL);
+    clpe_rope *m = clpe_rope_create_mrope(t.context, t.device, &cfg, NULL, &st);
+    cr_assert_not_null(m, "clpe_rope_create_mrope: %s", clpe_status_string(st));
+    clpe_rope *host = clpe_rope_create_mrope_host(&cfg, NULL);
     enum { TOKENS = 200, HEADS = 2 };
     static float q0[TOKENS * HEADS * 16], want[TOKENS * HEADS * 16];
     static int64_t pos[3 * TOKENS];
@@ -722,14 +723,14 @@ Test(fault, mrope_enqueue_walk, .init = setup, .timeout = 600)
         pos[k] = (int64_t)(k % TOKENS) * (1 + (int64_t)(k / TOKENS));
     memcpy(want, q0, sizeof q0);
     clpe_host_rope_tensor hq = {.data = want, .heads = HEADS};
-    clpe_host_mrope_positions hp = {.data = pos};
-    cr_assert_eq(clpe_host_mrope(host, 1, TOKENS, &hq, NULL, &hp, 0), CLPE_SUCCESS);
+    cr_assert_eq(clpe_host_rope(host, 1, TOKENS, &hq, NULL, CLPE_POSITIONS_STREAMS, 0, pos, 0),
+                 CLPE_SUCCESS);
     cl_mem pbuf = test_buffer_from(&t, pos, sizeof pos);
     /* warm the kernel pool: later calls take their kernel from there */
     cl_mem warm = test_buffer_from(&t, q0, sizeof q0);
     clpe_rope_tensor wq = {.buffer = warm, .heads = HEADS};
-    clpe_mrope_positions wp = {.buffer = pbuf};
-    cr_assert_eq(clpe_enqueue_mrope(m, t.queue, 1, TOKENS, &wq, NULL, &wp, 0, 0, NULL, NULL),
+    clpe_positions wp = {.source = CLPE_POSITIONS_STREAMS, .buffer = pbuf};
+    cr_assert_eq(clpe_enqueue_rope(m, t.queue, 1, TOKENS, &wq, NULL, &wp, 0, 0, NULL, NULL),
                  CLPE_SUCCESS);
     cr_assert_eq(clFinish(t.queue), CL_SUCCESS);
     clReleaseMemObject(warm);
@@ -741,12 +742,12 @@ Test(fault, mrope_enqueue_walk, .init = setup, .timeout = 600)
         for (long n = 1; n <= MAX_N; ++n) {
             cl_mem qbuf = test_buffer_from(&t, q0, sizeof q0);
             clpe_rope_tensor q = {.buffer = qbuf, .heads = HEADS};
-            clpe_mrope_positions p = {.buffer = pbuf};
+            clpe_positions p = {.source = CLPE_POSITIONS_STREAMS, .buffer = pbuf};
             live_snapshot base = live_now();
             cl_event ev = EVENT_SENTINEL;
             long before = fault_injected();
             fault_arm(fns[f], n, error_for(fns[f]));
-            st = clpe_enqueue_mrope(m, t.queue, 1, TOKENS, &q, NULL, &p, 0, 0, NULL, &ev);
+            st = clpe_enqueue_rope(m, t.queue, 1, TOKENS, &q, NULL, &p, 0, 0, NULL, &ev);
             fault_disarm();
             bool fired = fault_injected() > before;
             cr_assert_eq(clFinish(t.queue), CL_SUCCESS);
@@ -774,7 +775,7 @@ Test(fault, mrope_enqueue_walk, .init = setup, .timeout = 600)
     cr_assert_gt(fired_total, 4, "the walk reached too few calls");
     printf("fault mrope walk: %ld faults injected, none wrote q\n", fired_total);
     clReleaseMemObject(pbuf);
-    clpe_mrope_release(host);
-    clpe_mrope_release(m);
+    clpe_rope_release(host);
+    clpe_rope_release(m);
     test_cl_close(&t);
 }

@@ -54,12 +54,12 @@ static void fill_random(clpe_dtype t, void *data, size_t count, uint64_t *rng)
     }
 }
 
-static clpe_mrope *make_mrope(const clpe_mrope_config *cfg)
+static clpe_rope *make_mrope(const clpe_mrope_config *cfg)
 {
     clpe_status st = CLPE_SUCCESS;
     char text[8192];
     clpe_build_log log = {.buffer = text, .capacity = sizeof text};
-    clpe_mrope *m = clpe_mrope_create(cl.context, cl.device, cfg, &log, &st);
+    clpe_rope *m = clpe_rope_create_mrope(cl.context, cl.device, cfg, &log, &st);
     cr_assert_not_null(m, "clpe_mrope_create: %d %s\n%s", st, clpe_status_string(st), text);
     return m;
 }
@@ -96,8 +96,8 @@ static void run_case(const clpe_mrope_config *cfg, const mrope_case *c, uint64_t
 {
     if (!clpe_device_supports_dtype(cl.device, cfg->rope.dtype))
         return;
-    clpe_mrope *m = make_mrope(cfg);
-    clpe_mrope *host = clpe_mrope_create_host(cfg, NULL);
+    clpe_rope *m = make_mrope(cfg);
+    clpe_rope *host = clpe_rope_create_mrope_host(cfg, NULL);
     cr_assert_not_null(host);
     clpe_dtype dt = cfg->rope.dtype;
     size_t head_dim = cfg->rope.head_dim, es = esize(dt), hp = head_dim + c->pad;
@@ -131,16 +131,17 @@ static void run_case(const clpe_mrope_config *cfg, const mrope_case *c, uint64_t
     padded[0] = 0x5A5A5A5A;
     memcpy(padded + 1, positions, tokens * streams * sizeof *positions);
     cl_mem pbuf = test_buffer_from(&cl, padded, (tokens * streams + 1) * sizeof *padded);
-    size_t sp = c->token_major ? 1 : 0, tp = c->token_major ? streams : 0;
-    clpe_mrope_positions pos = {.buffer = pbuf, .offset = 8, .stream_pitch = sp, .token_pitch = tp};
-    clpe_host_mrope_positions hpos = {.data = positions, .stream_pitch = sp, .token_pitch = tp};
+    clpe_position_source source =
+        c->token_major ? CLPE_POSITIONS_STREAMS_TOKEN_FIRST : CLPE_POSITIONS_STREAMS;
+    clpe_positions pos = {.source = source, .buffer = pbuf, .offset = 8};
     cl_event done = NULL;
-    clpe_status st = clpe_enqueue_mrope(m, cl.queue, c->batch, c->seq, &dtn[0],
+    clpe_status st = clpe_enqueue_rope(m, cl.queue, c->batch, c->seq, &dtn[0],
                                         c->hk ? &dtn[1] : NULL, &pos, c->flags, 0, NULL, &done);
     cr_assert_eq(st, CLPE_SUCCESS, "clpe_enqueue_mrope: %d", st);
     test_event_finish(done);
-    st = clpe_host_mrope(host, c->batch, c->seq, &ht[0], c->hk ? &ht[1] : NULL, &hpos, c->flags);
-    cr_assert_eq(st, CLPE_SUCCESS, "clpe_host_mrope: %d", st);
+    st = clpe_host_rope(host, c->batch, c->seq, &ht[0], c->hk ? &ht[1] : NULL, source, 0,
+                        positions, c->flags);
+    cr_assert_eq(st, CLPE_SUCCESS, "clpe_host_rope: %d", st);
     for (int j = 0; j < tensors; ++j) {
         size_t bytes = c->batch * c->seq * sizes[j] * hp * es;
         unsigned char *dev = test_buffer_read(&cl, bufs[j], bytes);
@@ -160,8 +161,8 @@ static void run_case(const clpe_mrope_config *cfg, const mrope_case *c, uint64_t
     clReleaseMemObject(pbuf);
     free(padded);
     free(positions);
-    clpe_mrope_release(host);
-    clpe_mrope_release(m);
+    clpe_rope_release(host);
+    clpe_rope_release(m);
 }
 
 Test(mrope, device_equals_host_for_every_dtype_pairing_and_ladder)
@@ -241,7 +242,7 @@ Test(mrope, one_position_in_every_stream_is_plain_rope)
         if (!clpe_device_supports_dtype(cl.device, dt))
             continue;
         clpe_mrope_config cfg = text_config(dt, (clpe_rope_pairing)(t % 2), 64, 0, 8, 12);
-        clpe_mrope *m = make_mrope(&cfg);
+        clpe_rope *m = make_mrope(&cfg);
         clpe_status st;
         clpe_rope *rope = clpe_rope_create(cl.context, cl.device, &cfg.rope, NULL, &st);
         cr_assert_not_null(rope);
@@ -261,11 +262,11 @@ Test(mrope, one_position_in_every_stream_is_plain_rope)
         cl_mem pstreams = test_buffer_from(&cl, streams, sizeof streams);
         clpe_rope_tensor ta = {.buffer = a, .heads = heads}, tb = {.buffer = b, .heads = heads};
         clpe_positions p1 = {.source = CLPE_POSITIONS_IDS, .buffer = pids};
-        clpe_mrope_positions p3 = {.buffer = pstreams};
+        clpe_positions p3 = {.source = CLPE_POSITIONS_STREAMS, .buffer = pstreams};
         cr_assert_eq(
             clpe_enqueue_rope(rope, cl.queue, batch, seq, &ta, NULL, &p1, 0, 0, NULL, NULL),
             CLPE_SUCCESS);
-        cr_assert_eq(clpe_enqueue_mrope(m, cl.queue, batch, seq, &tb, NULL, &p3, 0, 0, NULL, NULL),
+        cr_assert_eq(clpe_enqueue_rope(m, cl.queue, batch, seq, &tb, NULL, &p3, 0, 0, NULL, NULL),
                      CLPE_SUCCESS);
         void *ra = test_buffer_read(&cl, a, bytes), *rb = test_buffer_read(&cl, b, bytes);
         cr_assert_eq(memcmp(ra, rb, bytes), 0, "dtype %d: M-RoPE differs from rope", dt);
@@ -278,7 +279,7 @@ Test(mrope, one_position_in_every_stream_is_plain_rope)
         clReleaseMemObject(pids);
         clReleaseMemObject(pstreams);
         clpe_rope_release(rope);
-        clpe_mrope_release(m);
+        clpe_rope_release(m);
     }
 }
 
@@ -288,7 +289,7 @@ Test(mrope, one_position_in_every_stream_is_plain_rope)
  * rotation of the two doubles at 200 bits. */
 static void check_exact(const clpe_mrope_config *cfg, const int64_t *stream_pos, double *worst)
 {
-    clpe_mrope *host = clpe_mrope_create_host(cfg, NULL);
+    clpe_rope *host = clpe_rope_create_mrope_host(cfg, NULL);
     cr_assert_not_null(host);
     uint32_t n = cfg->rope.head_dim / 2;
     float q[256], in[256];
@@ -296,8 +297,8 @@ static void check_exact(const clpe_mrope_config *cfg, const int64_t *stream_pos,
     fill_random(CLPE_DTYPE_F32, in, 2 * n, &rng);
     memcpy(q, in, 2 * n * sizeof *q);
     clpe_host_rope_tensor t = {.data = q, .heads = 1};
-    clpe_host_mrope_positions hp = {.data = stream_pos, .stream_pitch = 1};
-    cr_assert_eq(clpe_host_mrope(host, 1, 1, &t, NULL, &hp, 0), CLPE_SUCCESS);
+    const int64_t *hp = stream_pos;
+    cr_assert_eq(clpe_host_rope(host, 1, 1, &t, NULL, CLPE_POSITIONS_STREAMS, 0, hp, 0), CLPE_SUCCESS);
     mpfr_t x, y;
     mpfr_inits2(200, x, y, (mpfr_ptr)0);
     uint32_t first = 0;
@@ -336,7 +337,7 @@ static void check_exact(const clpe_mrope_config *cfg, const int64_t *stream_pos,
         first += count;
     }
     mpfr_clears(x, y, (mpfr_ptr)0);
-    clpe_mrope_release(host);
+    clpe_rope_release(host);
 }
 
 Test(mrope, float32_within_2_pow_minus_22_of_the_exact_rotation)
@@ -363,7 +364,7 @@ Test(mrope, cache_equals_host_and_follows_the_sections)
         if (!clpe_device_supports_dtype(cl.device, dt))
             continue;
         clpe_mrope_config cfg = text_config(dt, (clpe_rope_pairing)(t % 2), 64, 48, 4, 10);
-        clpe_mrope *m = make_mrope(&cfg);
+        clpe_rope *m = make_mrope(&cfg);
         const size_t n = 41, pitch = 52, es = esize(dt), bytes = n * pitch * es;
         int64_t pos[3 * 41];
         uint64_t rng = 9;
@@ -374,14 +375,14 @@ Test(mrope, cache_equals_host_and_follows_the_sections)
         cl_mem sb = test_buffer_poisoned(&cl, bytes, 0x5A);
         clpe_tensor ct = {.buffer = cb, .row_pitch = pitch};
         clpe_tensor stt = {.buffer = sb, .row_pitch = pitch};
-        clpe_mrope_positions p = {.buffer = pb};
-        cr_assert_eq(clpe_enqueue_mrope_cache(m, cl.queue, n, &p, &ct, &stt, 0, NULL, NULL),
+        clpe_positions p = {.source = CLPE_POSITIONS_STREAMS, .buffer = pb};
+        cr_assert_eq(clpe_enqueue_rope_cache_at(m, cl.queue, n, &p, &ct, &stt, 0, NULL, NULL),
                      CLPE_SUCCESS);
         unsigned char *hc = malloc(bytes), *hs = malloc(bytes);
         memset(hc, 0x5A, bytes);
         memset(hs, 0x5A, bytes);
-        clpe_host_mrope_positions hp = {.data = pos};
-        cr_assert_eq(clpe_host_mrope_cache(m, n, &hp, hc, hs, pitch), CLPE_SUCCESS);
+        const int64_t *hp = pos;
+        cr_assert_eq(clpe_host_rope_cache_at(m, n, CLPE_POSITIONS_STREAMS, 0, hp, hc, hs, pitch), CLPE_SUCCESS);
         unsigned char *dc = test_buffer_read(&cl, cb, bytes);
         unsigned char *ds = test_buffer_read(&cl, sb, bytes);
         cr_assert_eq(memcmp(dc, hc, bytes), 0, "dtype %d: cos cache differs from the host", dt);
@@ -393,33 +394,36 @@ Test(mrope, cache_equals_host_and_follows_the_sections)
         clReleaseMemObject(pb);
         clReleaseMemObject(cb);
         clReleaseMemObject(sb);
-        clpe_mrope_release(m);
+        clpe_rope_release(m);
     }
     /* float32 and the sections: a row whose streams sit at (0, p, 0) has
      * cos 1 in the temporal and width pairs and not in the height pairs */
     clpe_mrope_config cfg = text_config(CLPE_DTYPE_F32, CLPE_ROPE_HALF_SPLIT, 16, 0, 2, 3);
-    clpe_mrope *host = clpe_mrope_create_host(&cfg, NULL);
+    clpe_rope *host = clpe_rope_create_mrope_host(&cfg, NULL);
     int64_t pos[3] = {0, 1, 0};
     float c[16], s[16];
-    clpe_host_mrope_positions hp = {.data = pos};
-    cr_assert_eq(clpe_host_mrope_cache(host, 1, &hp, c, s, 0), CLPE_SUCCESS);
+    const int64_t *hp = pos;
+    cr_assert_eq(clpe_host_rope_cache_at(host, 1, CLPE_POSITIONS_STREAMS, 0, hp, c, s, 0), CLPE_SUCCESS);
     for (int i = 0; i < 8; ++i) {
         bool height = i >= 2 && i < 5;
         cr_assert_eq(c[i] == 1.0f, !height, "pair %d: cos %g", i, c[i]);
         cr_assert_eq(c[i], c[i + 8]);
         cr_assert_eq(s[i], s[i + 8]);
     }
-    clpe_mrope_release(host);
+    clpe_rope_release(host);
 }
 
 Test(mrope, frequencies_and_streams_of_each_ladder)
 {
     clpe_mrope_config v = clpe_mrope_config_vision(80);
-    clpe_mrope *m = clpe_mrope_create_host(&v, NULL);
+    clpe_rope *m = clpe_rope_create_mrope_host(&v, NULL);
     cr_assert_not_null(m);
     double w[40], amp = 0;
     uint32_t stream[40];
-    cr_assert_eq(clpe_mrope_get_frequencies(m, w, stream, 40, &amp), CLPE_SUCCESS);
+    uint32_t streams = 0;
+    cr_assert_eq(clpe_rope_get_frequencies(m, w, 40, &amp), CLPE_SUCCESS);
+    cr_assert_eq(clpe_rope_get_streams(m, stream, 40, &streams), CLPE_SUCCESS);
+    cr_assert_eq(streams, 2u);
     cr_assert_eq(amp, 1.0);
     for (int j = 0; j < 20; ++j) {
         /* VisionRotaryEmbedding(40): 1 / 10000^(2j/40), for both halves */
@@ -429,8 +433,9 @@ Test(mrope, frequencies_and_streams_of_each_ladder)
         cr_assert_eq(stream[j], 0u);
         cr_assert_eq(stream[j + 20], 1u);
     }
-    cr_assert_eq(clpe_mrope_get_frequencies(m, w, stream, 41, &amp), CLPE_ERROR_INVALID_ROPE);
-    clpe_mrope_release(m);
+    cr_assert_eq(clpe_rope_get_frequencies(m, w, 41, &amp), CLPE_ERROR_INVALID_ROPE);
+    cr_assert_eq(clpe_rope_get_streams(m, stream, 41, NULL), CLPE_ERROR_INVALID_ROPE);
+    clpe_rope_release(m);
 }
 
 /* q and k heads of one fused QKV buffer ([seq, q q k v, head_dim]) share
@@ -443,8 +448,8 @@ Test(mrope, fused_qkv_is_accepted_and_sub_buffer_aliases_are_refused)
 {
     const size_t seq = 5, hd = 16, heads = 4, row = heads * hd, streams = 3;
     clpe_mrope_config cfg = text_config(CLPE_DTYPE_F32, CLPE_ROPE_HALF_SPLIT, hd, 0, 2, 3);
-    clpe_mrope *m = make_mrope(&cfg);
-    clpe_mrope *host = clpe_mrope_create_host(&cfg, NULL);
+    clpe_rope *m = make_mrope(&cfg);
+    clpe_rope *host = clpe_rope_create_mrope_host(&cfg, NULL);
     cr_assert_not_null(host);
     /* the tokens, then the positions in the same buffer (64 floats: 32
      * int64) */
@@ -459,8 +464,8 @@ Test(mrope, fused_qkv_is_accepted_and_sub_buffer_aliases_are_refused)
     clpe_rope_tensor q = {.buffer = buf, .heads = 2, .head_pitch = hd, .row_pitch = row};
     clpe_rope_tensor k = {.buffer = buf, .offset = 2 * hd * sizeof(float), .heads = 1,
                           .row_pitch = row};
-    clpe_mrope_positions dpos = {.buffer = buf, .offset = seq * row * sizeof(float)};
-    cr_assert_eq(clpe_enqueue_mrope(m, cl.queue, 1, seq, &q, &k, &dpos, 0, 0, NULL, NULL),
+    clpe_positions dpos = {.source = CLPE_POSITIONS_STREAMS, .buffer = buf, .offset = seq * row * sizeof(float)};
+    cr_assert_eq(clpe_enqueue_rope(m, cl.queue, 1, seq, &q, &k, &dpos, 0, 0, NULL, NULL),
                  CLPE_SUCCESS);
     /* the host on separate q and k */
     float *hq = malloc(seq * 2 * hd * sizeof *hq), *hk = malloc(seq * hd * sizeof *hk);
@@ -469,21 +474,21 @@ Test(mrope, fused_qkv_is_accepted_and_sub_buffer_aliases_are_refused)
         memcpy(hk + s * hd, fused + s * row + 2 * hd, hd * sizeof *hk);
     }
     clpe_host_rope_tensor tq = {.data = hq, .heads = 2}, tk = {.data = hk, .heads = 1};
-    clpe_host_mrope_positions hpos = {.data = pos};
-    cr_assert_eq(clpe_host_mrope(host, 1, seq, &tq, &tk, &hpos, 0), CLPE_SUCCESS);
+    const int64_t *hpos = pos;
+    cr_assert_eq(clpe_host_rope(host, 1, seq, &tq, &tk, CLPE_POSITIONS_STREAMS, 0, hpos, 0), CLPE_SUCCESS);
     /* the host emulation takes the fused layout too, with the same result */
     float *hfused = malloc(count * sizeof *hfused);
     memcpy(hfused, fused, count * sizeof *hfused);
     clpe_host_rope_tensor fq = {.data = hfused, .heads = 2, .row_pitch = row},
                           fk = {.data = hfused + 2 * hd, .heads = 1, .row_pitch = row};
-    clpe_host_mrope_positions fpos = {.data = (const int64_t *)(hfused + seq * row)};
-    cr_assert_eq(clpe_host_mrope(host, 1, seq, &fq, &fk, &fpos, 0), CLPE_SUCCESS);
+    const int64_t *fpos = (const int64_t *)(hfused + seq * row);
+    cr_assert_eq(clpe_host_rope(host, 1, seq, &fq, &fk, CLPE_POSITIONS_STREAMS, 0, fpos, 0), CLPE_SUCCESS);
     /* ... and refuses what the device call refuses: k over q, positions
      * over q */
-    clpe_host_mrope_positions pos_in_q = {.data = (const int64_t *)hfused};
-    cr_assert_eq(clpe_host_mrope(host, 1, seq, &fq, &fq, &fpos, 0), CLPE_ERROR_ALIASING);
-    cr_assert_eq(clpe_host_mrope(host, 1, seq, &fq, &fk, &pos_in_q, 0), CLPE_ERROR_ALIASING);
-    cr_assert_eq(clpe_host_mrope_cache(host, seq, &fpos, hfused, hfused, hd),
+    const int64_t *pos_in_q = (const int64_t *)hfused;
+    cr_assert_eq(clpe_host_rope(host, 1, seq, &fq, &fq, CLPE_POSITIONS_STREAMS, 0, fpos, 0), CLPE_ERROR_ALIASING);
+    cr_assert_eq(clpe_host_rope(host, 1, seq, &fq, &fk, CLPE_POSITIONS_STREAMS, 0, pos_in_q, 0), CLPE_ERROR_ALIASING);
+    cr_assert_eq(clpe_host_rope_cache_at(host, seq, CLPE_POSITIONS_STREAMS, 0, fpos, hfused, hfused, hd),
                  CLPE_ERROR_ALIASING);
     float *dev = test_buffer_read(&cl, buf, count * sizeof *fused);
     for (size_t s = 0; s < seq; ++s) {
@@ -505,14 +510,14 @@ Test(mrope, fused_qkv_is_accepted_and_sub_buffer_aliases_are_refused)
                                    &err);
     cr_assert_eq(err, CL_SUCCESS, "clCreateSubBuffer: %d", err);
     clpe_rope_tensor k_over_q = {.buffer = sub, .heads = 1, .row_pitch = row};
-    cr_assert_eq(clpe_enqueue_mrope(m, cl.queue, 1, seq, &q, &k_over_q, &dpos, 0, 0, NULL, NULL),
+    cr_assert_eq(clpe_enqueue_rope(m, cl.queue, 1, seq, &q, &k_over_q, &dpos, 0, 0, NULL, NULL),
                  CLPE_ERROR_ALIASING);
-    clpe_mrope_positions pos_over_q = {.buffer = sub};
-    cr_assert_eq(clpe_enqueue_mrope(m, cl.queue, 1, seq, &q, &k, &pos_over_q, 0, 0, NULL, NULL),
+    clpe_positions pos_over_q = {.source = CLPE_POSITIONS_STREAMS, .buffer = sub};
+    cr_assert_eq(clpe_enqueue_rope(m, cl.queue, 1, seq, &q, &k, &pos_over_q, 0, 0, NULL, NULL),
                  CLPE_ERROR_ALIASING);
     /* the cache: cos over sin's rows through the sub-buffer */
     clpe_tensor cos_t = {.buffer = buf}, sin_t = {.buffer = sub};
-    cr_assert_eq(clpe_enqueue_mrope_cache(m, cl.queue, seq, &dpos, &cos_t, &sin_t, 0, NULL, NULL),
+    cr_assert_eq(clpe_enqueue_rope_cache_at(m, cl.queue, seq, &dpos, &cos_t, &sin_t, 0, NULL, NULL),
                  CLPE_ERROR_ALIASING);
     float *after = test_buffer_read(&cl, buf, count * sizeof *fused);
     cr_assert_eq(memcmp(after, dev, count * sizeof *fused), 0, "a refused call wrote");
@@ -523,15 +528,15 @@ Test(mrope, fused_qkv_is_accepted_and_sub_buffer_aliases_are_refused)
     free(hk);
     clReleaseMemObject(buf);
     free(fused);
-    clpe_mrope_release(host);
-    clpe_mrope_release(m);
+    clpe_rope_release(host);
+    clpe_rope_release(m);
 }
 
 /* Every bad argument: its status, and q untouched. */
 Test(mrope, bad_arguments_get_their_status_and_write_nothing)
 {
     clpe_mrope_config cfg = text_config(CLPE_DTYPE_F32, CLPE_ROPE_HALF_SPLIT, 16, 0, 2, 3);
-    clpe_mrope *m = make_mrope(&cfg);
+    clpe_rope *m = make_mrope(&cfg);
     const size_t batch = 2, seq = 3, heads = 2, count = batch * seq * heads * 16;
     float init[2 * 3 * 2 * 16];
     for (size_t k = 0; k < count; ++k)
@@ -542,12 +547,12 @@ Test(mrope, bad_arguments_get_their_status_and_write_nothing)
     cl_mem pb = test_buffer_from(&cl, pos, sizeof pos);
     cl_mem pos_small = test_buffer_from(&cl, pos, sizeof pos - 8);
     clpe_rope_tensor q = {.buffer = qb, .heads = heads};
-    clpe_mrope_positions good = {.buffer = pb};
+    clpe_positions good = {.source = CLPE_POSITIONS_STREAMS, .buffer = pb};
     struct {
         const char *what;
         clpe_rope_tensor q;
         const clpe_rope_tensor *k;
-        clpe_mrope_positions pos;
+        clpe_positions pos;
         uint32_t flags;
         clpe_status want;
     } cases[] = {
@@ -563,60 +568,70 @@ Test(mrope, bad_arguments_get_their_status_and_write_nothing)
          CLPE_ERROR_RESERVED_FIELD},
         {"k aliases q", q, &q, good, 0, CLPE_ERROR_ALIASING},
         {"unknown flag", q, NULL, good, 2, CLPE_ERROR_INVALID_CONFIG},
-        {"no positions buffer", q, NULL, {0}, 0, CLPE_ERROR_INVALID_POSITIONS},
-        {"positions misaligned", q, NULL, {.buffer = pb, .offset = 4}, 0,
+        {"no positions buffer", q, NULL, {.source = CLPE_POSITIONS_STREAMS}, 0,
+         CLPE_ERROR_INVALID_POSITIONS},
+        {"unknown source", q, NULL, {.source = (clpe_position_source)5, .buffer = pb}, 0,
+         CLPE_ERROR_INVALID_POSITIONS},
+        {"positions misaligned", q, NULL,
+         {.source = CLPE_POSITIONS_STREAMS, .buffer = pb, .offset = 4}, 0,
          CLPE_ERROR_MISALIGNED_OFFSET},
-        {"positions reserved", q, NULL, {.buffer = pb, .reserved = {0, 1}}, 0,
+        {"positions reserved", q, NULL,
+         {.source = CLPE_POSITIONS_STREAMS, .buffer = pb, .reserved = {0, 1}}, 0,
          CLPE_ERROR_RESERVED_FIELD},
-        {"positions too small", q, NULL, {.buffer = pos_small}, 0,
+        {"positions too small", q, NULL, {.source = CLPE_POSITIONS_STREAMS, .buffer = pos_small},
+         0, CLPE_ERROR_INDEX_BUFFER_TOO_SMALL},
+        {"positions past the end", q, NULL,
+         {.source = CLPE_POSITIONS_STREAMS, .buffer = pb, .offset = 8}, 0,
          CLPE_ERROR_INDEX_BUFFER_TOO_SMALL},
-        {"positions past the end", q, NULL, {.buffer = pb, .offset = 8}, 0,
+        {"token-first past the end", q, NULL,
+         {.source = CLPE_POSITIONS_STREAMS_TOKEN_FIRST, .buffer = pb, .offset = 8}, 0,
          CLPE_ERROR_INDEX_BUFFER_TOO_SMALL},
-        {"token pitch past the end", q, NULL, {.buffer = pb, .token_pitch = 2}, 0,
-         CLPE_ERROR_INDEX_BUFFER_TOO_SMALL},
-        {"positions are q", q, NULL, {.buffer = qb}, 0, CLPE_ERROR_ALIASING},
+        {"positions are q", q, NULL, {.source = CLPE_POSITIONS_STREAMS, .buffer = qb}, 0,
+         CLPE_ERROR_ALIASING},
     };
     for (size_t j = 0; j < sizeof cases / sizeof cases[0]; ++j) {
-        clpe_status st = clpe_enqueue_mrope(m, cl.queue, batch, seq, &cases[j].q, cases[j].k,
+        clpe_status st = clpe_enqueue_rope(m, cl.queue, batch, seq, &cases[j].q, cases[j].k,
                                             &cases[j].pos, cases[j].flags, 0, NULL, NULL);
         cr_expect_eq(st, cases[j].want, "%s: status %d, want %d", cases[j].what, st,
                      cases[j].want);
     }
-    cr_assert_eq(clpe_enqueue_mrope(NULL, cl.queue, batch, seq, &q, NULL, &good, 0, 0, NULL, NULL),
+    cr_assert_eq(clpe_enqueue_rope(NULL, cl.queue, batch, seq, &q, NULL, &good, 0, 0, NULL, NULL),
                  CLPE_ERROR_NULL_ENCODER);
-    cr_assert_eq(clpe_enqueue_mrope(m, NULL, batch, seq, &q, NULL, &good, 0, 0, NULL, NULL),
+    cr_assert_eq(clpe_enqueue_rope(m, NULL, batch, seq, &q, NULL, &good, 0, 0, NULL, NULL),
                  CLPE_ERROR_NULL_QUEUE);
-    cr_assert_eq(clpe_enqueue_mrope(m, cl.queue, batch, seq, NULL, NULL, &good, 0, 0, NULL, NULL),
+    cr_assert_eq(clpe_enqueue_rope(m, cl.queue, batch, seq, NULL, NULL, &good, 0, 0, NULL, NULL),
                  CLPE_ERROR_NULL_POINTER);
-    cr_assert_eq(clpe_enqueue_mrope(m, cl.queue, batch, seq, &q, NULL, NULL, 0, 0, NULL, NULL),
-                 CLPE_ERROR_NULL_POINTER);
-    cr_assert_eq(clpe_enqueue_mrope(m, cl.queue, batch, seq, &q, NULL, &good, 0, 1, NULL, NULL),
+    /* no positions: start 0 in every stream, as for any rotary object (batch
+     * 0 here, so nothing is written) */
+    cr_assert_eq(clpe_enqueue_rope(m, cl.queue, 0, seq, &q, NULL, NULL, 0, 0, NULL, NULL),
+                 CLPE_SUCCESS);
+    cr_assert_eq(clpe_enqueue_rope(m, cl.queue, batch, seq, &q, NULL, &good, 0, 1, NULL, NULL),
                  CLPE_ERROR_INVALID_WAIT_LIST);
     /* the cache: aliasing and sizes */
     clpe_status st;
     clpe_tensor ct = {.buffer = qb}, st2 = {.buffer = small};
-    cr_assert_eq(clpe_enqueue_mrope_cache(m, cl.queue, 4, &good, &ct, &ct, 0, NULL, NULL),
+    cr_assert_eq(clpe_enqueue_rope_cache_at(m, cl.queue, 4, &good, &ct, &ct, 0, NULL, NULL),
                  CLPE_ERROR_ALIASING);
-    clpe_mrope_positions onto_sin = {.buffer = small};
-    cr_assert_eq(clpe_enqueue_mrope_cache(m, cl.queue, 4, &onto_sin, &ct, &st2, 0, NULL, NULL),
+    clpe_positions onto_sin = {.source = CLPE_POSITIONS_STREAMS, .buffer = small};
+    cr_assert_eq(clpe_enqueue_rope_cache_at(m, cl.queue, 4, &onto_sin, &ct, &st2, 0, NULL, NULL),
                  CLPE_ERROR_ALIASING);
-    cr_assert_eq(clpe_enqueue_mrope_cache(m, cl.queue, 7, &good, &ct, &st2, 0, NULL, NULL),
+    cr_assert_eq(clpe_enqueue_rope_cache_at(m, cl.queue, 7, &good, &ct, &st2, 0, NULL, NULL),
                  CLPE_ERROR_INDEX_BUFFER_TOO_SMALL);
     /* 12 rows of 16: what q's buffer holds, one float more than `small` */
     int64_t pos12[3 * 12] = {0};
     cl_mem pb12 = test_buffer_from(&cl, pos12, sizeof pos12);
-    clpe_mrope_positions twelve = {.buffer = pb12};
-    st = clpe_enqueue_mrope_cache(m, cl.queue, 12, &twelve, &ct, &st2, 0, NULL, NULL);
+    clpe_positions twelve = {.source = CLPE_POSITIONS_STREAMS, .buffer = pb12};
+    st = clpe_enqueue_rope_cache_at(m, cl.queue, 12, &twelve, &ct, &st2, 0, NULL, NULL);
     cr_assert_eq(st, CLPE_ERROR_BUFFER_TOO_SMALL, "cache too small: %d", st);
     clFinish(cl.queue);
     float *after = test_buffer_read(&cl, qb, sizeof init);
     cr_assert_eq(memcmp(after, init, sizeof init), 0, "a refused call wrote to q");
     free(after);
     /* host-only objects enqueue nothing */
-    clpe_mrope *host = clpe_mrope_create_host(&cfg, NULL);
-    cr_assert_eq(clpe_enqueue_mrope(host, cl.queue, batch, seq, &q, NULL, &good, 0, 0, NULL, NULL),
+    clpe_rope *host = clpe_rope_create_mrope_host(&cfg, NULL);
+    cr_assert_eq(clpe_enqueue_rope(host, cl.queue, batch, seq, &q, NULL, &good, 0, 0, NULL, NULL),
                  CLPE_ERROR_HOST_ONLY);
-    clpe_mrope_release(host);
+    clpe_rope_release(host);
 
     /* configurations */
     struct {
@@ -652,10 +667,10 @@ Test(mrope, bad_arguments_get_their_status_and_write_nothing)
     bad[7].cfg.rope.base = 0.5;
     for (size_t j = 0; j < sizeof bad / sizeof bad[0]; ++j) {
         st = CLPE_SUCCESS;
-        cr_expect_null(clpe_mrope_create_host(&bad[j].cfg, &st), "%s", bad[j].what);
+        cr_expect_null(clpe_rope_create_mrope_host(&bad[j].cfg, &st), "%s", bad[j].what);
         cr_expect_eq(st, bad[j].want, "%s: status %d, want %d", bad[j].what, st, bad[j].want);
     }
-    cr_assert_null(clpe_mrope_create_host(NULL, &st));
+    cr_assert_null(clpe_rope_create_mrope_host(NULL, &st));
     cr_assert_eq(st, CLPE_ERROR_NULL_POINTER);
 
     clReleaseMemObject(pb12);
@@ -663,7 +678,7 @@ Test(mrope, bad_arguments_get_their_status_and_write_nothing)
     clReleaseMemObject(pb);
     clReleaseMemObject(small);
     clReleaseMemObject(qb);
-    clpe_mrope_release(m);
+    clpe_rope_release(m);
 }
 
 /* Every output bit pinned, as tests/test_digests.c pins the other calls:
@@ -760,36 +775,37 @@ Test(mrope, outputs_are_pinned)
         for (size_t k = 0; k < tokens * streams; ++k) /* around 0, 2^24 and 2^62 */
             pos[k] = (int64_t)(test_rand_u64(&rng) % 4096) +
                      (k % 3 == 1 ? (int64_t)1 << 24 : k % 3 == 2 ? (int64_t)1 << 62 : 0);
-        const size_t sp = c->token_major ? 1 : 0, tp = c->token_major ? streams : 0;
+        const clpe_position_source source =
+            c->token_major ? CLPE_POSITIONS_STREAMS_TOKEN_FIRST : CLPE_POSITIONS_STREAMS;
         unsigned char *host_bytes = malloc(bytes);
         fill_random(dt, host_bytes, count, &rng);
         unsigned char *input = malloc(bytes);
         memcpy(input, host_bytes, bytes);
-        clpe_mrope *host = clpe_mrope_create_host(&c->cfg, NULL);
+        clpe_rope *host = clpe_rope_create_mrope_host(&c->cfg, NULL);
         cr_assert_not_null(host, "%s", c->name);
-        clpe_host_mrope_positions hp = {.data = pos, .stream_pitch = sp, .token_pitch = tp};
         if (c->cache) {
-            cr_assert_eq(clpe_host_mrope_cache(host, tokens, &hp, host_bytes,
-                                               host_bytes + bytes / 2, 0),
+            cr_assert_eq(clpe_host_rope_cache_at(host, tokens, source, 0, pos, host_bytes,
+                                                 host_bytes + bytes / 2, 0),
                          CLPE_SUCCESS);
         } else {
             clpe_host_rope_tensor q = {.data = host_bytes, .heads = hq};
             clpe_host_rope_tensor k = {.data = host_bytes + qn * es, .heads = hk};
-            cr_assert_eq(clpe_host_mrope(host, batch, seq, &q, &k, &hp, 0), CLPE_SUCCESS);
+            cr_assert_eq(clpe_host_rope(host, batch, seq, &q, &k, source, 0, pos, 0),
+                         CLPE_SUCCESS);
         }
         expect_pinned(c, host_bytes, bytes, "host");
         if (clpe_device_supports_dtype(cl.device, dt)) {
-            clpe_mrope *m = make_mrope(&c->cfg);
+            clpe_rope *m = make_mrope(&c->cfg);
             cl_mem buf = test_buffer_from(&cl, input, bytes);
             cl_mem pbuf = test_buffer_from(&cl, pos, tokens * streams * sizeof *pos);
-            clpe_mrope_positions dp = {.buffer = pbuf, .stream_pitch = sp, .token_pitch = tp};
+            clpe_positions dp = {.source = source, .buffer = pbuf};
             clpe_status st;
             if (c->cache) {
                 /* cos in the first half of one buffer, sin in the second of another */
                 cl_mem other = test_buffer_from(&cl, input, bytes);
                 clpe_tensor ct = {.buffer = buf};
                 clpe_tensor stt = {.buffer = other, .offset = bytes / 2};
-                st = clpe_enqueue_mrope_cache(m, cl.queue, tokens, &dp, &ct, &stt, 0, NULL, NULL);
+                st = clpe_enqueue_rope_cache_at(m, cl.queue, tokens, &dp, &ct, &stt, 0, NULL, NULL);
                 cr_assert_eq(st, CLPE_SUCCESS, "%s: %d", c->name, st);
                 unsigned char *cos = test_buffer_read(&cl, buf, bytes);
                 unsigned char *sin = test_buffer_read(&cl, other, bytes);
@@ -801,7 +817,7 @@ Test(mrope, outputs_are_pinned)
             } else {
                 clpe_rope_tensor q = {.buffer = buf, .heads = hq};
                 clpe_rope_tensor k = {.buffer = buf, .offset = qn * es, .heads = hk};
-                st = clpe_enqueue_mrope(m, cl.queue, batch, seq, &q, &k, &dp, 0, 0, NULL, NULL);
+                st = clpe_enqueue_rope(m, cl.queue, batch, seq, &q, &k, &dp, 0, 0, NULL, NULL);
                 cr_assert_eq(st, CLPE_SUCCESS, "%s: %d", c->name, st);
                 unsigned char *dev = test_buffer_read(&cl, buf, bytes);
                 expect_pinned(c, dev, bytes, "device");
@@ -809,9 +825,9 @@ Test(mrope, outputs_are_pinned)
             }
             clReleaseMemObject(buf);
             clReleaseMemObject(pbuf);
-            clpe_mrope_release(m);
+            clpe_rope_release(m);
         }
-        clpe_mrope_release(host);
+        clpe_rope_release(host);
         free(input);
         free(host_bytes);
         free(pos);

@@ -4,7 +4,7 @@
  * int64 .npy file of positions [streams, tokens] (Qwen2-VL's position_ids
  * [3, 1, seq] of one sequence, squeezed; or its vision tower's pos_ids
  * [patches, 2], transposed), computed on the device by
- * clpe_enqueue_mrope_cache in chunks and written as two .npy files
+ * clpe_enqueue_rope_cache_at in chunks and written as two .npy files
  * [tokens, rotary_dim].
  *
  * As for the consecutive cache (cmd_rope_cache.c): the configuration and
@@ -114,14 +114,14 @@ static clpe_mrope_config mrope_config_from_args(const cli_args *a, const cli_rop
     return m;
 }
 
-static clpe_mrope *mrope_create(const cli_device *dev, const clpe_mrope_config *cfg)
+static clpe_rope *mrope_create(const cli_device *dev, const clpe_mrope_config *cfg)
 {
     char log[8192];
     clpe_build_log bl = {log, sizeof log, 0};
     clpe_status st = CLPE_SUCCESS;
     char printed[240];
     cli_stderr_hold(); /* the driver's compiler may print; the tool speaks one line */
-    clpe_mrope *m = clpe_mrope_create(dev->context, dev->device, cfg, &bl, &st);
+    clpe_rope *m = clpe_rope_create_mrope(dev->context, dev->device, cfg, &bl, &st);
     cli_stderr_restore(printed, sizeof printed);
     if (!m)
         cli_error("cannot create the multimodal rotary object on '%s': %s (%d)", dev->name,
@@ -131,7 +131,8 @@ static clpe_mrope *mrope_create(const cli_device *dev, const clpe_mrope_config *
 
 typedef struct mrope_cache_job {
     const cli_device *dev;
-    clpe_mrope *mrope;
+    clpe_rope *mrope;
+    uint32_t streams;
     uint64_t tokens;
     uint32_t cols;
     int dtype;
@@ -153,12 +154,13 @@ static int write_array(const mrope_cache_job *job, int want_sin, cli_outfile *ou
     for (uint64_t row = 0; row < job->tokens;) {
         const size_t n = job->tokens - row < job->chunk_rows ? (size_t)(job->tokens - row)
                                                              : job->chunk_rows;
-        clpe_mrope_positions pos = {.buffer = job->positions,
-                                    .offset = (size_t)row * sizeof(int64_t),
-                                    .stream_pitch = (size_t)job->tokens};
+        /* the device holds the positions token-first, so a chunk is a range */
+        clpe_positions pos = {.source = CLPE_POSITIONS_STREAMS_TOKEN_FIRST,
+                              .buffer = job->positions,
+                              .offset = (size_t)row * job->streams * sizeof(int64_t)};
         clpe_tensor cos_t = {.buffer = job->cos_buf}, sin_t = {.buffer = job->sin_buf};
-        clpe_status st = clpe_enqueue_mrope_cache(job->mrope, job->dev->queue, n, &pos, &cos_t,
-                                                  &sin_t, 0, NULL, NULL);
+        clpe_status st = clpe_enqueue_rope_cache_at(job->mrope, job->dev->queue, n, &pos, &cos_t,
+                                                    &sin_t, 0, NULL, NULL);
         if (st == CLPE_SUCCESS)
             st = clEnqueueReadBuffer(job->dev->queue, want_sin ? job->sin_buf : job->cos_buf,
                                      CL_TRUE, 0, n * row_bytes, job->host, 0, NULL, NULL);
@@ -202,12 +204,12 @@ int cli_rope_cache_multimodal(const cli_args *args, const cli_rope_factors *fac)
 
     /* The configuration, checked without a device: bad values fail here. */
     clpe_status st = CLPE_SUCCESS;
-    clpe_mrope *host = clpe_mrope_create_host(&cfg, &st);
+    clpe_rope *host = clpe_rope_create_mrope_host(&cfg, &st);
     if (!host) {
         cli_error("rope-cache: %s (%d)", clpe_status_string(st), (int)st);
         goto done;
     }
-    clpe_mrope_release(host);
+    clpe_rope_release(host);
 
     /* Both outputs open, with room for both, before any device work. */
     const clpe_rope_config *rope = &cfg.rope;
@@ -238,8 +240,17 @@ int cli_rope_cache_multimodal(const cli_args *args, const cli_rope_factors *fac)
     const size_t chunk_bytes = job.chunk_rows * row_bytes;
     const size_t positions_bytes = (size_t)(pos.tokens * streams) * sizeof(int64_t);
     cl_int err = CL_SUCCESS;
-    job.positions = clCreateBuffer(dev.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                   positions_bytes, pos.values, &err);
+    /* the file's [streams, tokens], uploaded as [tokens, streams] */
+    int64_t *token_first = malloc(positions_bytes ? positions_bytes : 1);
+    if (token_first) {
+        for (uint64_t t = 0; t < pos.tokens; ++t)
+            for (uint32_t j = 0; j < streams; ++j)
+                token_first[t * streams + j] = pos.values[j * pos.tokens + t];
+        job.positions = clCreateBuffer(dev.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                       positions_bytes, token_first, &err);
+        free(token_first);
+    }
+    job.streams = streams;
     if (job.positions)
         job.cos_buf = clCreateBuffer(dev.context, CL_MEM_READ_WRITE, chunk_bytes, NULL, &err);
     if (job.cos_buf)
@@ -273,7 +284,7 @@ done:
     if (job.cos_buf) clReleaseMemObject(job.cos_buf);
     if (job.sin_buf) clReleaseMemObject(job.sin_buf);
     free(job.host);
-    clpe_mrope_release(job.mrope);
+    clpe_rope_release(job.mrope);
     cli_device_close(&dev);
     free(pos.values);
     return rc;

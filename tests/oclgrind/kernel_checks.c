@@ -384,7 +384,7 @@ static void check_rotary(ctx *c, clpe_encoder *like, clpe_dtype dtype, uint64_t 
  * need (stream-major, or token-major as the vision tower's), then the
  * cos/sin cache with padded rows. Three streams of 4, 6 and 10 pairs (one
  * float16 group and tails), and the vision tower's two ladders. */
-static void check_mrope_one(ctx *c, clpe_mrope *m, const clpe_mrope_config *cfg,
+static void check_mrope_one(ctx *c, clpe_rope *m, const clpe_mrope_config *cfg,
                             const char *tag, int token_major, uint64_t *seed)
 {
     const clpe_dtype dtype = cfg->rope.dtype;
@@ -403,20 +403,20 @@ static void check_mrope_one(ctx *c, clpe_mrope *m, const clpe_mrope_config *cfg,
     for (size_t j = 0; j < np; ++j)
         pos[j] = (int64_t)(next_random(seed) % 100000) - 50000;
     pos[0] = INT64_MAX; /* the phase's wrap */
-    const size_t sp = token_major ? 1 : tokens, tp = token_major ? cfg->streams : 1;
+    const clpe_position_source source =
+        token_major ? CLPE_POSITIONS_STREAMS_TOKEN_FIRST : CLPE_POSITIONS_STREAMS;
     char what[96];
     snprintf(what, sizeof what, "%s mrope", tag);
     clpe_host_rope_tensor hq = {.data = qwant, .heads = Q_HEADS, .head_pitch = head_pitch};
     clpe_host_rope_tensor hk = {.data = kwant, .heads = K_HEADS, .head_pitch = head_pitch};
-    clpe_host_mrope_positions hp = {.data = pos, .stream_pitch = sp, .token_pitch = tp};
-    expect_status(c, what, clpe_host_mrope(m, BATCH, SEQ, &hq, &hk, &hp, 0));
+    expect_status(c, what, clpe_host_rope(m, BATCH, SEQ, &hq, &hk, source, 0, pos, 0));
     cl_mem qbuf = buffer_from(c, q, qn * esize), kbuf = buffer_from(c, k, kn * esize);
     cl_mem pbuf = buffer_from(c, pos, np * sizeof *pos);
     clpe_rope_tensor tq = {.buffer = qbuf, .heads = Q_HEADS, .head_pitch = head_pitch};
     clpe_rope_tensor tk = {.buffer = kbuf, .heads = K_HEADS, .head_pitch = head_pitch};
-    clpe_mrope_positions dp = {.buffer = pbuf, .stream_pitch = sp, .token_pitch = tp};
-    expect_status(c, what, clpe_enqueue_mrope(m, c->queue, BATCH, SEQ, &tq, &tk, &dp, 0, 0, NULL,
-                                              NULL));
+    clpe_positions dp = {.source = source, .buffer = pbuf};
+    expect_status(c, what, clpe_enqueue_rope(m, c->queue, BATCH, SEQ, &tq, &tk, &dp, 0, 0, NULL,
+                                             NULL));
     expect_buffer(c, what, qbuf, qwant, qn * esize, esize);
     expect_buffer(c, what, kbuf, kwant, kn * esize, esize);
 
@@ -429,7 +429,7 @@ static void check_mrope_one(ctx *c, clpe_mrope *m, const clpe_mrope_config *cfg,
     memset(cw, 0x5A, bytes);
     memset(sw, 0x5A, bytes);
     snprintf(what, sizeof what, "%s mrope cache", tag);
-    expect_status(c, what, clpe_host_mrope_cache(m, tokens, &hp, cw, sw, pitch));
+    expect_status(c, what, clpe_host_rope_cache_at(m, tokens, source, 0, pos, cw, sw, pitch));
     unsigned char *poison = malloc(bytes);
     if (!poison)
         exit(2);
@@ -437,8 +437,8 @@ static void check_mrope_one(ctx *c, clpe_mrope *m, const clpe_mrope_config *cfg,
     cl_mem cbuf = buffer_from(c, poison, bytes), sbuf = buffer_from(c, poison, bytes);
     clpe_tensor ct = {.buffer = cbuf, .row_pitch = pitch};
     clpe_tensor st = {.buffer = sbuf, .row_pitch = pitch};
-    expect_status(c, what, clpe_enqueue_mrope_cache(m, c->queue, tokens, &dp, &ct, &st, 0, NULL,
-                                                    NULL));
+    expect_status(c, what, clpe_enqueue_rope_cache_at(m, c->queue, tokens, &dp, &ct, &st, 0, NULL,
+                                                      NULL));
     expect_buffer(c, what, cbuf, cw, bytes, esize);
     expect_buffer(c, what, sbuf, sw, bytes, esize);
     clReleaseMemObject(cbuf);
@@ -468,13 +468,13 @@ static void check_mrope(ctx *c, clpe_encoder *like, clpe_dtype dtype, uint64_t *
         char tag[48];
         snprintf(tag, sizeof tag, "%s %s", dtype_name(dtype), n ? "vision" : "text");
         clpe_status st = CLPE_SUCCESS;
-        clpe_mrope *m = clpe_mrope_create_like(like, cfgs[n], &st);
+        clpe_rope *m = clpe_rope_create_mrope_like(like, cfgs[n], &st);
         if (!m) {
             fail(c, tag, clpe_status_string(st));
             continue;
         }
         check_mrope_one(c, m, cfgs[n], tag, n == 1, seed);
-        clpe_mrope_release(m);
+        clpe_rope_release(m);
     }
 }
 
