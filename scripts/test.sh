@@ -60,7 +60,7 @@ if ((full)); then
     -E "cli|fastmath|lifetime|stress|fault|oclgrind|bench_json|status_coverage|standalone|consumer"
 else
   CLPE_PAIRS_PER_ITEM=1 ctest --test-dir build --output-on-failure \
-    -R "^test_(exact|formats|golden|digests|add|rope|launch_split|guards)$"
+    -R "^test_(exact|formats|golden|digests|add|rope|mrope|rope_layouts|launch_split|guards)$"
 fi
 
 step "conformance: clpe check on PoCL, Rusticl (llvmpipe) and Oclgrind (scripts/conformance.sh)"
