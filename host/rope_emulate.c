@@ -31,18 +31,18 @@ void clpe__rope_cos_sin(const clpe_rope *rope, uint64_t p, uint32_t i, double si
     *s = (sv * m) * (float)sign;
 }
 
-/* (a, b) -> (a c - b s, a s + b c): one product and one fma each. */
+/* (a, b) -> (a c - b s, a s + b c): the rotation of clpe_phase.h. */
 void clpe__rope_rotate(clpe_dtype dtype, double a, double b, double c, double s, double *ra,
                        double *rb)
 {
     if (dtype == CLPE_DTYPE_F64) {
-        *ra = fma(a, c, -(b * s));
-        *rb = fma(a, s, b * c);
+        *ra = pe_rotate_a_double(a, b, c, s);
+        *rb = pe_rotate_b_double(a, b, c, s);
         return;
     }
     float fa = (float)a, fb = (float)b, fc = (float)c, fs = (float)s;
-    *ra = fmaf(fa, fc, -(fb * fs));
-    *rb = fmaf(fa, fs, fb * fc);
+    *ra = pe_rotate_a_float(fa, fb, fc, fs);
+    *rb = pe_rotate_b_float(fa, fb, fc, fs);
 }
 
 static void rotate_token(const clpe_rope *rope, char *data, const clpe_rope_region *r, size_t b,

@@ -119,7 +119,7 @@ static inline void clpe_rope_cos_sin(global const ulong *words, long p, uint i, 
  * one product and one fma each. */
 static inline float2 clpe_rotate(float a, float b, float c, float s)
 {
-    return (float2)(fma(a, c, -(b * s)), fma(a, s, b * c));
+    return (float2)(pe_rotate_a_float(a, b, c, s), pe_rotate_b_float(a, b, c, s));
 }
 
 /* Pair i of a head rotated to position p: the two elements (a, b) at
@@ -174,7 +174,7 @@ static inline void clpe_rope_cos_sin_f64(global const ulong *words, long p, uint
 
 static inline double2 clpe_rotate_f64(double a, double b, double c, double s)
 {
-    return (double2)(fma(a, c, -(b * s)), fma(a, s, b * c));
+    return (double2)(pe_rotate_a_double(a, b, c, s), pe_rotate_b_double(a, b, c, s));
 }
 
 static inline double2 clpe_rope_pair_f64(global const ulong *words, long p, uint i, double a,

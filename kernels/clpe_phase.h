@@ -372,4 +372,29 @@ PE_DEFINE_SINCOS_F64(pe_sincos_f64x8, double8, ulong8, long8, ulong8, , as_long8
 #endif
 #endif
 
+/* The rotation of a pair: (a, b) turned by an angle whose cosine and sine,
+ * times the amplitude m, are c and s (s negated for the inverse):
+ *   a' = a c - b s = fma(a, c, -(b * s)),   b' = a s + b c = fma(a, s, b * c),
+ * one product and one fma each, rounded once. Every rotary kernel, the
+ * host emulation and clpe_device.h compute exactly this; the kernels'
+ * vector types apply it lane by lane: pe_rotate_a_<type>, pe_rotate_b_<type>. */
+#define PE_DEFINE_ROTATE(T, FMA)                                                                   \
+    PE_INLINE T pe_rotate_a_##T(T a, T b, T c, T s) { return FMA(a, c, -(b * s)); }               \
+    PE_INLINE T pe_rotate_b_##T(T a, T b, T c, T s) { return FMA(a, s, b * c); }
+#ifdef PE_OPENCL
+PE_DEFINE_ROTATE(float, fma)
+PE_DEFINE_ROTATE(float2, fma)
+PE_DEFINE_ROTATE(float8, fma)
+PE_DEFINE_ROTATE(float16, fma)
+#ifdef cl_khr_fp64
+PE_DEFINE_ROTATE(double, fma)
+PE_DEFINE_ROTATE(double2, fma)
+PE_DEFINE_ROTATE(double4, fma)
+PE_DEFINE_ROTATE(double8, fma)
+#endif
+#else
+PE_DEFINE_ROTATE(float, fmaf)
+PE_DEFINE_ROTATE(double, fma)
+#endif
+
 #endif /* CLPE_PHASE_H */

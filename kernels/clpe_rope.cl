@@ -15,14 +15,19 @@
  * are computed once and applied to every head of q and of k.
  *
  * Arithmetic (host/rope_emulate.c does the same): c = cos * m, s = sin * m
- * (s negated for the inverse), each rounded; a' = fma(a, c, -(b * s)),
- * b' = fma(a, s, b * c); rounded once to storage.
+ * (s negated for the inverse), each rounded; the rotation of clpe_phase.h
+ * (pe_rotate_a, pe_rotate_b); rounded once to storage.
  */
 #if PE_OPS_ROPE
 #define PE_W PE_ROPE_PAIRS
 
 #define PE_FN(base) PE_CAT(base, PE_CAT(_, PE_NAME))
 #define PE_R2 PE_CAT(PE_R, 2)
+/* the rotation (clpe_phase.h) of a scalar, a word of two, a group */
+#define PE_ROT_A PE_CAT(pe_rotate_a_, PE_R)
+#define PE_ROT_B PE_CAT(pe_rotate_b_, PE_R)
+#define PE_ROT2_A PE_CAT(pe_rotate_a_, PE_R2)
+#define PE_ROT2_B PE_CAT(pe_rotate_b_, PE_R2)
 #if PE_WIDE
 #define PE_TWL ulong
 #define PE_ODO pe_odo128
@@ -50,8 +55,8 @@ static inline void PE_FN(pe_rotate_heads_apart)(global PE_T *token, uint heads,
     global PE_T *pa = token + i * g->stride;
     for (uint h = 0; h < heads; ++h, pa += head_pitch) {
         PE_R a = PE_FN(pe_load)(pa, 0), b = PE_FN(pe_load)(pa, partner);
-        PE_FN(pe_store)(pa, 0, fma(a, c, -(b * s)));
-        PE_FN(pe_store)(pa, partner, fma(a, s, b * c));
+        PE_FN(pe_store)(pa, 0, PE_ROT_A(a, b, c, s));
+        PE_FN(pe_store)(pa, partner, PE_ROT_B(a, b, c, s));
     }
 }
 
@@ -70,7 +75,7 @@ static inline void PE_FN(pe_rotate_heads)(global PE_T *token, uint heads, uint h
     global PE_T *pa = token + i * 2;
     for (uint h = 0; h < heads; ++h, pa += head_pitch) {
         PE_R2 v = PE_FN(pe_load_word)(pa);
-        PE_FN(pe_store_word)(pa, (PE_R2)(fma(v.x, c, -(v.y * s)), fma(v.x, s, v.y * c)));
+        PE_FN(pe_store_word)(pa, (PE_R2)(PE_ROT_A(v.x, v.y, c, s), PE_ROT_B(v.x, v.y, c, s)));
     }
 }
 
@@ -128,6 +133,10 @@ kernel void PE_FN(clpe_rope_cache)(PE_ROPE_CACHE_ARGS(PE_PARAM, PE_COMMA))
 
 #undef PE_FN
 #undef PE_R2
+#undef PE_ROT_A
+#undef PE_ROT_B
+#undef PE_ROT2_A
+#undef PE_ROT2_B
 #undef PE_TWL
 #undef PE_ODO
 #undef PE_ODO_FN

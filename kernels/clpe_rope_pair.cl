@@ -34,16 +34,17 @@ static inline void PE_FN(pe_rotate_two_heads)(global PE_T *token, uint heads, ui
     if (g->stride == 2) {
         for (uint h = 0; h < heads; ++h, pa += head_pitch) {
             PE_R2 u = PE_FN(pe_load_word)(pa), v = PE_FN(pe_load_word)(pa + 2);
-            PE_FN(pe_store_word)(pa, (PE_R2)(fma(u.x, c.x, -(u.y * s.x)), fma(u.x, s.x, u.y * c.x)));
-            PE_FN(pe_store_word)(pa + 2,
-                                 (PE_R2)(fma(v.x, c.y, -(v.y * s.y)), fma(v.x, s.y, v.y * c.y)));
+            PE_FN(pe_store_word)(pa, (PE_R2)(PE_ROT_A(u.x, u.y, c.x, s.x),
+                                             PE_ROT_B(u.x, u.y, c.x, s.x)));
+            PE_FN(pe_store_word)(pa + 2, (PE_R2)(PE_ROT_A(v.x, v.y, c.y, s.y),
+                                                 PE_ROT_B(v.x, v.y, c.y, s.y)));
         }
     } else {
         uint partner = g->partner;
         for (uint h = 0; h < heads; ++h, pa += head_pitch) {
             PE_R2 a = PE_FN(pe_load_word)(pa), b = PE_FN(pe_load_word)(pa + partner);
-            PE_FN(pe_store_word)(pa, fma(a, c, -(b * s)));
-            PE_FN(pe_store_word)(pa + partner, fma(a, s, b * c));
+            PE_FN(pe_store_word)(pa, PE_ROT2_A(a, b, c, s));
+            PE_FN(pe_store_word)(pa + partner, PE_ROT2_B(a, b, c, s));
         }
     }
 }

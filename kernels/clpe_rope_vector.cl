@@ -23,8 +23,9 @@ static inline void PE_FN(pe_rotate_heads_group)(global PE_T *token, uint heads,
         } else {
             PE_GV a = PE_GFN(pe_load)(head, i0, aligned);
             PE_GV b = PE_GFN(pe_load)(head, i0 + g->partner, aligned);
-            PE_GFN(pe_store_two)(head, i0, fma(a, c, -(b * s)), i0 + g->partner,
-                                 fma(a, s, b * c), aligned);
+            PE_GFN(pe_store_two)(head, i0, PE_CAT(pe_rotate_a_, PE_GV)(a, b, c, s),
+                                 i0 + g->partner, PE_CAT(pe_rotate_b_, PE_GV)(a, b, c, s),
+                                 aligned);
         }
     }
 }

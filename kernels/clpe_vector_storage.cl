@@ -274,12 +274,12 @@ PE_DEFINE_STORE_TWO(f64, double, double8, 8)
 static inline float16 pe_rotate_zipped_float16(float16 v, float8 c, float8 s)
 {
     float8 a = v.even, b = v.odd;
-    return pe_zip8(fma(a, c, -(b * s)), fma(a, s, b * c));
+    return pe_zip8(pe_rotate_a_float8(a, b, c, s), pe_rotate_b_float8(a, b, c, s));
 }
 #ifdef cl_khr_fp64
 static inline double8 pe_rotate_zipped_double8(double8 v, double4 c, double4 s)
 {
     double4 a = v.even, b = v.odd;
-    return pe_zip4_f64(fma(a, c, -(b * s)), fma(a, s, b * c));
+    return pe_zip4_f64(pe_rotate_a_double4(a, b, c, s), pe_rotate_b_double4(a, b, c, s));
 }
 #endif
