@@ -70,6 +70,15 @@ def has_mrope() -> bool:
     return hasattr(_status._lib, "clpe_mrope_create")
 
 
+def check_int64_values(values: Any, what: str) -> None:
+    """Refuse an unsigned NumPy array holding a value past int64's largest:
+    compared as NumPy compares uint64 with a Python int (through float64),
+    2^63 would pass and wrap to -2^63."""
+    if isinstance(values, np.ndarray) and values.dtype.kind == "u" and values.size and \
+            int(values.max()) > np.iinfo(np.int64).max:
+        raise ValueError("clpe: %s must fit in int64, got %d" % (what, int(values.max())))
+
+
 def stream_config(rope: CRopeConfig, mrope_section: Any, ladder: Any) -> CMropeConfig:
     """The clpe_mrope_config of a rotary configuration and its streams; each
     entry of mrope_section is checked as an integer argument (4.9, '4' and
@@ -129,6 +138,7 @@ def host_stream_positions(positions: Any, streams: int, batch_seq: Optional[Tupl
     if positions is None or is_integer(positions):
         raise TypeError("clpe: this rotary object has %d position streams: give positions "
                         "[%d, batch, seq] or [tokens, %d]" % (streams, streams, streams))
+    check_int64_values(positions, "positions")
     values = int_array(positions, np.int64, "positions")
     layout, tokens = _layout_of(values.shape, streams, token_first, batch_seq)
     return HostPositions(layout, 0, values, streams), tokens
@@ -145,6 +155,7 @@ def device_stream_positions(call: Any, positions: Any, streams: int,
     if isinstance(positions, call.cl.MemoryObjectHolder):
         raise TypeError("clpe: give stream positions as a pyopencl.array.Array (a raw buffer "
                         "has no shape)")
+    check_int64_values(positions, "positions")
     buffer, offset, shape = call.int_buffer(positions, "positions", np.int64)
     layout, tokens = _layout_of(tuple(shape), streams, token_first, batch_seq)
     return DevicePositions(layout, 0, buffer, offset, streams), tokens

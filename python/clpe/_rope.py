@@ -335,6 +335,7 @@ class HostRope(_RopeBase):
                                                 token_first)[0]
         if token_first is not None:
             raise ValueError("clpe: token_first applies to position streams")
+        _mrope.check_int64_values(positions, "positions")
         source, start, values = host_positions(positions, batch, seq, 0)
         return HostPositions(PositionSource(source), checked_int64(start, "start"), values)
 
@@ -465,6 +466,7 @@ class Rope(_RopeBase):
             raise ValueError("clpe: token_first applies to position streams")
         if positions is None:
             return DevicePositions(PositionSource.START)
+        _mrope.check_int64_values(positions, "positions")
         c: CPositions = call.positions(positions, batch, seq)
         return DevicePositions(PositionSource(c.source), c.start, c.buffer, c.offset)
 

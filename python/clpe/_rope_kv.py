@@ -112,6 +112,7 @@ def _device_positions(call: Any, rope: Rope, positions: Any, tokens: int,
     if positions is None or is_integer(positions):
         start = 0 if positions is None else checked_int64(positions, "positions")
         return DevicePositions(PositionSource.START, start)
+    _mrope.check_int64_values(positions, "positions")
     buffer, offset, shape = call.int_buffer(positions, "positions", np.int64)
     if shape is not None and tuple(shape) != (tokens,):
         raise ValueError("clpe: positions must be an int or %d position ids, got shape %s"
@@ -220,6 +221,7 @@ def rope_kv(rope: Rope, queue: Device, key_cache: Device, value_cache: Device, s
                      dtype=int(cache_dtype), num_blocks=num_blocks, block_size=block_size,
                      heads=kv_heads, head_pitch=head_pitch, slot_pitch=slot_pitch,
                      block_pitch=block_pitch)
+    _mrope.check_int64_values(slots, "slots")
     slots_buffer, slots_offset, shape = call.int_buffer(slots, "slots", np.int64)
     if shape is not None and tuple(shape) != (tokens,):
         raise ValueError("clpe: slots must have %d values, got shape %s" % (tokens, tuple(shape)))
@@ -310,6 +312,7 @@ def host_rope_kv(rope: HostRope, key_cache: HostArray, value_cache: HostArray, s
                          dtype=int(cache_dtype), num_blocks=num_blocks, block_size=block_size,
                          heads=kv_heads, head_pitch=head_pitch, slot_pitch=slot_pitch,
                          block_pitch=block_pitch)
+    _mrope.check_int64_values(slots, "slots")
     slot_values = int_array(slots, np.int64, "slots")
     if slot_values.shape != (tokens,):
         raise ValueError("clpe: slots must have %d values, got shape %s"
@@ -324,6 +327,7 @@ def host_rope_kv(rope: HostRope, key_cache: HostArray, value_cache: HostArray, s
         start = 0 if positions is None else checked_int64(positions, "positions")
         c_positions = HostPositions(PositionSource.START, start)
     else:
+        _mrope.check_int64_values(positions, "positions")
         values = int_array(positions, np.int64, "positions")
         if values.shape != (tokens,):
             raise ValueError("clpe: positions must be an int or %d position ids, got shape %s"
