@@ -1,3 +1,6 @@
+# mypy: allow-untyped-calls
+# (the helpers called from _check, _host, _config, _status and _opencl carry no
+# annotations; every name defined here is typed.)
 """What position streams add to a rotary object (M-RoPE, the vision rotary):
 their configuration, their positions, and the C calls that take them.
 

@@ -1,3 +1,6 @@
+# mypy: allow-untyped-calls
+# (the helpers called from _check, _host, _config, _status and _opencl carry no
+# annotations; every name defined here is typed.)
 """Rotary position embedding: clpe.Rope on PyOpenCL arrays and clpe.HostRope
 on NumPy arrays, available when the loaded library has the rotary calls
 (clpe.HAS_ROPE).
@@ -11,7 +14,7 @@ clpe.HostMRope are the same classes under the names of the 1.1 previews.
 from __future__ import annotations
 
 import ctypes
-from typing import Any, Dict, Optional, Tuple, Type, TypeVar, Union
+from typing import Any, Dict, Optional, Tuple, Type, TypeVar, Union, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -226,7 +229,7 @@ class _RopeConfig:
 
     @property
     def numpy_dtype(self) -> np.dtype[Any]:
-        return NUMPY_DTYPES[Dtype(self.c.dtype)]
+        return cast("np.dtype[Any]", NUMPY_DTYPES[Dtype(self.c.dtype)])
 
 
 def _heads_layout(shape: Tuple[int, ...], strides: Tuple[int, ...], itemsize: int, what: str,

@@ -1,3 +1,6 @@
+# mypy: allow-untyped-calls
+# (the helpers called from _check, _host, _config, _status and _opencl carry no
+# annotations; every name defined here is typed.)
 """Rotary into a KV cache (clpe_enqueue_rope_kv): clpe.rope_kv on PyOpenCL
 arrays and clpe.host_rope_kv, its exact bits, on NumPy arrays.
 
@@ -291,13 +294,14 @@ def host_rope_kv(rope: HostRope, key_cache: HostArray, value_cache: HostArray, s
     else:
         if k is None or v is None:
             raise ValueError("clpe: give qkv, or k and v (and q)")
-        for name, array in (("q", q), ("k", k), ("v", v)):
-            if array is None:
+        parts: Tuple[Tuple[str, Optional[HostArray]], ...] = (("q", q), ("k", k), ("v", v))
+        for name, part in parts:
+            if part is None:
                 continue
-            host_array(array, name, write=name == "q" and q_out is None)
-            found, heads, hp, rp = _token_heads(array, head_dim, name)
+            host_array(part, name, write=name == "q" and q_out is None)
+            found, heads, hp, rp = _token_heads(part, head_dim, name)
             tokens = _check_tokens(found, tokens, name)
-            tensors[name] = CHostRopeTensor(data=array.ctypes.data, heads=heads, head_pitch=hp,
+            tensors[name] = CHostRopeTensor(data=part.ctypes.data, heads=heads, head_pitch=hp,
                                             row_pitch=rp)
     assert tokens is not None
     if q_out is not None:
