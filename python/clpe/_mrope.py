@@ -2,7 +2,7 @@
 # (the helpers called from _check, _host, _config, _status and _opencl carry no
 # annotations; every name defined here is typed.)
 """What position streams add to a rotary object (M-RoPE, the vision rotary):
-their configuration, their positions, and the C calls that take them.
+their configuration and their positions.
 
 clpe.Rope and clpe.HostRope are configured with streams through
 mrope_section (the pairs of each stream) and ladder, or made by .vision():
@@ -12,14 +12,12 @@ mrope_section (the pairs of each stream) and ladder, or made by .vision():
     vision = clpe.HostRope.vision(80)
     vision.rotate(q, k, pos_ids)           # rot_pos_emb's pos_ids [patches, 2]
 
-Every call a rotary object makes into the library goes through the
-functions of one calls table (STREAM_CALLS here, _rope.PLAIN_CALLS for one
-position per token), so that the library taking both as one clpe_rope
-changes those tables and nothing above them.
+Positions reach the library as HostPositions or DevicePositions: a
+PositionSource, or a StreamLayout of C-contiguous int64 values. Which C
+call takes them is _rope.py's calls tables' business.
 """
 from __future__ import annotations
 
-import ctypes
 import enum
 from typing import Any, NamedTuple, Optional, Sequence, Tuple, Union
 
@@ -27,9 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import _status
-from ._abi import (MROPE_MAX_STREAMS, CHostMropePositions, CHostRopeTensor, CMropeConfig,
-                   CMropePositions, CRopeConfig, CRopeTensor, CTensor, MropeLadder,
-                   PositionSource)
+from ._abi import MROPE_MAX_STREAMS, CMropeConfig, CRopeConfig, MropeLadder, PositionSource
 from ._check import check_enum, check_uint32, is_integer
 from ._host import int_array
 
@@ -162,93 +158,3 @@ def device_stream_positions(call: Any, positions: Any, streams: int,
     buffer, offset, shape = call.int_buffer(positions, "positions", np.int64)
     layout, tokens = _layout_of(tuple(shape), streams, token_first, batch_seq)
     return DevicePositions(layout, 0, buffer, offset, streams), tokens
-
-
-# ---- the C calls of an object with position streams: clpe_mrope ----------
-
-def _pitches(positions: Union[HostPositions, DevicePositions], tokens: int) -> Tuple[int, int]:
-    """(stream_pitch, token_pitch) in elements of contiguous stream positions."""
-    if positions.source is StreamLayout.TOKEN_FIRST:
-        return 1, positions.streams
-    return tokens, 1
-
-
-def _host_c(positions: HostPositions, tokens: int) -> CHostMropePositions:
-    stream_pitch, token_pitch = _pitches(positions, tokens)
-    assert positions.values is not None
-    return CHostMropePositions(data=positions.values.ctypes.data, stream_pitch=stream_pitch,
-                               token_pitch=token_pitch)
-
-
-def _device_c(positions: DevicePositions, tokens: int) -> CMropePositions:
-    stream_pitch, token_pitch = _pitches(positions, tokens)
-    return CMropePositions(buffer=positions.buffer, offset=positions.offset,
-                           stream_pitch=stream_pitch, token_pitch=token_pitch)
-
-
-class _StreamCalls:
-    """The library calls of a rotary object with position streams."""
-
-    release = "clpe_mrope_release"
-    streams_positions = True
-
-    @staticmethod
-    def create(context: int, device: int, config: Any, log: Any, status: Any) -> Any:
-        return _status._lib.clpe_mrope_create(context, device, ctypes.byref(config.mrope), log,
-                                              status)
-
-    @staticmethod
-    def create_like(encoder: Any, config: Any, status: Any) -> Any:
-        return _status._lib.clpe_mrope_create_like(encoder, ctypes.byref(config.mrope), status)
-
-    @staticmethod
-    def create_host(config: Any, status: Any) -> Any:
-        return _status._lib.clpe_mrope_create_host(ctypes.byref(config.mrope), status)
-
-    @staticmethod
-    def frequencies(handle: Any, values: NDArray[np.float64], streams: NDArray[np.uint32],
-                    amplitude: ctypes.c_double) -> int:
-        return int(_status._lib.clpe_mrope_get_frequencies(
-            handle, values.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
-            streams.ctypes.data_as(ctypes.POINTER(ctypes.c_uint32)), values.size,
-            ctypes.byref(amplitude)))
-
-    @staticmethod
-    def rotate(handle: Any, queue: int, batch: int, seq: int, q: CRopeTensor,
-               k: Optional[CRopeTensor], positions: DevicePositions, flags: int, count: int,
-               events: Any, event: ctypes.c_void_p) -> int:
-        c = _device_c(positions, batch * seq)
-        return int(_status._lib.clpe_enqueue_mrope(
-            handle, queue, batch, seq, ctypes.byref(q), ctypes.byref(k) if k is not None else None,
-            ctypes.byref(c), flags, count, events, ctypes.byref(event)))
-
-    @staticmethod
-    def cache(handle: Any, queue: int, n: int, positions: DevicePositions, cos: CTensor,
-              sin: CTensor, count: int, events: Any, event: ctypes.c_void_p) -> int:
-        c = _device_c(positions, n)
-        return int(_status._lib.clpe_enqueue_mrope_cache(
-            handle, queue, n, ctypes.byref(c), ctypes.byref(cos), ctypes.byref(sin), count,
-            events, ctypes.byref(event)))
-
-    @staticmethod
-    def host_rotate(handle: Any, batch: int, seq: int, q: CHostRopeTensor,
-                    k: Optional[CHostRopeTensor], positions: HostPositions, flags: int) -> int:
-        c = _host_c(positions, batch * seq)
-        return int(_status._lib.clpe_host_mrope(
-            handle, batch, seq, ctypes.byref(q), ctypes.byref(k) if k is not None else None,
-            ctypes.byref(c), flags))
-
-    @staticmethod
-    def host_cache(handle: Any, n: int, positions: HostPositions, cos: int, sin: int) -> int:
-        c = _host_c(positions, n)
-        return int(_status._lib.clpe_host_mrope_cache(handle, n, ctypes.byref(c), cos, sin, 0))
-
-    @staticmethod
-    def rope_kv(*args: Any) -> int:
-        raise NotImplementedError("clpe: the loaded library rotates into a KV cache with one "
-                                  "position per token only (no position streams)")
-
-    host_rope_kv = rope_kv
-
-
-STREAM_CALLS = _StreamCalls

@@ -8,7 +8,8 @@ on NumPy arrays, available when the loaded library has the rotary calls
 One class per object, whatever its positions: a plain configuration turns
 every pair of a token by that token's position; mrope_section (M-RoPE,
 Qwen2-VL's language model) or .vision() (its vision tower) turns each pair
-by the position of its stream (see _mrope.py). clpe.MRope and
+by the position of its stream (see _mrope.py). Every library call goes
+through one calls table per kind of object (the seam below). clpe.MRope and
 clpe.HostMRope are the same classes under the names of the 1.1 previews.
 """
 from __future__ import annotations
@@ -20,13 +21,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import _mrope, _status
-from ._abi import (ROPE_INVERSE, CBuildLog, CHostRopeTensor, CPositions, CRopeConfig,
-                   CRopeTensor, CTensor, Dtype, PositionSource, RopePairing, RopeScaling)
+from ._abi import (ROPE_INVERSE, CBuildLog, CHostMropePositions, CHostRopeTensor,
+                   CMropeConfig, CMropePositions, CPositions, CRopeConfig, CRopeTensor, CTensor,
+                   Dtype, PositionSource, RopePairing, RopeScaling)
 from ._check import (check_enum, check_float64_array, check_host_array, check_real,
                      check_size, check_uint32, check_uint64)
 from ._config import NUMPY_DTYPES, checked_int64, to_dtype
 from ._host import host_positions, pitches_of
-from ._mrope import DevicePositions, HostPositions
+from ._mrope import DevicePositions, HostPositions, StreamLayout
 
 # A pyopencl object (the package has no type information): arrays, queues, events.
 Device = Any
@@ -65,6 +67,14 @@ def _flags(inverse: bool) -> int:
         raise TypeError("clpe: inverse must be True or False, got %r" % (inverse,))
     return ROPE_INVERSE if inverse else 0
 
+
+# ---- the seam: every call a rotary object makes into the library ----------
+#
+# A rotary object reaches the library only through its configuration's calls
+# table: _PlainCalls (clpe_rope: one position per token) or _StreamCalls
+# (clpe_mrope: position streams). Positions arrive as _mrope.HostPositions /
+# DevicePositions, a PositionSource or a StreamLayout of contiguous int64
+# values, whatever the C structs that carry them.
 
 class _PlainCalls:
     """The library calls of a rotary object with one position per token."""
@@ -153,8 +163,106 @@ class _PlainCalls:
             flags))
 
 
-PLAIN_CALLS = _PlainCalls
-Calls = Union[Type[_PlainCalls], Type[_mrope._StreamCalls]]
+
+
+class _StreamCalls(_PlainCalls):
+    """The library calls of a rotary object with position streams: the
+    clpe_mrope object, its own rotate and cache calls, and stream positions
+    in clpe_mrope_positions (stream and token pitches)."""
+
+    release = "clpe_mrope_release"
+    streams_positions = True
+
+    @staticmethod
+    def _config(config: "_RopeConfig") -> CMropeConfig:
+        assert config.mrope is not None, "a plain configuration has no streams"
+        return config.mrope
+
+    @staticmethod
+    def create(context: int, device: int, config: "_RopeConfig", log: Any, status: Any) -> Any:
+        return _status._lib.clpe_mrope_create(context, device,
+                                              ctypes.byref(_StreamCalls._config(config)), log,
+                                              status)
+
+    @staticmethod
+    def create_like(encoder: Any, config: "_RopeConfig", status: Any) -> Any:
+        return _status._lib.clpe_mrope_create_like(
+            encoder, ctypes.byref(_StreamCalls._config(config)), status)
+
+    @staticmethod
+    def create_host(config: "_RopeConfig", status: Any) -> Any:
+        return _status._lib.clpe_mrope_create_host(ctypes.byref(_StreamCalls._config(config)),
+                                                   status)
+
+    @staticmethod
+    def frequencies(handle: Any, values: NDArray[np.float64], streams: NDArray[np.uint32],
+                    amplitude: ctypes.c_double) -> int:
+        return int(_status._lib.clpe_mrope_get_frequencies(
+            handle, values.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
+            streams.ctypes.data_as(ctypes.POINTER(ctypes.c_uint32)), values.size,
+            ctypes.byref(amplitude)))
+
+    @staticmethod
+    def _pitches(positions: Union[HostPositions, DevicePositions],
+                 tokens: int) -> Tuple[int, int]:
+        """(stream_pitch, token_pitch) in elements of contiguous stream positions."""
+        if positions.source is StreamLayout.TOKEN_FIRST:
+            return 1, positions.streams
+        return tokens, 1
+
+    @staticmethod
+    def _host_c(positions: HostPositions, tokens: int) -> CHostMropePositions:
+        stream_pitch, token_pitch = _StreamCalls._pitches(positions, tokens)
+        assert positions.values is not None
+        return CHostMropePositions(data=positions.values.ctypes.data, stream_pitch=stream_pitch,
+                                   token_pitch=token_pitch)
+
+    @staticmethod
+    def _device_c(positions: DevicePositions, tokens: int) -> CMropePositions:
+        stream_pitch, token_pitch = _StreamCalls._pitches(positions, tokens)
+        return CMropePositions(buffer=positions.buffer, offset=positions.offset,
+                               stream_pitch=stream_pitch, token_pitch=token_pitch)
+
+    @staticmethod
+    def rotate(handle: Any, queue: int, batch: int, seq: int, q: CRopeTensor,
+               k: Optional[CRopeTensor], positions: DevicePositions, flags: int, count: int,
+               events: Any, event: ctypes.c_void_p) -> int:
+        c = _StreamCalls._device_c(positions, batch * seq)
+        return int(_status._lib.clpe_enqueue_mrope(
+            handle, queue, batch, seq, ctypes.byref(q), _ref(k), ctypes.byref(c), flags, count,
+            events, ctypes.byref(event)))
+
+    @staticmethod
+    def cache(handle: Any, queue: int, n: int, positions: DevicePositions, cos: CTensor,
+              sin: CTensor, count: int, events: Any, event: ctypes.c_void_p) -> int:
+        c = _StreamCalls._device_c(positions, n)
+        return int(_status._lib.clpe_enqueue_mrope_cache(
+            handle, queue, n, ctypes.byref(c), ctypes.byref(cos), ctypes.byref(sin), count,
+            events, ctypes.byref(event)))
+
+    @staticmethod
+    def host_rotate(handle: Any, batch: int, seq: int, q: CHostRopeTensor,
+                    k: Optional[CHostRopeTensor], positions: HostPositions, flags: int) -> int:
+        c = _StreamCalls._host_c(positions, batch * seq)
+        return int(_status._lib.clpe_host_mrope(handle, batch, seq, ctypes.byref(q), _ref(k),
+                                                ctypes.byref(c), flags))
+
+    @staticmethod
+    def host_cache(handle: Any, n: int, positions: HostPositions, cos: int, sin: int) -> int:
+        c = _StreamCalls._host_c(positions, n)
+        return int(_status._lib.clpe_host_mrope_cache(handle, n, ctypes.byref(c), cos, sin, 0))
+
+    @staticmethod
+    def rope_kv(*args: Any) -> int:
+        raise NotImplementedError("clpe: the loaded library rotates into a KV cache with one "
+                                  "position per token only, not with position streams")
+
+    @staticmethod
+    def host_rope_kv(*args: Any) -> int:
+        return _StreamCalls.rope_kv()
+
+
+Calls = Type[_PlainCalls]
 
 
 class _RopeConfig:
@@ -213,7 +321,7 @@ class _RopeConfig:
         self.c = c
         self.mrope = None if mrope_section is None else \
             _mrope.stream_config(c, mrope_section, ladder)
-        self.calls: Calls = PLAIN_CALLS if self.mrope is None else _mrope.STREAM_CALLS
+        self.calls: Calls = _PlainCalls if self.mrope is None else _StreamCalls
 
     @property
     def head_dim(self) -> int:
