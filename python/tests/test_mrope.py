@@ -146,3 +146,35 @@ def test_bad_input_is_refused():
         with pytest.raises(TypeError):
             rope.rotate(q, positions=np.zeros((3, 4)))  # floats
     assert not q.any()
+
+
+def test_one_class_per_object():
+    """M-RoPE and the vision rotary are configurations of clpe.Rope and
+    clpe.HostRope; MRope and HostMRope are those classes."""
+    assert clpe.MRope is clpe.Rope and clpe.HostMRope is clpe.HostRope
+    with clpe.HostRope(HEAD_DIM) as plain, \
+            clpe.HostRope(HEAD_DIM, mrope_section=SECTION) as text, \
+            clpe.HostRope.vision(HEAD_DIM) as vision:
+        assert (plain.streams, plain.mrope_section) == (1, None)
+        assert (vision.streams, vision.mrope_section) == (2, (4, 4))
+        assert list(plain.pair_streams()) == [0] * 8
+        # one ladder: the plain configuration's frequencies; per stream: two ladders of 4
+        assert np.array_equal(text.frequencies()[0], plain.frequencies()[0])
+        assert np.array_equal(vision.frequencies()[0][:4], vision.frequencies()[0][4:])
+        q = np.ones((1, 2, 1, HEAD_DIM), np.float32)
+        with pytest.raises(ValueError, match="token_first"):
+            plain.rotate(q, positions=[[0, 1]], token_first=True)
+        with pytest.raises(TypeError, match="streams"):
+            text.rotate(q, positions=5)
+
+
+def test_rope_kv_with_streams_is_refused_until_the_library_takes_them(cl, context, queue):
+    rope = clpe.Rope(context, head_dim=HEAD_DIM, mrope_section=SECTION)
+    key = cl.array.zeros(queue, (2, 4, 1, HEAD_DIM), np.float32)
+    value = cl.array.zeros(queue, (2, 4, 1, HEAD_DIM), np.float32)
+    k = cl.array.to_device(queue, np.ones((2, 1, HEAD_DIM), np.float32))
+    with pytest.raises(NotImplementedError, match="position streams"):
+        clpe.rope_kv(rope, queue, key, value, [0, 1], k=k, v=k,
+                     positions=np.zeros((3, 2), np.int64))
+    assert not key.get().any()
+    rope.close()
