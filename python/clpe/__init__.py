@@ -23,16 +23,17 @@ from ._device_header import (device_header_path, device_include_dir, device_sour
                              device_words)
 from ._host import HostEncoder, host_add, host_gather, host_table  # noqa: E402
 from ._opencl import Encoder, Positions, Tensor, select_device  # noqa: E402
-from ._rope import HostRope, Rope, has_rope  # noqa: E402
+from ._mrope import has_mrope  # noqa: E402
+from ._rope import HostMRope, HostRope, MRope, Rope, has_rope  # noqa: E402
 from ._rope_kv import host_rope_kv, rope_kv  # noqa: E402
-from ._mrope import HostMRope, MRope, has_mrope  # noqa: E402
 from ._status import Error, status_name, status_string  # noqa: E402
 
 __version__ = _lib.clpe_version_string().decode()
 VERSION_NUMBER = _lib.clpe_version()  # MAJOR * 10000 + MINOR * 100 + PATCH
 # Whether the loaded library has the rotary calls (clpe.Rope, clpe.HostRope).
 HAS_ROPE = has_rope()
-# Whether it has the multimodal rotary calls (clpe.MRope, clpe.HostMRope).
+# Whether it has position streams (Rope(..., mrope_section=...), Rope.vision);
+# MRope and HostMRope are Rope and HostRope under their 1.1 preview names.
 HAS_MROPE = has_mrope()
 MAX_D = next(value for name, _, value, _, _ in _abi_table if name == "CLPE_MAX_D")
 

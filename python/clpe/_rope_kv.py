@@ -1,3 +1,6 @@
+# mypy: allow-untyped-calls
+# (the helpers called from _check, _host, _config, _status and _opencl carry no
+# annotations; every name defined here is typed.)
 """Rotary into a KV cache (clpe_enqueue_rope_kv): clpe.rope_kv on PyOpenCL
 arrays and clpe.host_rope_kv, its exact bits, on NumPy arrays.
 
@@ -14,25 +17,35 @@ under a float32 rope.
     clpe.rope_kv(rope, queue, key_cache, value_cache, slots, qkv=qkv, q_heads=hq,
                  positions=positions)
 """
+from __future__ import annotations
+
 import ctypes
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
+from numpy.typing import NDArray
 
-from . import _status
-from ._abi import (ROPE_INVERSE, CHostKvCache, CHostRopeTensor, CKvCache, CKvSlots, CPositions,
-                   CRopeTensor, Dtype, PositionSource)
-from ._check import check_uint32
+from . import _mrope, _status
+from ._abi import (CHostKvCache, CHostRopeTensor, CKvCache, CKvSlots, CRopeTensor, Dtype,
+                   PositionSource)
+from ._check import check_uint32, is_integer
 from ._config import NUMPY_DTYPES, checked_int64
 from ._host import int_array, pitches_of
+from ._mrope import DevicePositions, HostPositions
+from ._rope import HostRope, Rope, _flags
 
+Device = Any  # a pyopencl object (the package has no type information)
+HostArray = NDArray[Any]
 _DTYPES = {dtype: Dtype(code) for code, dtype in NUMPY_DTYPES.items()}
+_REPORT_BYTES = 8  # two uint32: [tokens refused, the first of them]
 
 
-def has_rope_kv():
+def has_rope_kv() -> bool:
     return hasattr(_status._lib, "clpe_enqueue_rope_kv")
 
 
-def _cache_layout(key, value, head_dim):
+def _cache_layout(key: Any, value: Any,
+                  head_dim: int) -> Tuple[Dtype, int, int, int, int, int, int]:
     """(dtype, num_blocks, block_size, heads, head, slot, block pitches) of
     the two cache arrays, which must agree in shape, dtype and strides."""
     for array, name in ((key, "key_cache"), (value, "value_cache")):
@@ -45,22 +58,23 @@ def _cache_layout(key, value, head_dim):
         raise TypeError("clpe: the cache's dtype %s is not one of clpe's" % key.dtype)
     block_pitch, slot_pitch, head_pitch = pitches_of(key.shape, key.strides, key.dtype.itemsize,
                                                      "key_cache")
-    num_blocks, block_size, heads = key.shape[:3]
+    num_blocks, block_size, heads = (int(n) for n in key.shape[:3])
     # an axis of one entry has pitch 0 here: the library takes its default
     return (_DTYPES[key.dtype], num_blocks, block_size, heads, head_pitch, slot_pitch,
             block_pitch)
 
 
-def _token_heads(array, head_dim, what):
+def _token_heads(array: Any, head_dim: int, what: str) -> Tuple[int, int, int, int]:
     """(tokens, heads, head_pitch, row_pitch) of a [tokens, heads, head_dim] array."""
     if array.ndim != 3 or array.shape[-1] != head_dim:
         raise ValueError("clpe: %s must have shape [tokens, heads, %d], got %s"
                          % (what, head_dim, tuple(array.shape)))
     row_pitch, head_pitch = pitches_of(array.shape, array.strides, array.dtype.itemsize, what)
-    return array.shape[0], array.shape[1], head_pitch, row_pitch
+    return int(array.shape[0]), int(array.shape[1]), head_pitch, row_pitch
 
 
-def _fused_views(qkv, q_heads, kv_heads, head_dim, itemsize):
+def _fused_views(qkv: Any, q_heads: Any, kv_heads: int, head_dim: int,
+                 itemsize: int) -> Tuple[int, List[Tuple[int, int, int]]]:
     """(tokens, [(byte offset, heads, row_pitch)] of q, k, v) in a fused
     [tokens, (hq + 2 hk) * head_dim] array."""
     if q_heads is None:
@@ -72,42 +86,94 @@ def _fused_views(qkv, q_heads, kv_heads, head_dim, itemsize):
                          "head_dim), got %s" % (width, tuple(qkv.shape)))
     (row_pitch,) = pitches_of(qkv.shape, qkv.strides, itemsize, "qkv")
     row_pitch = row_pitch or width
-    offsets = [0, int(q_heads) * head_dim, (int(q_heads) + kv_heads) * head_dim]
-    heads = [int(q_heads), kv_heads, kv_heads]
-    return qkv.shape[0], [(o * itemsize, h, row_pitch) for o, h in zip(offsets, heads)]
+    offsets = [0, q_heads * head_dim, (q_heads + kv_heads) * head_dim]
+    heads = [q_heads, kv_heads, kv_heads]
+    return int(qkv.shape[0]), [(o * itemsize, h, row_pitch) for o, h in zip(offsets, heads)]
 
 
-def _check_tokens(found, tokens, what):
+def _check_tokens(found: int, tokens: Optional[int], what: str) -> int:
     if tokens is not None and found != tokens:
         raise ValueError("clpe: %s has %d tokens, the others %d" % (what, found, tokens))
     return found
 
 
-def rope_kv(rope, queue, key_cache, value_cache, slots, q=None, k=None, v=None, qkv=None,
-            q_heads=None, q_out=None, positions=None, inverse=False, report=None,
-            wait_for=None):
+def _need_rope_kv(rope: Any, kind: type) -> None:
+    if not has_rope_kv():
+        raise NotImplementedError("clpe: the loaded library has no rotary-into-cache calls")
+    if not isinstance(rope, kind):
+        raise TypeError("clpe: rope must be a clpe.%s, got %s" % (kind.__name__,
+                                                                   type(rope).__name__))
+
+
+def _device_positions(call: Any, rope: Rope, positions: Any, tokens: int,
+                      token_first: Optional[bool]) -> DevicePositions:
+    if rope._config.calls.streams_positions:
+        return _mrope.device_stream_positions(call, positions, rope.streams, (1, tokens),
+                                              token_first)[0]
+    if token_first is not None:
+        raise ValueError("clpe: token_first applies to position streams")
+    if positions is None or is_integer(positions):
+        start = 0 if positions is None else checked_int64(positions, "positions")
+        return DevicePositions(PositionSource.START, start)
+    _mrope.check_int64_values(positions, "positions")
+    buffer, offset, shape = call.int_buffer(positions, "positions", np.int64)
+    if shape is not None and tuple(shape) != (tokens,):
+        raise ValueError("clpe: positions must be an int or %d position ids, got shape %s"
+                         % (tokens, tuple(shape)))
+    return DevicePositions(PositionSource.IDS, 0, buffer, offset)
+
+
+def _report_view(call: Any, report: Any) -> Tuple[Optional[int], Optional[Tuple[Any, Any]]]:
+    """(the cl_mem the library writes the report into, None or (a buffer of
+    the call's own, the Array to copy it to afterwards)). The library writes
+    at its buffer's start, so a view at an offset gets the report through a
+    buffer of the call's own."""
+    if report is None:
+        return None, None
+    if not call._is_array(report) and isinstance(report, call.cl.MemoryObjectHolder):
+        if report.size < _REPORT_BYTES:
+            raise ValueError("clpe: report must hold 2 uint32 values")
+        return int(report.int_ptr), None
+    if not call._is_array(report):
+        raise TypeError("clpe: report is written on the device: give a uint32 "
+                        "pyopencl.array.Array of 2 values or a pyopencl.Buffer, got %s"
+                        % type(report).__name__)
+    buffer, offset, shape = call.int_buffer(report, "report", np.uint32, write=True)
+    if tuple(shape) != (2,):
+        raise ValueError("clpe: report must be 2 uint32 values, got shape %s" % (tuple(shape),))
+    if offset == 0:
+        return buffer, None
+    scratch = call.cl.Buffer(call.encoder.context, call.cl.mem_flags.READ_WRITE, _REPORT_BYTES)
+    return int(scratch.int_ptr), (scratch, report)
+
+
+def rope_kv(rope: Rope, queue: Device, key_cache: Device, value_cache: Device, slots: Any,
+            q: Device = None, k: Device = None, v: Device = None, qkv: Device = None,
+            q_heads: Optional[int] = None, q_out: Device = None, positions: Any = None,
+            inverse: bool = False, report: Device = None, wait_for: Any = None,
+            token_first: Optional[bool] = None) -> Device:
     """Rotate q (qkv's queries, or q: [tokens, hq, head_dim]) in place or into
     q_out, and write k rotated and v into key_cache and value_cache at each
     token's slot (int64, -1: not cached). Arrays are pyopencl Arrays of the
     rope's dtype (the cache's may be float16 or bfloat16 under float32).
     positions: an int (the first token's; the others count up), or int64
-    position ids [tokens]. report: an optional uint32 Array of 2 the call
-    fills with the number of tokens refused for a bad slot and the first of
-    them; a call with a bad slot writes nothing (checked on the device).
-    Returns the call's event."""
+    position ids [tokens]. report: an optional uint32 Array of 2 (a view
+    at any offset) or Buffer the call fills with the number of tokens
+    refused for a bad slot and the first of them; a call with a bad slot
+    writes nothing (checked on the device). Returns the call's event."""
     from ._opencl import _Call
-    if not has_rope_kv():
-        raise NotImplementedError("clpe: the loaded library has no clpe_enqueue_rope_kv")
+    _need_rope_kv(rope, Rope)
     call = _Call(rope, wait_for)
-    head_dim = rope._config.head_dim
+    head_dim = rope.head_dim
     dtype = rope.dtype
     for array, what in ((key_cache, "key_cache"), (value_cache, "value_cache")):
         if not call._is_array(array):
             raise TypeError("clpe: %s must be a pyopencl.array.Array" % what)
     (cache_dtype, num_blocks, block_size, kv_heads, head_pitch, slot_pitch,
      block_pitch) = _cache_layout(key_cache, value_cache, head_dim)
+    flags = _flags(inverse)
 
-    def device_array(array, what, write):
+    def device_array(array: Device, what: str, write: bool) -> Optional[int]:
         if not call._is_array(array):
             raise TypeError("clpe: %s must be a pyopencl.array.Array" % what)
         if array.dtype != dtype:
@@ -116,10 +182,10 @@ def rope_kv(rope, queue, key_cache, value_cache, slots, q=None, k=None, v=None, 
         call.events.extend(array.events)
         if write:
             call.written.append(array)
-        return array.base_data.int_ptr if array.base_data is not None else None
+        return int(array.base_data.int_ptr) if array.base_data is not None else None
 
-    tokens = None
-    tensors = {}
+    tokens: Optional[int] = None
+    tensors: Dict[str, CRopeTensor] = {}
     if qkv is not None:
         if q is not None or k is not None or v is not None:
             raise ValueError("clpe: give qkv, or q, k and v, not both")
@@ -139,6 +205,7 @@ def rope_kv(rope, queue, key_cache, value_cache, slots, q=None, k=None, v=None, 
             tokens = _check_tokens(found, tokens, name)
             tensors[name] = CRopeTensor(buffer=buffer, offset=array.offset, heads=heads,
                                         head_pitch=hp, row_pitch=rp)
+    assert tokens is not None
     if q_out is not None:
         if "q" not in tensors:
             raise ValueError("clpe: q_out needs queries (q or qkv)")
@@ -150,67 +217,72 @@ def rope_kv(rope, queue, key_cache, value_cache, slots, q=None, k=None, v=None, 
     for array in (key_cache, value_cache):
         call.events.extend(array.events)
         call.written.append(array)
-    key_buffer, value_buffer = key_cache.base_data.int_ptr, value_cache.base_data.int_ptr
-    cache = CKvCache(key=key_buffer, value=value_buffer, key_offset=key_cache.offset,
-                     value_offset=value_cache.offset, dtype=int(cache_dtype),
-                     num_blocks=num_blocks, block_size=block_size, heads=kv_heads,
-                     head_pitch=head_pitch, slot_pitch=slot_pitch, block_pitch=block_pitch)
+    cache = CKvCache(key=key_cache.base_data.int_ptr if key_cache.base_data is not None
+                     else None,
+                     value=value_cache.base_data.int_ptr if value_cache.base_data is not None
+                     else None, key_offset=key_cache.offset, value_offset=value_cache.offset,
+                     dtype=int(cache_dtype), num_blocks=num_blocks, block_size=block_size,
+                     heads=kv_heads, head_pitch=head_pitch, slot_pitch=slot_pitch,
+                     block_pitch=block_pitch)
+    _mrope.check_int64_values(slots, "slots")
     slots_buffer, slots_offset, shape = call.int_buffer(slots, "slots", np.int64)
     if shape is not None and tuple(shape) != (tokens,):
         raise ValueError("clpe: slots must have %d values, got shape %s" % (tokens, tuple(shape)))
-    report_buffer = None
-    if report is not None:
-        report_buffer, _, shape = call.int_buffer(report, "report", np.uint32, write=True)
-        if shape is not None and tuple(shape) != (2,):
-            raise ValueError("clpe: report must be 2 uint32 values")
+    report_buffer, report_copy = _report_view(call, report)
     kv_slots = CKvSlots(buffer=slots_buffer, offset=slots_offset, report=report_buffer)
-    if positions is None or (isinstance(positions, (int, np.integer)) and
-                             not isinstance(positions, bool)):
-        start = 0 if positions is None else checked_int64(positions, "positions")
-        c_positions = CPositions(source=int(PositionSource.START), start=start)
-    else:
-        buffer, offset, shape = call.int_buffer(positions, "positions", np.int64)
-        if shape is not None and tuple(shape) != (tokens,):
-            raise ValueError("clpe: positions must be an int or %d position ids, got shape %s"
-                             % (tokens, tuple(shape)))
-        c_positions = CPositions(source=int(PositionSource.IDS), buffer=buffer, offset=offset)
+    c_positions = _device_positions(call, rope, positions, tokens, token_first)
     event = ctypes.c_void_p()
     count, events = call.wait_list()
 
-    def ref(name):
-        return ctypes.byref(tensors[name]) if name in tensors else None
+    def ref(name: str) -> Optional[CRopeTensor]:
+        return tensors.get(name)
 
     with rope._hold() as handle:
-        status = _status._lib.clpe_enqueue_rope_kv(
-            handle, queue.int_ptr, tokens, ref("q"), ref("q_out"), ref("k"), ref("v"),
-            ctypes.byref(cache), ctypes.byref(kv_slots), ctypes.byref(c_positions),
-            ROPE_INVERSE if inverse else 0, count, events, ctypes.byref(event))
-    return call.finish(status, "rope_kv", event)
+        if tokens == 0:
+            return call.nothing_to_do(queue)
+        status = rope._config.calls.rope_kv(
+            handle, queue.int_ptr, tokens, ref("q"), ref("q_out"), ref("k"), ref("v"), cache,
+            kv_slots, c_positions, flags, count, events, event)
+    done = call.finish(status, "rope_kv", event)
+    if report_copy is None:
+        return done
+    # The report after the call, into the caller's view; the call's event
+    # stays on the arrays it wrote, this copy's on the report.
+    scratch, view = report_copy
+    copied = call.cl.enqueue_copy(queue, view.base_data, scratch, dst_offset=view.offset,
+                                  byte_count=_REPORT_BYTES,
+                                  wait_for=[done] if done is not None else None)
+    view.add_event(copied)
+    return call.cl.enqueue_marker(queue, wait_for=[e for e in (done, copied) if e is not None])
 
 
-def host_rope_kv(rope, key_cache, value_cache, slots, q=None, k=None, v=None, qkv=None,
-                 q_heads=None, q_out=None, positions=None, inverse=False):
+def host_rope_kv(rope: HostRope, key_cache: HostArray, value_cache: HostArray, slots: Any,
+                 q: Optional[HostArray] = None, k: Optional[HostArray] = None,
+                 v: Optional[HostArray] = None, qkv: Optional[HostArray] = None,
+                 q_heads: Optional[int] = None, q_out: Optional[HostArray] = None,
+                 positions: Any = None, inverse: bool = False,
+                 token_first: Optional[bool] = None) -> Optional[HostArray]:
     """The exact bits of rope_kv on NumPy arrays, with a HostRope (or a Rope's
     .host()). A bad slot raises clpe.Error (CLPE_ERROR_INVALID_SLOTS) and
-    writes nothing."""
-    if not has_rope_kv():
-        raise NotImplementedError("clpe: the loaded library has no clpe_host_rope_kv")
-    head_dim = rope._config.head_dim
+    writes nothing. Returns q_out, else q, else qkv."""
+    _need_rope_kv(rope, HostRope)
+    head_dim = rope.head_dim
     dtype = rope.dtype
     for array, what in ((key_cache, "key_cache"), (value_cache, "value_cache")):
         if not isinstance(array, np.ndarray) or not array.flags.writeable:
             raise TypeError("clpe: %s must be a writeable numpy.ndarray" % what)
     (cache_dtype, num_blocks, block_size, kv_heads, head_pitch, slot_pitch,
      block_pitch) = _cache_layout(key_cache, value_cache, head_dim)
+    flags = _flags(inverse)
 
-    def host_array(array, what, write):
+    def host_array(array: Any, what: str, write: bool) -> None:
         if not isinstance(array, np.ndarray) or array.dtype != dtype:
             raise TypeError("clpe: %s must be a numpy.ndarray of %s" % (what, dtype))
         if write and not array.flags.writeable:
             raise ValueError("clpe: %s is read-only" % what)
 
-    tokens = None
-    tensors = {}
+    tokens: Optional[int] = None
+    tensors: Dict[str, CHostRopeTensor] = {}
     if qkv is not None:
         if q is not None or k is not None or v is not None:
             raise ValueError("clpe: give qkv, or q, k and v, not both")
@@ -222,14 +294,16 @@ def host_rope_kv(rope, key_cache, value_cache, slots, q=None, k=None, v=None, qk
     else:
         if k is None or v is None:
             raise ValueError("clpe: give qkv, or k and v (and q)")
-        for name, array in (("q", q), ("k", k), ("v", v)):
-            if array is None:
+        parts: Tuple[Tuple[str, Optional[HostArray]], ...] = (("q", q), ("k", k), ("v", v))
+        for name, part in parts:
+            if part is None:
                 continue
-            host_array(array, name, write=name == "q" and q_out is None)
-            found, heads, hp, rp = _token_heads(array, head_dim, name)
+            host_array(part, name, write=name == "q" and q_out is None)
+            found, heads, hp, rp = _token_heads(part, head_dim, name)
             tokens = _check_tokens(found, tokens, name)
-            tensors[name] = CHostRopeTensor(data=array.ctypes.data, heads=heads, head_pitch=hp,
+            tensors[name] = CHostRopeTensor(data=part.ctypes.data, heads=heads, head_pitch=hp,
                                             row_pitch=rp)
+    assert tokens is not None
     if q_out is not None:
         if "q" not in tensors:
             raise ValueError("clpe: q_out needs queries (q or qkv)")
@@ -242,27 +316,33 @@ def host_rope_kv(rope, key_cache, value_cache, slots, q=None, k=None, v=None, qk
                          dtype=int(cache_dtype), num_blocks=num_blocks, block_size=block_size,
                          heads=kv_heads, head_pitch=head_pitch, slot_pitch=slot_pitch,
                          block_pitch=block_pitch)
+    _mrope.check_int64_values(slots, "slots")
     slot_values = int_array(slots, np.int64, "slots")
     if slot_values.shape != (tokens,):
         raise ValueError("clpe: slots must have %d values, got shape %s"
                          % (tokens, slot_values.shape))
-    source, start, values = PositionSource.START, 0, None
-    if isinstance(positions, (int, np.integer)) and not isinstance(positions, bool):
-        start = int(positions)
-    elif positions is not None:
-        source, values = PositionSource.IDS, int_array(positions, np.int64, "positions")
+    c_positions: HostPositions
+    if rope._config.calls.streams_positions:
+        c_positions = _mrope.host_stream_positions(positions, rope.streams, (1, tokens),
+                                                   token_first)[0]
+    elif token_first is not None:
+        raise ValueError("clpe: token_first applies to position streams")
+    elif positions is None or is_integer(positions):
+        start = 0 if positions is None else checked_int64(positions, "positions")
+        c_positions = HostPositions(PositionSource.START, start)
+    else:
+        _mrope.check_int64_values(positions, "positions")
+        values = int_array(positions, np.int64, "positions")
         if values.shape != (tokens,):
             raise ValueError("clpe: positions must be an int or %d position ids, got shape %s"
                              % (tokens, values.shape))
-
-    def ref(name):
-        return ctypes.byref(tensors[name]) if name in tensors else None
-
-    start = checked_int64(start, "start")
+        c_positions = HostPositions(PositionSource.IDS, 0, values)
+    result = q_out if q_out is not None else (q if q is not None else qkv)
     with rope._hold() as handle:
-        _status.check(_status._lib.clpe_host_rope_kv(
-            handle, tokens, ref("q"), ref("q_out"), ref("k"), ref("v"), ctypes.byref(cache),
-            slot_values.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)), int(source), start,
-            values.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)) if values is not None
-            else None, ROPE_INVERSE if inverse else 0), "rope_kv")
-    return q_out if q_out is not None else (q if q is not None else qkv)
+        if tokens == 0:
+            return result
+        _status.check(rope._config.calls.host_rope_kv(
+            handle, tokens, tensors.get("q"), tensors.get("q_out"), tensors.get("k"),
+            tensors.get("v"), cache, slot_values.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)),
+            c_positions, flags), "rope_kv")
+    return result

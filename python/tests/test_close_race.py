@@ -61,21 +61,74 @@ def _race(make, call, expected_of, seconds=SECONDS):
     return completed[0], refused[0]
 
 
-@pytest.mark.skipif(not clpe.HAS_ROPE, reason="the loaded libclpe has no rotary calls")
-def test_host_rope_closed_during_calls():
-    def make():
-        return clpe.HostRope(64, scaling="llama3", factor=8.0, original_max_position=8192.0,
-                             low_freq_factor=1.0, high_freq_factor=4.0, base=500000.0)
+LLAMA3 = dict(scaling="llama3", factor=8.0, original_max_position=8192.0, low_freq_factor=1.0,
+              high_freq_factor=4.0, base=500000.0)
+# Positions of SHAPE's 512 tokens in each stream: far apart, so that every
+# pair's angle depends on which stream it reads.
+STREAM_POSITIONS = np.stack([np.arange(512) * 7 + 1000, np.arange(512) * 13 + 5,
+                             np.arange(512) * 3 + 70000])[:, None, :]
+# Each rotary configuration: (keywords, positions); made as clpe.HostRope
+# and as clpe.HostMRope, its former name for the stream configurations.
+ROTARIES = {
+    "rope": (LLAMA3, 1000),
+    "mrope": (dict(mrope_section=[8, 12, 12], base=1e6), STREAM_POSITIONS),
+    "vision": (dict(vision=True), STREAM_POSITIONS[:2]),
+}
 
+
+def _rotary_race(make, positions, seconds=SECONDS):
     reference = make()
 
     def expected_of(x):
         y = x.copy()
-        reference.rotate(y, positions=1000)
+        reference.rotate(y, positions=positions)
         return y
 
-    completed, refused = _race(make, lambda rope, x: rope.rotate(x, positions=1000),
-                               expected_of)
+    completed, refused = _race(make, lambda rope, x: rope.rotate(x, positions=positions),
+                               expected_of, seconds)
+    assert completed > THREADS and refused >= THREADS
+
+
+@pytest.mark.skipif(not clpe.HAS_ROPE, reason="the loaded libclpe has no rotary calls")
+@pytest.mark.parametrize("name", ["HostRope", "HostMRope"])
+@pytest.mark.parametrize("rotary", list(ROTARIES))
+def test_host_rope_closed_during_calls(name, rotary):
+    config, positions = ROTARIES[rotary]
+    if rotary == "rope" and name == "HostMRope" or rotary != "rope" and not clpe.HAS_MROPE:
+        pytest.skip("no such object")
+    cls = getattr(clpe, name)
+    _rotary_race(lambda: cls(64, **config), positions, SECONDS if rotary != "vision" else 2.0)
+
+
+@pytest.mark.skipif(not getattr(clpe, "HAS_MROPE", False),
+                    reason="the loaded libclpe has no multimodal rotary calls")
+@pytest.mark.parametrize("rotary", list(ROTARIES))
+def test_device_rope_closed_during_calls(cl, context, rotary):
+    """The device classes: each thread enqueues on a queue of its own and
+    waits; an object closed meanwhile must not be freed under a call."""
+    config, positions = ROTARIES[rotary]
+    queues = {}
+    lock = threading.Lock()
+
+    def queue_of_thread():
+        with lock:
+            return queues.setdefault(threading.get_ident(), cl.CommandQueue(context))
+
+    def rotate(rope, x):
+        queue = queue_of_thread()
+        device = cl.array.to_device(queue, x)
+        rope.rotate(queue, device, positions=positions).wait()
+        return device.get()
+
+    def make():
+        return clpe.MRope(context, head_dim=64, **config)
+
+    host = make().host()
+
+    def expected_of(x):
+        return host.rotate(x.copy(), positions=positions)
+
+    completed, refused = _race(make, rotate, expected_of, seconds=2.0)
     assert completed > THREADS and refused >= THREADS
 
 

@@ -1,7 +1,8 @@
-"""Multimodal rotary from Python (clpe.MRope, clpe.HostMRope): device bit for
-bit against the host emulation, host against a float64 NumPy rotation of
-each pair by its stream's position, and bad input refused. Skipped while
-the loaded library lacks the multimodal calls."""
+"""Multimodal rotary from Python (clpe.Rope and clpe.HostRope configured with
+position streams): device bit for bit against the host emulation, host
+against a float64 NumPy rotation of each pair by its stream's position, and
+bad input refused. Skipped while the loaded library lacks the multimodal
+calls."""
 import numpy as np
 import pytest
 
@@ -37,9 +38,11 @@ def test_host_rotation_is_the_formula():
     q = rng.standard_normal((2, 5, 3, HEAD_DIM)).astype(np.float32)
     positions = rng.integers(0, 3000, (3, 2, 5))
     expected = numpy_mrope(q, positions, SECTION)
-    with clpe.HostMRope(HEAD_DIM, mrope_section=SECTION) as rope:
+    with clpe.HostRope(HEAD_DIM, mrope_section=SECTION) as rope:
         rope.rotate(q, positions=positions)
-        frequencies, streams, amplitude = rope.frequencies()
+        frequencies, amplitude = rope.frequencies()
+        streams = rope.pair_streams()
+        assert (rope.streams, rope.mrope_section) == (3, tuple(SECTION))
     assert np.abs(q - expected).max() <= 1e-6
     assert amplitude == 1.0
     assert list(streams) == [0, 0, 1, 1, 1, 2, 2, 2]
@@ -52,8 +55,10 @@ def test_vision_positions_are_rows_then_columns():
     rng = np.random.default_rng(2)
     q = rng.standard_normal((7, 2, HEAD_DIM))  # [patches, heads, d]
     pos_ids = rng.integers(0, 50, (7, 2))      # [patches, (row, column)]
-    with clpe.HostMRope(HEAD_DIM, vision=True, dtype="f64") as rope:
+    with clpe.HostRope.vision(HEAD_DIM, dtype="f64") as rope:
         got = rope.rotate(q.copy(), positions=pos_ids.T)
+        # token-first, as rot_pos_emb gives them: the same bits
+        assert np.array_equal(rope.rotate(q.copy(), positions=pos_ids), got)
     w = 10000.0 ** (-2.0 * np.arange(4) / 8)
     theta = np.concatenate([pos_ids[:, :1] * w, pos_ids[:, 1:] * w], axis=-1)[:, None, :]
     a, b = q[..., :8], q[..., 8:]
@@ -66,7 +71,7 @@ def test_vision_positions_are_rows_then_columns():
 def test_device_rotation_is_the_host_emulation(cl, context, queue, dtype):
     if not clpe.Encoder(context, d=2, dtype=dtype).supports(dtype):
         pytest.skip("the device lacks %s" % dtype)
-    rope = clpe.MRope(context, head_dim=HEAD_DIM, mrope_section=SECTION, base=1e6, dtype=dtype)
+    rope = clpe.Rope(context, head_dim=HEAD_DIM, mrope_section=SECTION, base=1e6, dtype=dtype)
     rng = np.random.default_rng(3)
     q0 = stored(rng.standard_normal((2, 4, 6, HEAD_DIM)), dtype, rope.dtype)
     k0 = q0[:, :, :2].copy()  # two key heads: grouped-query attention
@@ -82,11 +87,11 @@ def test_device_rotation_is_the_host_emulation(cl, context, queue, dtype):
 
 
 def test_vision_cache_on_the_device(cl, context, queue):
-    rope = clpe.MRope(context, head_dim=HEAD_DIM, vision=True)
+    rope = clpe.Rope.vision(context, head_dim=HEAD_DIM)
     pos_ids = np.random.default_rng(4).integers(0, 64, (9, 2))
     cos = cl.array.empty(queue, (9, HEAD_DIM), np.float32)
     sin = cl.array.empty(queue, (9, HEAD_DIM), np.float32)
-    rope.cache(queue, cos, sin, pos_ids.T).wait()  # host values, uploaded
+    rope.cache(queue, cos, sin, positions=pos_ids).wait()  # host values, uploaded
     host_cos, host_sin = rope.host().cache(pos_ids.T)
     assert_same_bits(cos.get(), host_cos)
     assert_same_bits(sin.get(), host_sin)
@@ -96,22 +101,25 @@ def test_vision_cache_on_the_device(cl, context, queue):
     assert np.array_equal(host_cos[:, :8], host_cos[:, 8:])
 
 
-def test_strided_device_positions(cl, context, queue):
-    """The vision tower's pos_ids [patches, 2] on the device, seen as [2,
-    patches] through a transposed view: no copy, the same bits."""
-    rope = clpe.MRope(context, head_dim=HEAD_DIM, vision=True)
+def test_token_first_device_positions(cl, context, queue):
+    """The vision tower's pos_ids [patches, 2] on the device as they are
+    (token-first), at an offset into their buffer: the host's bits."""
+    rope = clpe.Rope.vision(context, head_dim=HEAD_DIM)
     rng = np.random.default_rng(6)
     pos_ids = rng.integers(0, 1 << 20, (11, 2))
     q0 = rng.standard_normal((11, 3, HEAD_DIM)).astype(np.float32)  # [patches, heads, d]
     q = cl.array.to_device(queue, q0)
-    positions = cl.array.to_device(queue, pos_ids.astype(np.int64))
-    rope.rotate(queue, q, positions=positions.transpose((1, 0))).wait()
+    padded = np.concatenate([np.full((3, 2), 1 << 40), pos_ids]).astype(np.int64)
+    positions = cl.array.to_device(queue, padded)[3:]
+    rope.rotate(queue, q, positions=positions).wait()
     expected = rope.host().rotate(q0.copy(), positions=pos_ids.T)
     assert_same_bits(q.get(), expected)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        rope.rotate(queue, q, positions=positions.transpose((1, 0)))
 
 
 def test_like_an_encoder_and_inverse(cl, context, queue):
-    rope = clpe.MRope.like(clpe.Encoder(context, d=8), head_dim=HEAD_DIM, mrope_section=SECTION)
+    rope = clpe.Rope.like(clpe.Encoder(context, d=8), head_dim=HEAD_DIM, mrope_section=SECTION)
     q0 = np.random.default_rng(5).standard_normal((1, 3, 2, HEAD_DIM)).astype(np.float32)
     q = cl.array.to_device(queue, q0)
     positions = np.array([[5, 6, 7], [5, 9, 9], [5, 6, 8]])
@@ -122,16 +130,15 @@ def test_like_an_encoder_and_inverse(cl, context, queue):
 
 def test_bad_input_is_refused():
     with pytest.raises(clpe.Error) as caught:
-        clpe.HostMRope(HEAD_DIM, mrope_section=[2, 3, 2])  # 7 pairs of 8
+        clpe.HostRope(HEAD_DIM, mrope_section=[2, 3, 2])  # 7 pairs of 8
     assert caught.value.name == "CLPE_ERROR_INVALID_ROPE"
     with pytest.raises(clpe.Error) as caught:
-        clpe.HostMRope(HEAD_DIM, vision=True, scaling="yarn", factor=2.0,
-                       original_max_position=64)
+        clpe.HostRope.vision(HEAD_DIM, scaling="yarn", factor=2.0, original_max_position=64)
     assert caught.value.name == "CLPE_ERROR_INVALID_SCALING"
-    with pytest.raises(ValueError):
-        clpe.HostMRope(HEAD_DIM)  # no sections
+    with pytest.raises(ValueError, match="ladder"):
+        clpe.HostRope(HEAD_DIM, ladder="per_stream")  # no sections
     q = np.zeros((1, 4, 1, HEAD_DIM), np.float32)
-    with clpe.HostMRope(HEAD_DIM, mrope_section=SECTION) as rope:
+    with clpe.HostRope(HEAD_DIM, mrope_section=SECTION) as rope:
         with pytest.raises(ValueError):
             rope.rotate(q, positions=np.zeros((2, 4), np.int64))  # two streams of three
         with pytest.raises(ValueError):
@@ -139,3 +146,35 @@ def test_bad_input_is_refused():
         with pytest.raises(TypeError):
             rope.rotate(q, positions=np.zeros((3, 4)))  # floats
     assert not q.any()
+
+
+def test_one_class_per_object():
+    """M-RoPE and the vision rotary are configurations of clpe.Rope and
+    clpe.HostRope; MRope and HostMRope are those classes."""
+    assert clpe.MRope is clpe.Rope and clpe.HostMRope is clpe.HostRope
+    with clpe.HostRope(HEAD_DIM) as plain, \
+            clpe.HostRope(HEAD_DIM, mrope_section=SECTION) as text, \
+            clpe.HostRope.vision(HEAD_DIM) as vision:
+        assert (plain.streams, plain.mrope_section) == (1, None)
+        assert (vision.streams, vision.mrope_section) == (2, (4, 4))
+        assert list(plain.pair_streams()) == [0] * 8
+        # one ladder: the plain configuration's frequencies; per stream: two ladders of 4
+        assert np.array_equal(text.frequencies()[0], plain.frequencies()[0])
+        assert np.array_equal(vision.frequencies()[0][:4], vision.frequencies()[0][4:])
+        q = np.ones((1, 2, 1, HEAD_DIM), np.float32)
+        with pytest.raises(ValueError, match="token_first"):
+            plain.rotate(q, positions=[[0, 1]], token_first=True)
+        with pytest.raises(TypeError, match="streams"):
+            text.rotate(q, positions=5)
+
+
+def test_rope_kv_with_streams_is_refused_until_the_library_takes_them(cl, context, queue):
+    rope = clpe.Rope(context, head_dim=HEAD_DIM, mrope_section=SECTION)
+    key = cl.array.zeros(queue, (2, 4, 1, HEAD_DIM), np.float32)
+    value = cl.array.zeros(queue, (2, 4, 1, HEAD_DIM), np.float32)
+    k = cl.array.to_device(queue, np.ones((2, 1, HEAD_DIM), np.float32))
+    with pytest.raises(NotImplementedError, match="position streams"):
+        clpe.rope_kv(rope, queue, key, value, [0, 1], k=k, v=k,
+                     positions=np.zeros((3, 2), np.int64))
+    assert not key.get().any()
+    rope.close()

@@ -6,8 +6,8 @@ apply_multimodal_rotary_pos_emb (mrope_section picks each pair's stream),
 run as shipped in transformers 4.49.0. The vision tower: the model's own
 rot_pos_emb (VisionRotaryEmbedding(head_dim / 2) indexed by every patch's
 row and column), then apply_rotary_pos_emb_vision. clpe runs through the
-Python package's host emulation (clpe.HostMRope: the bits every device
-writes).
+Python package's host emulation (clpe.HostRope configured with position
+streams: the bits every device writes).
 
 "exact" is the rotation of the same float inputs by p_j * w_i, p_j the
 position of the stream that pair i turns with and w_i the exact value of
@@ -87,8 +87,8 @@ class MCase:
     def host(self, dtype):
         c = self.case
         keywords = {k: v for k, v in c.clpe.items() if k != "seq_len"}
-        return clpe.HostMRope(c.head_dim, mrope_section=self.section, base=c.base,
-                              scaling=c.scaling, dtype=dtype, **keywords)
+        return clpe.HostRope(c.head_dim, mrope_section=self.section, base=c.base,
+                             scaling=c.scaling, dtype=dtype, **keywords)
 
 
 CASES = [
@@ -169,7 +169,7 @@ def test_text_matches_qwen2_vl(mcase):
     q_fw, k_fw, fw_inv_freq, fw_amplitude = hf_text(mcase, torch.from_numpy(q.copy()),
                                                     torch.from_numpy(k.copy()), positions)
     with mcase.host("f32") as rope:
-        w_clpe, streams, m = rope.frequencies()
+        (w_clpe, m), streams = rope.frequencies(), rope.pair_streams()
         q_clpe, k_clpe = q.copy(), k.copy()
         # [batch, heads, seq, d] seen as [batch, seq, heads, d]
         rope.rotate(q_clpe.transpose(0, 2, 1, 3), k_clpe.transpose(0, 2, 1, 3), positions)
@@ -193,7 +193,7 @@ def test_text_float64_is_the_formula(mcase):
     rng = np.random.default_rng(len(mcase.name) + 1)
     q = rng.standard_normal((1, tokens, HEADS_Q, c.head_dim))
     with mcase.host("f64") as rope:
-        _, streams, m = rope.frequencies()
+        (_, m), streams = rope.frequencies(), rope.pair_streams()
         q_clpe = q.copy()
         rope.rotate(q_clpe, None, positions)
     assert m == amplitude(c)
@@ -209,12 +209,12 @@ def test_text_float64_is_the_formula(mcase):
 
 def test_text_only_prompt_is_plain_rope():
     """A text-only prompt (one position in every stream) is plain rotary:
-    clpe.HostMRope gives clpe.HostRope's bits."""
+    with mrope_section, clpe.HostRope gives its plain configuration's bits."""
     positions = np.arange(4000, 4040, dtype=np.int64)
     rng = np.random.default_rng(3)
     q = rng.standard_normal((1, 40, 2, 128)).astype(np.float32)
     q_plain = q.copy()
-    with clpe.HostMRope(128, mrope_section=[16, 24, 24], base=1e6) as mrope, \
+    with clpe.HostRope(128, mrope_section=[16, 24, 24], base=1e6) as mrope, \
             clpe.HostRope(128, base=1e6) as rope:
         mrope.rotate(q, None, np.stack([positions] * 3))
         rope.rotate(q_plain, None, positions[None, :])
@@ -262,10 +262,10 @@ def test_vision_matches_qwen2_vl():
     k = rng.standard_normal((patches, HEADS_Q, VISION_HEAD_DIM)).astype(np.float32)
     q_fw, k_fw = modeling_qwen2_vl.apply_rotary_pos_emb_vision(
         torch.from_numpy(q.copy()), torch.from_numpy(k.copy()), cos, sin)
-    with clpe.HostMRope(VISION_HEAD_DIM, vision=True) as rope:
-        w_clpe, streams, m = rope.frequencies()
+    with clpe.HostRope.vision(VISION_HEAD_DIM) as rope:
+        (w_clpe, m), streams = rope.frequencies(), rope.pair_streams()
         q_clpe, k_clpe = q.copy(), k.copy()
-        rope.rotate(q_clpe, k_clpe, pos_ids.T)  # [patches, heads, d]; positions [2, patches]
+        rope.rotate(q_clpe, k_clpe, pos_ids)  # [patches, heads, d]; positions [patches, 2]
     # each stream a ladder of its own: VisionRotaryEmbedding(40)'s inv_freq, twice
     quarter = VISION_HEAD_DIM // 4
     w_exact = [1 / mp.mpf(10000) ** (mp.mpf(2 * j) / (2 * quarter)) for j in range(quarter)]
@@ -285,9 +285,9 @@ def test_vision_float64_is_the_formula():
     patches = pos_ids.shape[0]
     rng = np.random.default_rng(12)
     q = rng.standard_normal((patches, HEADS_Q, VISION_HEAD_DIM))
-    with clpe.HostMRope(VISION_HEAD_DIM, vision=True, dtype="f64") as rope:
+    with clpe.HostRope.vision(VISION_HEAD_DIM, dtype="f64") as rope:
         q_clpe = q.copy()
-        rope.rotate(q_clpe, None, pos_ids.T)
+        rope.rotate(q_clpe, None, pos_ids)
     quarter = VISION_HEAD_DIM // 4
     # VisionRotaryEmbedding in float64: 1 / theta ** (arange(0, dim, 2) / dim), dim = 40
     inv_freq = 1.0 / 10000.0 ** (np.arange(0, 2 * quarter, 2) / (2 * quarter))
