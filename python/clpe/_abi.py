@@ -40,6 +40,8 @@ class PositionSource(enum.IntEnum):
     START = 0
     PER_SEQUENCE = 1
     IDS = 2
+    STREAMS = 3              # rotary: [streams, batch, seq], one position per stream
+    STREAMS_TOKEN_FIRST = 4  # rotary: [batch, seq, streams]
 
 
 class Flag(enum.IntFlag):
@@ -182,17 +184,6 @@ class CMropeConfig(ctypes.Structure):
                 ("reserved", ctypes.c_uint64 * 4)]
 
 
-class CMropePositions(ctypes.Structure):
-    _fields_ = [("buffer", cl_handle), ("offset", ctypes.c_size_t),
-                ("stream_pitch", ctypes.c_size_t), ("token_pitch", ctypes.c_size_t),
-                ("reserved", ctypes.c_uint64 * 2)]
-
-
-class CHostMropePositions(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("stream_pitch", ctypes.c_size_t),
-                ("token_pitch", ctypes.c_size_t), ("reserved", ctypes.c_uint64 * 2)]
-
-
 # The C name of every struct and scalar type the binding declares.
 STRUCTS = {
     "clpe_abi_entry": CAbiEntry,
@@ -210,8 +201,6 @@ STRUCTS = {
     "clpe_kv_slots": CKvSlots,
     "clpe_host_kv_cache": CHostKvCache,
     "clpe_mrope_config": CMropeConfig,
-    "clpe_mrope_positions": CMropePositions,
-    "clpe_host_mrope_positions": CHostMropePositions,
 }
 SCALARS = {
     "clpe_status": ctypes.c_int32,

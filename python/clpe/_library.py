@@ -13,8 +13,8 @@ from ctypes import (POINTER, c_char_p, c_double, c_int, c_int32, c_int64, c_size
                     c_uint32, c_void_p)
 
 from ._abi import (CAbiEntry, CBuildLog, CConfig, CDeviceTuning, CHostKvCache,
-                   CHostMropePositions, CHostRopeTensor, CKvCache, CKvSlots, CLaunchInfo,
-                   CMropeConfig, CMropePositions, CPositions, CRopeConfig, CRopeTensor, CTensor,
+                   CHostRopeTensor, CKvCache, CKvSlots, CLaunchInfo,
+                   CMropeConfig, CPositions, CRopeConfig, CRopeTensor, CTensor,
                    CTokenIds, c_enum, cl_handle)
 
 c_status = c_int32
@@ -105,26 +105,18 @@ OPTIONAL_PROTOTYPES = {
                                      c_uint32]),
     # multimodal rotary (M-RoPE) and vision rotary
     "clpe_mrope_config_vision": (CMropeConfig, [c_uint32]),
-    "clpe_mrope_create": (c_rope, [cl_handle, cl_handle, POINTER(CMropeConfig),
-                                   POINTER(CBuildLog), POINTER(c_status)]),
-    "clpe_mrope_create_like": (c_rope, [c_encoder, POINTER(CMropeConfig), POINTER(c_status)]),
-    "clpe_mrope_create_host": (c_rope, [POINTER(CMropeConfig), POINTER(c_status)]),
-    "clpe_mrope_release": (None, [c_rope]),
-    "clpe_mrope_get_frequencies": (c_status, [c_rope, POINTER(c_double), POINTER(c_uint32),
-                                              c_size_t, POINTER(c_double)]),
-    "clpe_enqueue_mrope": (c_status, [c_rope, cl_handle, c_size_t, c_size_t,
-                                      POINTER(CRopeTensor), POINTER(CRopeTensor),
-                                      POINTER(CMropePositions), c_uint32, c_uint32,
-                                      c_handle_list, POINTER(cl_handle)]),
-    "clpe_enqueue_mrope_cache": (c_status, [c_rope, cl_handle, c_size_t,
-                                            POINTER(CMropePositions), POINTER(CTensor),
-                                            POINTER(CTensor), c_uint32, c_handle_list,
-                                            POINTER(cl_handle)]),
-    "clpe_host_mrope": (c_status, [c_rope, c_size_t, c_size_t, POINTER(CHostRopeTensor),
-                                   POINTER(CHostRopeTensor), POINTER(CHostMropePositions),
-                                   c_uint32]),
-    "clpe_host_mrope_cache": (c_status, [c_rope, c_size_t, POINTER(CHostMropePositions),
-                                         c_void_p, c_void_p, c_size_t]),
+    "clpe_rope_create_mrope": (c_rope, [cl_handle, cl_handle, POINTER(CMropeConfig),
+                                        POINTER(CBuildLog), POINTER(c_status)]),
+    "clpe_rope_create_mrope_like": (c_rope, [c_encoder, POINTER(CMropeConfig),
+                                             POINTER(c_status)]),
+    "clpe_rope_create_mrope_host": (c_rope, [POINTER(CMropeConfig), POINTER(c_status)]),
+    "clpe_rope_get_streams": (c_status, [c_rope, POINTER(c_uint32), c_size_t,
+                                         POINTER(c_uint32)]),
+    "clpe_enqueue_rope_cache_at": (c_status, [c_rope, cl_handle, c_size_t, POINTER(CPositions),
+                                              POINTER(CTensor), POINTER(CTensor), c_uint32,
+                                              c_handle_list, POINTER(cl_handle)]),
+    "clpe_host_rope_cache_at": (c_status, [c_rope, c_size_t, c_enum, c_int64, POINTER(c_int64),
+                                           c_void_p, c_void_p, c_size_t]),
 }
 
 

@@ -34,12 +34,13 @@ _LADDERS = {"one": MropeLadder.ONE_LADDER, "one_ladder": MropeLadder.ONE_LADDER,
             "ladder_per_stream": MropeLadder.LADDER_PER_STREAM}
 
 
-class StreamLayout(enum.Enum):
-    """How int64 stream positions lie in memory, tokens t = b * seq + s:
-    STREAMS [streams, batch, seq] (Hugging Face's position_ids), TOKEN_FIRST
-    [batch * seq, streams] (Qwen2-VL's vision pos_ids)."""
-    STREAMS = "streams"
-    TOKEN_FIRST = "token_first"
+class StreamLayout(enum.IntEnum):
+    """How int64 stream positions lie in memory, tokens t = b * seq + s, as
+    the position sources the library takes them: STREAMS [streams, batch,
+    seq] (Hugging Face's position_ids), TOKEN_FIRST [batch * seq, streams]
+    (Qwen2-VL's vision pos_ids)."""
+    STREAMS = int(PositionSource.STREAMS)
+    TOKEN_FIRST = int(PositionSource.STREAMS_TOKEN_FIRST)
 
 
 # Where a call's positions come from: a PositionSource (start, per-sequence
@@ -66,7 +67,7 @@ class DevicePositions(NamedTuple):
 
 
 def has_mrope() -> bool:
-    return hasattr(_status._lib, "clpe_mrope_create")
+    return hasattr(_status._lib, "clpe_rope_create_mrope")
 
 
 def check_int64_values(values: Any, what: str) -> None:

@@ -21,8 +21,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import _mrope, _status
-from ._abi import (ROPE_INVERSE, CBuildLog, CHostMropePositions, CHostRopeTensor,
-                   CMropeConfig, CMropePositions, CPositions, CRopeConfig, CRopeTensor, CTensor,
+from ._abi import (ROPE_INVERSE, CBuildLog, CHostRopeTensor,
+                   CMropeConfig, CPositions, CRopeConfig, CRopeTensor, CTensor,
                    Dtype, PositionSource, RopePairing, RopeScaling)
 from ._check import (check_enum, check_float64_array, check_host_array, check_real,
                      check_size, check_uint32, check_uint64)
@@ -71,10 +71,10 @@ def _flags(inverse: bool) -> int:
 # ---- the seam: every call a rotary object makes into the library ----------
 #
 # A rotary object reaches the library only through its configuration's calls
-# table: _PlainCalls (clpe_rope: one position per token) or _StreamCalls
-# (clpe_mrope: position streams). Positions arrive as _mrope.HostPositions /
-# DevicePositions, a PositionSource or a StreamLayout of contiguous int64
-# values, whatever the C structs that carry them.
+# table: _PlainCalls (one position per token) or _StreamCalls (a clpe_rope
+# made with position streams; its calls are the plain ones). Positions
+# arrive as _mrope.HostPositions / DevicePositions, a PositionSource or a
+# StreamLayout of contiguous int64 values (itself a position source).
 
 class _PlainCalls:
     """The library calls of a rotary object with one position per token."""
@@ -98,10 +98,14 @@ class _PlainCalls:
     @staticmethod
     def frequencies(handle: Any, values: NDArray[np.float64], streams: NDArray[np.uint32],
                     amplitude: ctypes.c_double) -> int:
-        streams[:] = 0
-        return int(_status._lib.clpe_rope_get_frequencies(
+        status = int(_status._lib.clpe_rope_get_frequencies(
             handle, values.ctypes.data_as(ctypes.POINTER(ctypes.c_double)), values.size,
             ctypes.byref(amplitude)))
+        if status or not hasattr(_status._lib, "clpe_rope_get_streams"):
+            streams[:] = 0
+            return status
+        return int(_status._lib.clpe_rope_get_streams(
+            handle, streams.ctypes.data_as(ctypes.POINTER(ctypes.c_uint32)), streams.size, None))
 
     @staticmethod
     def _c(positions: DevicePositions) -> CPositions:
@@ -126,8 +130,9 @@ class _PlainCalls:
     @staticmethod
     def cache(handle: Any, queue: int, n: int, positions: DevicePositions, cos: CTensor,
               sin: CTensor, count: int, events: Any, event: ctypes.c_void_p) -> int:
-        return int(_status._lib.clpe_enqueue_rope_cache(
-            handle, queue, positions.start, n, ctypes.byref(cos), ctypes.byref(sin), count,
+        c = _PlainCalls._c(positions)
+        return int(_status._lib.clpe_enqueue_rope_cache_at(
+            handle, queue, n, ctypes.byref(c), ctypes.byref(cos), ctypes.byref(sin), count,
             events, ctypes.byref(event)))
 
     @staticmethod
@@ -139,7 +144,9 @@ class _PlainCalls:
 
     @staticmethod
     def host_cache(handle: Any, n: int, positions: HostPositions, cos: int, sin: int) -> int:
-        return int(_status._lib.clpe_host_rope_cache(handle, positions.start, n, cos, sin, 0))
+        return int(_status._lib.clpe_host_rope_cache_at(
+            handle, n, int(positions.source.value), positions.start,
+            _PlainCalls._values(positions), cos, sin, 0))
 
     @staticmethod
     def rope_kv(handle: Any, queue: int, tokens: int, q: Optional[CRopeTensor],
@@ -166,11 +173,10 @@ class _PlainCalls:
 
 
 class _StreamCalls(_PlainCalls):
-    """The library calls of a rotary object with position streams: the
-    clpe_mrope object, its own rotate and cache calls, and stream positions
-    in clpe_mrope_positions (stream and token pitches)."""
+    """The library calls of a rotary object with position streams: made from
+    a clpe_mrope_config; every other call is a plain object's, which takes
+    stream positions as position sources of their own."""
 
-    release = "clpe_mrope_release"
     streams_positions = True
 
     @staticmethod
@@ -180,86 +186,18 @@ class _StreamCalls(_PlainCalls):
 
     @staticmethod
     def create(context: int, device: int, config: "_RopeConfig", log: Any, status: Any) -> Any:
-        return _status._lib.clpe_mrope_create(context, device,
-                                              ctypes.byref(_StreamCalls._config(config)), log,
-                                              status)
+        return _status._lib.clpe_rope_create_mrope(
+            context, device, ctypes.byref(_StreamCalls._config(config)), log, status)
 
     @staticmethod
     def create_like(encoder: Any, config: "_RopeConfig", status: Any) -> Any:
-        return _status._lib.clpe_mrope_create_like(
+        return _status._lib.clpe_rope_create_mrope_like(
             encoder, ctypes.byref(_StreamCalls._config(config)), status)
 
     @staticmethod
     def create_host(config: "_RopeConfig", status: Any) -> Any:
-        return _status._lib.clpe_mrope_create_host(ctypes.byref(_StreamCalls._config(config)),
-                                                   status)
-
-    @staticmethod
-    def frequencies(handle: Any, values: NDArray[np.float64], streams: NDArray[np.uint32],
-                    amplitude: ctypes.c_double) -> int:
-        return int(_status._lib.clpe_mrope_get_frequencies(
-            handle, values.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
-            streams.ctypes.data_as(ctypes.POINTER(ctypes.c_uint32)), values.size,
-            ctypes.byref(amplitude)))
-
-    @staticmethod
-    def _pitches(positions: Union[HostPositions, DevicePositions],
-                 tokens: int) -> Tuple[int, int]:
-        """(stream_pitch, token_pitch) in elements of contiguous stream positions."""
-        if positions.source is StreamLayout.TOKEN_FIRST:
-            return 1, positions.streams
-        return tokens, 1
-
-    @staticmethod
-    def _host_c(positions: HostPositions, tokens: int) -> CHostMropePositions:
-        stream_pitch, token_pitch = _StreamCalls._pitches(positions, tokens)
-        assert positions.values is not None
-        return CHostMropePositions(data=positions.values.ctypes.data, stream_pitch=stream_pitch,
-                                   token_pitch=token_pitch)
-
-    @staticmethod
-    def _device_c(positions: DevicePositions, tokens: int) -> CMropePositions:
-        stream_pitch, token_pitch = _StreamCalls._pitches(positions, tokens)
-        return CMropePositions(buffer=positions.buffer, offset=positions.offset,
-                               stream_pitch=stream_pitch, token_pitch=token_pitch)
-
-    @staticmethod
-    def rotate(handle: Any, queue: int, batch: int, seq: int, q: CRopeTensor,
-               k: Optional[CRopeTensor], positions: DevicePositions, flags: int, count: int,
-               events: Any, event: ctypes.c_void_p) -> int:
-        c = _StreamCalls._device_c(positions, batch * seq)
-        return int(_status._lib.clpe_enqueue_mrope(
-            handle, queue, batch, seq, ctypes.byref(q), _ref(k), ctypes.byref(c), flags, count,
-            events, ctypes.byref(event)))
-
-    @staticmethod
-    def cache(handle: Any, queue: int, n: int, positions: DevicePositions, cos: CTensor,
-              sin: CTensor, count: int, events: Any, event: ctypes.c_void_p) -> int:
-        c = _StreamCalls._device_c(positions, n)
-        return int(_status._lib.clpe_enqueue_mrope_cache(
-            handle, queue, n, ctypes.byref(c), ctypes.byref(cos), ctypes.byref(sin), count,
-            events, ctypes.byref(event)))
-
-    @staticmethod
-    def host_rotate(handle: Any, batch: int, seq: int, q: CHostRopeTensor,
-                    k: Optional[CHostRopeTensor], positions: HostPositions, flags: int) -> int:
-        c = _StreamCalls._host_c(positions, batch * seq)
-        return int(_status._lib.clpe_host_mrope(handle, batch, seq, ctypes.byref(q), _ref(k),
-                                                ctypes.byref(c), flags))
-
-    @staticmethod
-    def host_cache(handle: Any, n: int, positions: HostPositions, cos: int, sin: int) -> int:
-        c = _StreamCalls._host_c(positions, n)
-        return int(_status._lib.clpe_host_mrope_cache(handle, n, ctypes.byref(c), cos, sin, 0))
-
-    @staticmethod
-    def rope_kv(*args: Any) -> int:
-        raise NotImplementedError("clpe: the loaded library rotates into a KV cache with one "
-                                  "position per token only, not with position streams")
-
-    @staticmethod
-    def host_rope_kv(*args: Any) -> int:
-        return _StreamCalls.rope_kv()
+        return _status._lib.clpe_rope_create_mrope_host(
+            ctypes.byref(_StreamCalls._config(config)), status)
 
 
 Calls = Type[_PlainCalls]

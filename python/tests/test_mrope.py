@@ -173,7 +173,7 @@ def test_rope_kv_with_streams_is_refused_until_the_library_takes_them(cl, contex
     key = cl.array.zeros(queue, (2, 4, 1, HEAD_DIM), np.float32)
     value = cl.array.zeros(queue, (2, 4, 1, HEAD_DIM), np.float32)
     k = cl.array.to_device(queue, np.ones((2, 1, HEAD_DIM), np.float32))
-    with pytest.raises(NotImplementedError, match="position streams"):
+    with pytest.raises(clpe.Error, match="CLPE_ERROR_INVALID_POSITIONS"):
         clpe.rope_kv(rope, queue, key, value, [0, 1], k=k, v=k,
                      positions=np.zeros((3, 2), np.int64))
     assert not key.get().any()
