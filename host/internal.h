@@ -487,11 +487,10 @@ typedef struct clpe_rope_cache_call {
     clpe_position_args positions;
 } clpe_rope_cache_call;
 
-clpe_status clpe__resolve_rope_cache_call(const clpe_rope *rope, size_t n, cl_mem cos_buffer,
-                                          void *cos_host, size_t cos_offset,
-                                          size_t cos_row_pitch, cl_mem sin_buffer,
-                                          void *sin_host, size_t sin_offset,
-                                          size_t sin_row_pitch,
+/* The rows of cos or sin as a call gives them (heads and batch_pitch
+ * unused). */
+clpe_status clpe__resolve_rope_cache_call(const clpe_rope *rope, size_t n,
+                                          const clpe_rope_view *cos, const clpe_rope_view *sin,
                                           const clpe_position_args *positions,
                                           clpe_rope_cache_call *c);
 

@@ -92,29 +92,23 @@ clpe_status clpe__resolve_rope_call(const clpe_rope *rope, size_t batch, size_t 
     return clpe__check_operands(ops, 3);
 }
 
-clpe_status clpe__resolve_rope_cache_call(const clpe_rope *rope, size_t n, cl_mem cos_buffer,
-                                          void *cos_host, size_t cos_offset,
-                                          size_t cos_row_pitch, cl_mem sin_buffer,
-                                          void *sin_host, size_t sin_offset,
-                                          size_t sin_row_pitch,
+clpe_status clpe__resolve_rope_cache_call(const clpe_rope *rope, size_t n,
+                                          const clpe_rope_view *cos, const clpe_rope_view *sin,
                                           const clpe_position_args *positions,
                                           clpe_rope_cache_call *c)
 {
     size_t esize = clpe__dtype_size(rope->cfg.dtype);
-    *c = (clpe_rope_cache_call){.n = n, .positions = *positions, .cos_host = cos_host,
-                                .sin_host = sin_host};
-    const struct {
-        cl_mem buffer;
-        size_t offset, row_pitch;
-    } t[2] = {{cos_buffer, cos_offset, cos_row_pitch}, {sin_buffer, sin_offset, sin_row_pitch}};
+    *c = (clpe_rope_cache_call){.n = n, .positions = *positions, .cos_host = cos->host,
+                                .sin_host = sin->host};
+    const clpe_rope_view *t[2] = {cos, sin};
     clpe_region *r[2] = {&c->cos, &c->sin};
     clpe_status status = CLPE_SUCCESS;
     for (int j = 0; j < 2 && status == CLPE_SUCCESS; ++j) {
-        status = clpe__resolve_rows(rope->rotary_dim, esize, t[j].offset, t[j].row_pitch, 0, 1, n,
-                                    r[j]);
-        r[j]->buffer = t[j].buffer;
-        if (status == CLPE_SUCCESS && t[j].buffer)
-            status = clpe__check_buffer_in(rope->shared->context, t[j].buffer, r[j]->end_bytes,
+        status = clpe__resolve_rows(rope->rotary_dim, esize, t[j]->offset, t[j]->row_pitch, 0, 1,
+                                    n, r[j]);
+        r[j]->buffer = t[j]->buffer;
+        if (status == CLPE_SUCCESS && t[j]->buffer)
+            status = clpe__check_buffer_in(rope->shared->context, t[j]->buffer, r[j]->end_bytes,
                                            CLPE_ERROR_BUFFER_TOO_SMALL);
     }
     if (status != CLPE_SUCCESS)
@@ -123,7 +117,7 @@ clpe_status clpe__resolve_rope_cache_call(const clpe_rope *rope, size_t n, cl_me
         clpe__region_operand(&c->cos, rope->rotary_dim, esize, 1, n, CLPE_ACCESS_WRITE),
         clpe__region_operand(&c->sin, rope->rotary_dim, esize, 1, n, CLPE_ACCESS_WRITE),
         clpe__positions_operand(positions, 1, n)};
-    ops[0].host = cos_host;
-    ops[1].host = sin_host;
+    ops[0].host = cos->host;
+    ops[1].host = sin->host;
     return clpe__check_operands(ops, 3);
 }

@@ -114,8 +114,9 @@ clpe_status clpe_host_rope_cache_at(const clpe_rope *rope, size_t n, clpe_positi
     clpe_status status =
         clpe__rope_host_positions(rope, source, start, host_positions, 1, n, &pos);
     if (status == CLPE_SUCCESS)
-        status = clpe__resolve_rope_cache_call(rope, n, NULL, cos, 0, row_pitch, NULL, sin, 0,
-                                               row_pitch, &pos, &c);
+        status = clpe__resolve_rope_cache_call(
+            rope, n, &(clpe_rope_view){.host = cos, .row_pitch = row_pitch},
+            &(clpe_rope_view){.host = sin, .row_pitch = row_pitch}, &pos, &c);
     if (status != CLPE_SUCCESS)
         return status;
     clpe_dtype dtype = rope->cfg.dtype;

@@ -219,9 +219,12 @@ clpe_status clpe_enqueue_rope_cache_at(clpe_rope *rope, cl_command_queue queue, 
         status = clpe__check_stream_positions(rope->shared->context, positions, rope->streams, 1,
                                               n, &pos);
     if (status == CLPE_SUCCESS)
-        status = clpe__resolve_rope_cache_call(rope, n, cos->buffer, NULL, cos->offset,
-                                               cos->row_pitch, sin->buffer, NULL, sin->offset,
-                                               sin->row_pitch, &pos, &c);
+        status = clpe__resolve_rope_cache_call(
+            rope, n, &(clpe_rope_view){.buffer = cos->buffer, .offset = cos->offset,
+                                       .row_pitch = cos->row_pitch},
+            &(clpe_rope_view){.buffer = sin->buffer, .offset = sin->offset,
+                              .row_pitch = sin->row_pitch},
+            &pos, &c);
     if (status != CLPE_SUCCESS)
         return status;
     if (n == 0)

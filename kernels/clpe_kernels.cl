@@ -97,14 +97,22 @@ typedef struct pe_geometry {
                            stride,          flags,         vocab,            seq,              \
                            rows,            batch,         rows_per_item,    pos_source}
 
-/* The position of row s (of this launch) of sequence b, modulo 2^64. */
+/* The position of row s (of this launch) of sequence b, modulo 2^64: the
+ * row kernels' and the rotary kernels' alike (a rotary call with a
+ * position per stream reads each pair's with pe_stream_position). */
+static inline ulong pe_position_of(global const long *positions, uint pos_source, uint seq,
+                                   long start, uint b, uint s)
+{
+    if (pos_source == PE_POS_IDS)
+        return (ulong)positions[b * seq + s];
+    ulong first = pos_source == PE_POS_PER_SEQUENCE ? (ulong)positions[b] : 0;
+    return first + (ulong)start + s;
+}
+
 static inline ulong pe_position(global const long *positions, uint b, uint s,
                                 const pe_geometry *g)
 {
-    if (g->pos_source == PE_POS_IDS)
-        return (ulong)positions[b * g->seq + s];
-    ulong first = g->pos_source == PE_POS_START ? 0 : (ulong)positions[b];
-    return first + (ulong)g->start + s;
+    return pe_position_of(positions, g->pos_source, g->seq, g->start, b, s);
 }
 
 /* The row of [s_begin, s_begin + count) at position `at`, where row s_begin
@@ -155,14 +163,10 @@ static inline ulong pe_stream_position(global const long *positions, ulong token
     return (ulong)positions[token * token_pitch + j * stream_pitch];
 }
 
-/* The position of token s (of this launch) of sequence b, modulo 2^64. */
 static inline ulong pe_rope_position(global const long *positions, uint b, uint s,
                                      const pe_rope_geometry *g)
 {
-    if (g->pos_source == PE_POS_IDS)
-        return (ulong)positions[b * g->seq + s];
-    ulong first = g->pos_source == PE_POS_PER_SEQUENCE ? (ulong)positions[b] : 0;
-    return first + (ulong)g->start + s;
+    return pe_position_of(positions, g->pos_source, g->seq, g->start, b, s);
 }
 
 /* The share of the grid one rotary work-item walks (the launch shape in

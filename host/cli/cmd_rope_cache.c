@@ -1,9 +1,11 @@
 /*
  * cmd_rope_cache.c - `clpe rope-cache`: the rotary cos/sin cache of N
- * consecutive positions, each [N, rotary_dim], as two .npy files, computed
- * on the device by clpe_enqueue_rope_cache in chunks.
+ * consecutive positions, or of every token of a positions file with a
+ * position per stream (M-RoPE, the vision rotary), each [N, rotary_dim], as
+ * two .npy files, computed on the device by clpe_enqueue_rope_cache_at in
+ * chunks.
  *
- * The configuration is built and checked on the host first
+ * The configuration (and the positions) are checked on the host first
  * (clpe_rope_create_host), so a bad combination fails before any file or
  * device is touched. The two files are a pair: both paths are opened, the
  * room for both checked, both written in full as new files, and only then
@@ -18,6 +20,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -59,8 +62,10 @@ clpe_rope_config cli_rope_config_from_args(const cli_args *a, int64_t start)
     return cfg;
 }
 
-/* The rotary object on the device, printing the failure on error. */
-static clpe_rope *rope_create(const cli_device *dev, const clpe_rope_config *cfg)
+/* The rotary object on the device (with position streams when sections
+ * is given), printing the failure on error. */
+static clpe_rope *rope_create(const cli_device *dev, const clpe_rope_config *cfg,
+                              const clpe_mrope_config *sections)
 {
     char log[8192];
     clpe_build_log bl = {log, sizeof log, 0};
@@ -68,7 +73,9 @@ static clpe_rope *rope_create(const cli_device *dev, const clpe_rope_config *cfg
     log[0] = '\0';
     char printed[240];
     cli_stderr_hold(); /* the driver's compiler may print; the tool speaks one line */
-    clpe_rope *rope = clpe_rope_create(dev->context, dev->device, cfg, &bl, &st);
+    clpe_rope *rope = sections
+                          ? clpe_rope_create_mrope(dev->context, dev->device, sections, &bl, &st)
+                          : clpe_rope_create(dev->context, dev->device, cfg, &bl, &st);
     cli_stderr_restore(printed, sizeof printed);
     if (rope)
         return rope;
@@ -85,7 +92,9 @@ static clpe_rope *rope_create(const cli_device *dev, const clpe_rope_config *cfg
 typedef struct rope_cache_job {
     const cli_device *dev;
     clpe_rope *rope;
-    int64_t start;
+    int64_t start;        /* consecutive positions from start, */
+    cl_mem positions;     /* or a position per stream, [seq, streams] on the device */
+    uint32_t streams;
     uint64_t seq;
     uint32_t cols;        /* rotary_dim */
     int dtype;
@@ -109,10 +118,17 @@ static int write_array(const rope_cache_job *job, int want_sin, cli_outfile *out
     for (uint64_t row = 0; row < job->seq;) {
         const size_t n = job->seq - row < job->chunk_rows ? (size_t)(job->seq - row)
                                                           : job->chunk_rows;
-        const int64_t first = (int64_t)((uint64_t)job->start + row);
+        /* the stream positions lie token-first, so a chunk is a range */
+        clpe_positions pos =
+            job->positions
+                ? (clpe_positions){.source = CLPE_POSITIONS_STREAMS_TOKEN_FIRST,
+                                   .buffer = job->positions,
+                                   .offset = (size_t)row * job->streams * sizeof(int64_t)}
+                : (clpe_positions){.source = CLPE_POSITIONS_START,
+                                   .start = (int64_t)((uint64_t)job->start + row)};
         clpe_tensor cos_t = {.buffer = job->cos_buf}, sin_t = {.buffer = job->sin_buf};
-        clpe_status st = clpe_enqueue_rope_cache(job->rope, job->dev->queue, first, n, &cos_t,
-                                                 &sin_t, 0, NULL, NULL);
+        clpe_status st = clpe_enqueue_rope_cache_at(job->rope, job->dev->queue, n, &pos, &cos_t,
+                                                    &sin_t, 0, NULL, NULL);
         if (st == CLPE_SUCCESS)
             st = clEnqueueReadBuffer(job->dev->queue, want_sin ? job->sin_buf : job->cos_buf,
                                      CL_TRUE, 0, n * row_bytes, job->host, 0, NULL, NULL);
@@ -218,13 +234,13 @@ static int check_paths(const cli_args *a)
     return cli_paths_distinct(paths, flags, n);
 }
 
-/* The cache of consecutive positions, LongRoPE's lists in f. */
-static int rope_cache_consecutive(const cli_args *args, const cli_rope_factors *f)
+/* The cache of seq rows: consecutive positions from start, or the
+ * positions per stream of every token (token_first, [seq, streams], with
+ * sections). Returns an exit status, after printing why on failure. */
+static int rope_cache_run(const cli_args *args, const clpe_rope_config *cfg,
+                          const clpe_mrope_config *sections, const int64_t *token_first,
+                          int64_t start, uint64_t seq)
 {
-    const int64_t start = args->have_start ? args->start : 0;
-    clpe_rope_config cfg = cli_rope_config_from_args(args, start);
-    cfg.short_factor = f->short_factor;
-    cfg.long_factor = f->long_factor;
     cli_device dev;
     memset(&dev, 0, sizeof dev);
     rope_cache_job job;
@@ -233,17 +249,18 @@ static int rope_cache_consecutive(const cli_args *args, const cli_rope_factors *
 
     /* The configuration, checked without a device: bad values fail here. */
     clpe_status st = CLPE_SUCCESS;
-    clpe_rope *host_rope = clpe_rope_create_host(&cfg, &st);
+    clpe_rope *host_rope = sections ? clpe_rope_create_mrope_host(sections, &st)
+                                    : clpe_rope_create_host(cfg, &st);
     if (!host_rope) {
         cli_error("rope-cache: %s (%d)", clpe_status_string(st), (int)st);
         return rc;
     }
     clpe_rope_release(host_rope);
 
+    const uint32_t cols = cfg->rotary_dim ? cfg->rotary_dim : cfg->head_dim;
     cli_outfile cos_out, sin_out;
     cli_outfile *const outs[2] = {&cos_out, &sin_out};
-    if ((rc = cli_rope_outputs_open(args, args->seq, cfg.rotary_dim, cfg.dtype, outs)) !=
-            CLI_EXIT_OK)
+    if ((rc = cli_rope_outputs_open(args, seq, cols, cfg->dtype, outs)) != CLI_EXIT_OK)
         return rc;
     if ((rc = cli_device_open(args->device, &dev)) != CLI_EXIT_OK) {
         cli_outfile_abort(&cos_out);
@@ -253,49 +270,66 @@ static int rope_cache_consecutive(const cli_args *args, const cli_rope_factors *
     rc = CLI_EXIT_RUNTIME;
     job.dev = &dev;
     job.start = start;
-    job.seq = args->seq;
-    job.cols = cfg.rotary_dim;
-    job.dtype = cfg.dtype;
-    job.esize = dtype_size(cfg.dtype);
+    job.streams = sections ? sections->streams : 1;
+    job.seq = seq;
+    job.cols = cols;
+    job.dtype = cfg->dtype;
+    job.esize = dtype_size(cfg->dtype);
     const size_t row_bytes = job.cols * job.esize;
     job.chunk_rows = ROPE_CACHE_CHUNK_BYTES / row_bytes ? ROPE_CACHE_CHUNK_BYTES / row_bytes : 1;
     if (job.chunk_rows > job.seq)
         job.chunk_rows = (size_t)job.seq;
-    if (!cli_device_supports(dev.device, cfg.dtype)) {
+    if (!cli_device_supports(dev.device, cfg->dtype)) {
         cli_error("device '%s' does not support --dtype %s", dev.name,
-                  cli_dtype_name(cfg.dtype));
+                  cli_dtype_name(cfg->dtype));
         goto done;
     }
-    job.rope = rope_create(&dev, &cfg);
+    job.rope = rope_create(&dev, cfg, sections);
     if (!job.rope)
         goto done;
     const size_t chunk_bytes = job.chunk_rows * row_bytes;
+    /* [seq, streams] int64 fits: the reader of the positions file bounds it */
+    const size_t positions_bytes = token_first ? (size_t)seq * job.streams * sizeof(int64_t) : 0;
     cl_int err = CL_SUCCESS;
-    job.cos_buf = clCreateBuffer(dev.context, CL_MEM_READ_WRITE, chunk_bytes, NULL, &err);
+    if (token_first)
+        job.positions = clCreateBuffer(dev.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                       positions_bytes, (void *)token_first, &err);
+    if (!token_first || job.positions)
+        job.cos_buf = clCreateBuffer(dev.context, CL_MEM_READ_WRITE, chunk_bytes, NULL, &err);
     if (job.cos_buf)
         job.sin_buf = clCreateBuffer(dev.context, CL_MEM_READ_WRITE, chunk_bytes, NULL, &err);
     job.host = malloc(chunk_bytes);
     if (!job.sin_buf || !job.host) {
-        cli_error("cannot allocate two buffers of %zu bytes (%d)", chunk_bytes, (int)err);
+        cli_error("cannot allocate the device buffers (%zu bytes of positions, two of %zu) (%d)",
+                  positions_bytes, chunk_bytes, (int)err);
         goto done;
     }
-    rc = CLI_EXIT_RUNTIME;
     const double t0 = cli_now();
     for (int i = 0; i < 2; ++i)
         if ((rc = write_array(&job, i, outs[i], CLI_ROPE_OUTPUT_FLAGS[i])) != CLI_EXIT_OK)
             goto done;
     if ((rc = cli_outfile_commit_all(outs, CLI_ROPE_OUTPUT_FLAGS, 2)) != CLI_EXIT_OK)
         goto done;
-    if (!args->quiet)
-        cli_note("wrote %s and %s: [%llu, %u] %s, %s pairing, %s scaling, positions "
-                 "%lld..%lld, device '%s', %.3f s",
-                 args->cos_out, args->sin_out, (unsigned long long)job.seq, (unsigned)job.cols,
-                 cli_dtype_name(cfg.dtype), cli_pairing_name(cfg.pairing),
-                 cli_scaling_name(cfg.scaling), (long long)start,
-                 (long long)((uint64_t)start + job.seq - 1), dev.name, cli_now() - t0);
+    if (args->quiet)
+        goto done;
+    char positions[160];
+    if (sections)
+        snprintf(positions, sizeof positions, "%u stream%s (%s), positions from %s",
+                 (unsigned)sections->streams, sections->streams == 1 ? "" : "s",
+                 sections->ladder == CLPE_MROPE_LADDER_PER_STREAM ? "a frequency ladder each"
+                                                                   : "one frequency ladder",
+                 args->positions_file);
+    else
+        snprintf(positions, sizeof positions, "positions %lld..%lld", (long long)start,
+                 (long long)((uint64_t)start + seq - 1));
+    cli_note("wrote %s and %s: [%llu, %u] %s, %s pairing, %s scaling, %s, device '%s', %.3f s",
+             args->cos_out, args->sin_out, (unsigned long long)job.seq, (unsigned)job.cols,
+             cli_dtype_name(cfg->dtype), cli_pairing_name(cfg->pairing),
+             cli_scaling_name(cfg->scaling), positions, dev.name, cli_now() - t0);
 done:
     cli_outfile_abort(&cos_out);
     cli_outfile_abort(&sin_out);
+    if (job.positions) clReleaseMemObject(job.positions);
     if (job.cos_buf) clReleaseMemObject(job.cos_buf);
     if (job.sin_buf) clReleaseMemObject(job.sin_buf);
     free(job.host);
@@ -304,8 +338,31 @@ done:
     return rc;
 }
 
+/* The cache of consecutive positions, LongRoPE's lists in f. */
+static int rope_cache_consecutive(const cli_args *args, const cli_rope_factors *f)
+{
+    const int64_t start = args->have_start ? args->start : 0;
+    clpe_rope_config cfg = cli_rope_config_from_args(args, start);
+    cfg.short_factor = f->short_factor;
+    cfg.long_factor = f->long_factor;
+    return rope_cache_run(args, &cfg, NULL, NULL, start, args->seq);
+}
+
+/* The cache of every token of the positions file, with position streams. */
+static int rope_cache_multimodal(const cli_args *args, const cli_rope_factors *f)
+{
+    cli_rope_positions pos;
+    int rc = cli_rope_positions_read(args, &pos);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    clpe_mrope_config cfg = cli_mrope_config_from_args(args, f, &pos);
+    rc = rope_cache_run(args, &cfg.rope, &cfg, pos.token_first, 0, pos.tokens);
+    free(pos.token_first);
+    return rc;
+}
+
 /* LongRoPE's factor lists come from files, read once; positions from a file
- * take the multimodal path (cmd_rope_cache_mrope.c). */
+ * (rope_cache_positions.c) take position streams. */
 int cli_cmd_rope_cache(const cli_args *args)
 {
     int rc = check_paths(args);
@@ -315,7 +372,7 @@ int cli_cmd_rope_cache(const cli_args *args)
     rc = cli_rope_factors_read(args, &f);
     if (rc != CLI_EXIT_OK)
         return rc;
-    rc = args->positions_file ? cli_rope_cache_multimodal(args, &f)
+    rc = args->positions_file ? rope_cache_multimodal(args, &f)
                               : rope_cache_consecutive(args, &f);
     cli_rope_factors_free(&f);
     return rc;

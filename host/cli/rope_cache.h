@@ -1,7 +1,7 @@
 /*
  * rope_cache.h - what the parts of `clpe rope-cache` share: the rotary
  * configuration the flags describe, LongRoPE's factor lists read from their
- * files, and the multimodal path (positions from a file).
+ * files, and positions with a position per stream read from a file.
  */
 #ifndef CLPE_CLI_ROPE_CACHE_H
 #define CLPE_CLI_ROPE_CACHE_H
@@ -40,8 +40,19 @@ extern const char *const CLI_ROPE_OUTPUT_FLAGS[2];
 int cli_rope_outputs_open(const cli_args *a, uint64_t rows, uint32_t cols, int dtype,
                           cli_outfile *const outs[2]);
 
-/* `clpe rope-cache --positions FILE`: the multimodal cos/sin cache of every
- * token of the file (cmd_rope_cache_mrope.c). */
-int cli_rope_cache_multimodal(const cli_args *a, const cli_rope_factors *f);
+/* The positions of --positions FILE (rope_cache_positions.c): int64
+ * [streams, tokens] read, checked against the sections and --seq, and held
+ * token-first, [tokens, streams]. Returns an exit status, after printing
+ * why on failure; free token_first. */
+typedef struct cli_rope_positions {
+    int64_t *token_first;
+    uint64_t tokens;
+} cli_rope_positions;
+int cli_rope_positions_read(const cli_args *a, cli_rope_positions *out);
+
+/* The multimodal configuration the flags describe for those positions
+ * (dynamic NTK and LongRoPE take their largest plus one). */
+clpe_mrope_config cli_mrope_config_from_args(const cli_args *a, const cli_rope_factors *fac,
+                                             const cli_rope_positions *pos);
 
 #endif
