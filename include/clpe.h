@@ -716,6 +716,9 @@ CLPE_API clpe_status clpe_host_rope_cache(const clpe_rope *rope, int64_t start, 
  * *build_options (may be NULL) receives a static string to add to the
  * build options of a program that uses clpe_device.h: it lets the header
  * check that it reads the layout this library writes.
+ * A multimodal rotary object (clpe_rope_create_mrope) writes its pairs'
+ * words in pair order, each from its stream's ladder: rotate pair i by the
+ * position of the stream clpe_rope_get_streams names for it.
  * Nothing is created on failure; CLPE_ERROR_HOST_ONLY for an object made
  * for the host emulation only. */
 CLPE_API clpe_status clpe_encoder_device_words(const clpe_encoder *enc, cl_mem *words,
