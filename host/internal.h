@@ -19,7 +19,8 @@ typedef enum clpe_op {
     CLPE_OP_ROPE = 3,       /* rotary embedding of queries and keys */
     CLPE_OP_ROPE_CACHE = 4, /* the rotary cos/sin cache */
     CLPE_OP_ROPE_KV = 5,    /* rotary into a KV cache */
-    CLPE_OP_COUNT = 6
+    CLPE_OP_ROPE_STREAMS = 6, /* rotary with a position per stream */
+    CLPE_OP_COUNT = 7
 } clpe_op;
 
 /* Kernels of the program, one pool of cl_kernel objects each: the

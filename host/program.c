@@ -18,6 +18,8 @@ static const char *const kernel_names[CLPE_KERNEL_COUNT] = {
     "clpe_rope_f32",   "clpe_rope_f16",   "clpe_rope_bf16",   "clpe_rope_f64",
     "clpe_rope_cache_f32", "clpe_rope_cache_f16", "clpe_rope_cache_bf16", "clpe_rope_cache_f64",
     "clpe_rope_kv_f32", "clpe_rope_kv_f16", "clpe_rope_kv_bf16", "clpe_rope_kv_f64",
+    "clpe_rope_streams_f32", "clpe_rope_streams_f16", "clpe_rope_streams_bf16",
+    "clpe_rope_streams_f64",
     "clpe_pad_positions", "clpe_kv_check_slots",
 };
 

@@ -38,35 +38,36 @@ static cl_int set_rope_launch_args(cl_kernel kernel, const void *call, size_t s0
     return clpe__set_kernel_args(kernel, a, PE_ROPE_ARG_COUNT);
 }
 
-/* Whether the tensor's memory starts at a multiple of `word` bytes. Buffers
- * the device allocates (and sub-buffers, whose origins are aligned to
- * CL_DEVICE_MEM_BASE_ADDR_ALIGN, at least 64 bytes) always do; a
- * CL_MEM_USE_HOST_PTR buffer does if its host memory does. */
-static bool storage_aligned(cl_mem buffer, size_t word)
+/* Whether the tensor's memory starts at a multiple of `word` bytes, in
+ * *aligned. Buffers the device allocates (and sub-buffers, whose origins are
+ * aligned to CL_DEVICE_MEM_BASE_ADDR_ALIGN, at least 64 bytes) always do; a
+ * CL_MEM_USE_HOST_PTR buffer does if its host memory does. An OpenCL error
+ * if the buffer cannot be queried. */
+static clpe_status storage_aligned(cl_mem buffer, size_t word, bool *aligned)
 {
     cl_mem_flags flags = 0;
     void *host = NULL;
-    if (clGetMemObjectInfo(buffer, CL_MEM_FLAGS, sizeof flags, &flags, NULL) != CL_SUCCESS)
-        return false;
-    if (!(flags & CL_MEM_USE_HOST_PTR))
-        return true;
-    if (clGetMemObjectInfo(buffer, CL_MEM_HOST_PTR, sizeof host, &host, NULL) != CL_SUCCESS)
-        return false;
-    return (uintptr_t)host % word == 0;
+    cl_int err = clGetMemObjectInfo(buffer, CL_MEM_FLAGS, sizeof flags, &flags, NULL);
+    if (err == CL_SUCCESS && (flags & CL_MEM_USE_HOST_PTR))
+        err = clGetMemObjectInfo(buffer, CL_MEM_HOST_PTR, sizeof host, &host, NULL);
+    *aligned = err == CL_SUCCESS && (uintptr_t)host % word == 0;
+    return err;
 }
 
 /* Whether the kernel may move the two elements of an interleaved pair, or
  * the first (second) halves of two adjacent split pairs, as one aligned
- * word of two elements (pair_words): every pair of the tensor starts at an
+ * word of two elements, in *words: every pair of the tensor starts at an
  * even element, and in the split layout the halves are an even count of
  * elements apart. The bits are the same either way. */
-static bool pairs_are_words(const clpe_rope *rope, const clpe_rope_region *r, bool half_split)
+static clpe_status pairs_are_words(const clpe_rope *rope, const clpe_rope_region *r,
+                                   bool half_split, bool *words)
 {
+    *words = false;
     if (half_split && rope->n_pairs % 2)
-        return false;
+        return CLPE_SUCCESS;
     if ((r->offset | r->head_pitch | r->row_pitch | r->batch_pitch) % 2)
-        return false;
-    return storage_aligned(r->buffer, 2 * clpe__dtype_size(rope->cfg.dtype));
+        return CLPE_SUCCESS;
+    return storage_aligned(r->buffer, 2 * clpe__dtype_size(rope->cfg.dtype), words);
 }
 
 /* A pitch the kernel multiplies only by 0 when a block has one entry. */
@@ -74,7 +75,7 @@ static size_t pitch32(size_t pitch, size_t count) { return count > 1 ? pitch : 0
 
 /* The arguments that stay the same for every launch of a rotation. */
 static cl_int set_rope_fixed_args(const clpe_rope *rope, cl_kernel kernel, const clpe_rope_call *c,
-                                  const clpe_launch_grid *grid)
+                                  const clpe_launch_grid *grid, bool pair_words)
 {
     const size_t rows = grid->rows_per_launch, batch = grid->batch_per_launch;
     bool half_split = rope->cfg.pairing == CLPE_ROPE_HALF_SPLIT, k = c->has_k;
@@ -97,9 +98,7 @@ static cl_int set_rope_fixed_args(const clpe_rope *rope, cl_kernel kernel, const
     a[PE_ROPE_ARG_N_PAIRS] = clpe__arg_u32(rope->n_pairs);
     a[PE_ROPE_ARG_PARTNER] = clpe__arg_u32(half_split ? rope->n_pairs : 1);
     a[PE_ROPE_ARG_STRIDE] = clpe__arg_u32(half_split ? 1 : 2);
-    a[PE_ROPE_ARG_PAIR_WORDS] =
-        clpe__arg_u32(pairs_are_words(rope, &c->q, half_split) &&
-                      (!k || pairs_are_words(rope, &c->k, half_split)));
+    a[PE_ROPE_ARG_PAIR_WORDS] = clpe__arg_u32(pair_words);
     a[PE_ROPE_ARG_INVERSE] = clpe__arg_u32(c->inverse);
     a[PE_ROPE_ARG_SEQ] = clpe__arg_u32(c->seq > INDEX_MAX ? 0 : c->seq);
     a[PE_ROPE_ARG_ROWS_PER_ITEM] = clpe__arg_u32(grid->rows_per_item);
@@ -139,6 +138,12 @@ clpe_status clpe_enqueue_rope(clpe_rope *rope, cl_command_queue queue, size_t ba
         return status;
     if (batch == 0 || seq == 0)
         return clpe__enqueue_nothing(queue, num_events, wait_list, event);
+    bool half_split = rope->cfg.pairing == CLPE_ROPE_HALF_SPLIT, q_words, k_words = true;
+    status = pairs_are_words(rope, &c.q, half_split, &q_words);
+    if (status == CLPE_SUCCESS && c.has_k)
+        status = pairs_are_words(rope, &c.k, half_split, &k_words);
+    if (status != CLPE_SUCCESS)
+        return status;
 
     clpe_launch_grid grid = {.program = rope->shared, .pairs = rope->n_pairs, .seq = seq,
                              .pairs_per_item =
@@ -153,12 +158,15 @@ clpe_status clpe_enqueue_rope(clpe_rope *rope, cl_command_queue queue, size_t ba
         &rope->shared->shape, grid.shared_positions, grid.batch_per_launch,
         grid.seq < grid.rows_per_launch ? grid.seq : grid.rows_per_launch,
         (grid.pairs + grid.pairs_per_item - 1) / grid.pairs_per_item);
-    clpe_kernel_id id = clpe__kernel_for(CLPE_OP_ROPE, rope->cfg.dtype);
+    bool streams = c.positions.source == CLPE_POSITIONS_STREAMS ||
+                   c.positions.source == CLPE_POSITIONS_STREAMS_TOKEN_FIRST;
+    clpe_kernel_id id =
+        clpe__kernel_for(streams ? CLPE_OP_ROPE_STREAMS : CLPE_OP_ROPE, rope->cfg.dtype);
     cl_kernel kernel;
     status = clpe__kernel_acquire(rope->shared, id, &kernel);
     if (status != CLPE_SUCCESS)
         return status;
-    status = set_rope_fixed_args(rope, kernel, &c, &grid);
+    status = set_rope_fixed_args(rope, kernel, &c, &grid, q_words && k_words);
     if (status == CLPE_SUCCESS)
         status = clpe__run_launches(&grid, queue, kernel, set_rope_launch_args, &c, false,
                                     num_events, wait_list, event);

@@ -3,7 +3,8 @@
  * PE_W pairs per work-item, in groups of PE_GL as float16 vectors (double8
  * for f64) with their own vector odometers, the rows ahead asked for
  * (prefetch), a scalar path for the pairs after the groups. Included by
- * clpe_rope.cl when PE_W > 1; defines PE_FN(pe_rope_rows).
+ * clpe_rope.cl when PE_W > 1; defines PE_FN(pe_rope_rows), which reads a
+ * position per stream too (PE_FN(pe_rope_rows_streams) is the same walk).
  */
 
 #if PE_GROUPS

@@ -6,7 +6,7 @@
  *                [--logits FILE.npy] [--device SEL] [--rope enqueue|device] [--stats]
  */
 #include "decoder.h"
-#include "npy.h"
+#include "common/npy.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -21,7 +21,7 @@
 #include "checked_size.h"
 #include "cli.h"
 #include "encode_pipeline.h"
-#include "npy.h"
+#include "common/npy.h"
 #include "plain_write.h"
 
 #include <errno.h>

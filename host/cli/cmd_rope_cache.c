@@ -14,7 +14,7 @@
  * ones, never one of each.
  */
 #include "cli.h"
-#include "npy.h"
+#include "common/npy.h"
 #include "rope_cache.h"
 #include "stderr_capture.h"
 

@@ -7,7 +7,7 @@
  * the cache).
  */
 #include "cli.h"
-#include "npy.h"
+#include "common/npy.h"
 #include "output_file.h"
 #include "rope_cache.h"
 #include "stderr_capture.h"

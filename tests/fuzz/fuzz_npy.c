@@ -1,5 +1,5 @@
 /*
- * fuzz_npy.c - libFuzzer target for the CLI's .npy code (host/cli/npy.c).
+ * fuzz_npy.c - libFuzzer target for the .npy code (common/npy.c).
  *
  *  - npy_parse_header on the raw input (an exact-size copy: reading past
  *    `len` is caught by ASan) must accept or refuse, never overrun, and
@@ -9,7 +9,7 @@
  *    through npy_parse_header;
  *  - npy_write_header to a memory stream gives the same bytes.
  */
-#include "npy.h"
+#include "common/npy.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +23,7 @@
         }                                                                                      \
     } while (0)
 
-/* npy_parse_header accepts the 0-D shape "()" (host/cli/npy.c parse_shape
+/* npy_parse_header accepts the 0-D shape "()" (common/npy.c parse_shape
  * returns at ')' before reading any dimension), though npy.h promises 1-D
  * or 2-D only. Set to 0 once that is fixed. */
 #define FUZZ_KNOWN_BUG_NPY_0D 0
