@@ -20,7 +20,8 @@ typedef enum clpe_op {
     CLPE_OP_ROPE_CACHE = 4, /* the rotary cos/sin cache */
     CLPE_OP_ROPE_KV = 5,    /* rotary into a KV cache */
     CLPE_OP_ROPE_STREAMS = 6, /* rotary with a position per stream */
-    CLPE_OP_COUNT = 7
+    CLPE_OP_ROPE_CACHE_AT = 7, /* the cos/sin cache at positions read from a buffer */
+    CLPE_OP_COUNT = 8
 } clpe_op;
 
 /* Kernels of the program, one pool of cl_kernel objects each: the

@@ -20,6 +20,8 @@ static const char *const kernel_names[CLPE_KERNEL_COUNT] = {
     "clpe_rope_kv_f32", "clpe_rope_kv_f16", "clpe_rope_kv_bf16", "clpe_rope_kv_f64",
     "clpe_rope_streams_f32", "clpe_rope_streams_f16", "clpe_rope_streams_bf16",
     "clpe_rope_streams_f64",
+    "clpe_rope_cache_at_f32", "clpe_rope_cache_at_f16", "clpe_rope_cache_at_bf16",
+    "clpe_rope_cache_at_f64",
     "clpe_pad_positions", "clpe_kv_check_slots",
 };
 

@@ -247,7 +247,9 @@ clpe_status clpe_enqueue_rope_cache_at(clpe_rope *rope, cl_command_queue queue, 
     clpe__plan_launches(&rope->shared->shape, n, 1, e, 2, &grid.rows_per_launch,
                         &grid.batch_per_launch);
     grid.rows_per_item = rope->shared->shape.rows_per_item;
-    clpe_kernel_id id = clpe__kernel_for(CLPE_OP_ROPE_CACHE, rope->cfg.dtype);
+    bool start = c.positions.source == CLPE_POSITIONS_START;
+    clpe_kernel_id id =
+        clpe__kernel_for(start ? CLPE_OP_ROPE_CACHE : CLPE_OP_ROPE_CACHE_AT, rope->cfg.dtype);
     cl_kernel kernel;
     status = clpe__kernel_acquire(rope->shared, id, &kernel);
     if (status != CLPE_SUCCESS)
@@ -268,10 +270,12 @@ clpe_status clpe_enqueue_rope_cache_at(clpe_rope *rope, cl_command_queue queue, 
     a[PE_ROPE_CACHE_ARG_STRIDE] = clpe__arg_u32(half_split ? 1 : 2);
     a[PE_ROPE_CACHE_ARG_ROWS_PER_ITEM] = clpe__arg_u32(grid.rows_per_item);
     a[PE_ROPE_CACHE_ARG_POS_SOURCE] = clpe__arg_u32((size_t)c.positions.source);
-    a[PE_ROPE_CACHE_ARG_TOKEN_PITCH] = clpe__arg_u32(c.positions.token_pitch);
-    a[PE_ROPE_CACHE_ARG_END0] = clpe__arg_u32(rope->ends[0]);
-    a[PE_ROPE_CACHE_ARG_END1] = clpe__arg_u32(rope->ends[1]);
-    a[PE_ROPE_CACHE_ARG_END2] = clpe__arg_u32(rope->ends[2]);
+    /* ids are one stream of pitch 1, which every pair reads */
+    bool ids = c.positions.source == CLPE_POSITIONS_IDS;
+    a[PE_ROPE_CACHE_ARG_TOKEN_PITCH] = clpe__arg_u32(ids ? 1 : c.positions.token_pitch);
+    a[PE_ROPE_CACHE_ARG_END0] = clpe__arg_u32(ids ? rope->n_pairs : rope->ends[0]);
+    a[PE_ROPE_CACHE_ARG_END1] = clpe__arg_u32(ids ? rope->n_pairs : rope->ends[1]);
+    a[PE_ROPE_CACHE_ARG_END2] = clpe__arg_u32(ids ? rope->n_pairs : rope->ends[2]);
     status = clpe__set_kernel_args(kernel, a, PE_ROPE_CACHE_ARG_COUNT);
     if (status == CLPE_SUCCESS)
         status = clpe__run_launches(&grid, queue, kernel, set_cache_launch_args, &c, false,

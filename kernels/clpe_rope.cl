@@ -127,8 +127,7 @@ static inline void PE_FN(pe_rope_cache_pair)(global PE_T *crow, global PE_T *sro
     PE_FN(pe_store)(srow, ka + partner, sv);
 }
 
-/* The cos/sin cache: row s holds position start + s, or the position of
- * token s (ids, or one per stream: each pair its stream's). */
+/* The cos/sin cache: row s holds position start + s. */
 kernel void PE_FN(clpe_rope_cache)(PE_ROPE_CACHE_ARGS(PE_PARAM, PE_COMMA))
 {
     uint i0 = (uint)get_global_id(0) * PE_W;
@@ -139,30 +138,42 @@ kernel void PE_FN(clpe_rope_cache)(PE_ROPE_CACHE_ARGS(PE_PARAM, PE_COMMA))
     uint i_end = min(i0 + PE_W, n_pairs);
     global PE_T *cos_rows = cos_out + cos_base;
     global PE_T *sin_rows = sin_out + sin_base;
-    global const long *pos = positions ? positions + positions_base : 0;
-    if (pe_rope_streams(pos_source)) {
-        for (uint s = s_begin; s < s_stop; ++s) {
-            global PE_T *crow = cos_rows + s * cos_row_pitch;
-            global PE_T *srow = sin_rows + s * sin_row_pitch;
-            for (uint i = i0; i < i_end; ++i) {
-                ulong p = pe_stream_position(pos, s, pe_rope_stream(i, end0, end1, end2),
-                                             token_pitch, stream_pitch);
-                PE_FN(pe_rope_cache_pair)(crow, srow, i, p, tw_hi, tw_lo, amplitude, stride,
-                                          partner);
-            }
-        }
-        return;
-    }
-    /* one position per row: start + s, after a sequence's start, or ids */
-    ulong first = pos_source == PE_POS_PER_SEQUENCE ? (ulong)pos[0] : 0;
-    bool ids = pos_source == PE_POS_IDS;
     for (uint s = s_begin; s < s_stop; ++s) {
         /* the cache is written once: a direct phase per row is cheap enough */
-        ulong p = ids ? (ulong)pos[s] : first + (ulong)start + s;
+        ulong p = (ulong)start + s;
         global PE_T *crow = cos_rows + s * cos_row_pitch;
         global PE_T *srow = sin_rows + s * sin_row_pitch;
         for (uint i = i0; i < i_end; ++i)
             PE_FN(pe_rope_cache_pair)(crow, srow, i, p, tw_hi, tw_lo, amplitude, stride, partner);
+    }
+}
+
+/* The same at positions read from a buffer (the host picks this kernel for
+ * them), a kernel of its own so the common cache keeps its registers: a
+ * sequence's start (then row s holds start + s), or a position per token
+ * and stream (ids are one stream, token pitch 1), each pair its stream's. */
+kernel void PE_FN(clpe_rope_cache_at)(PE_ROPE_CACHE_ARGS(PE_PARAM, PE_COMMA))
+{
+    uint i0 = (uint)get_global_id(0) * PE_W;
+    uint s_begin = (uint)get_global_id(1) * rows_per_item;
+    if (i0 >= n_pairs || s_begin >= rows)
+        return;
+    uint s_stop = s_begin + min(rows_per_item, rows - s_begin);
+    uint i_end = min(i0 + PE_W, n_pairs);
+    global PE_T *cos_rows = cos_out + cos_base;
+    global PE_T *sin_rows = sin_out + sin_base;
+    global const long *pos = positions + positions_base;
+    bool from_start = pos_source == PE_POS_PER_SEQUENCE;
+    ulong first = from_start ? (ulong)pos[0] + (ulong)start : 0;
+    for (uint s = s_begin; s < s_stop; ++s) {
+        global PE_T *crow = cos_rows + s * cos_row_pitch;
+        global PE_T *srow = sin_rows + s * sin_row_pitch;
+        for (uint i = i0; i < i_end; ++i) {
+            ulong p = from_start ? first + s
+                                 : pe_stream_position(pos, s, pe_rope_stream(i, end0, end1, end2),
+                                                      token_pitch, stream_pitch);
+            PE_FN(pe_rope_cache_pair)(crow, srow, i, p, tw_hi, tw_lo, amplitude, stride, partner);
+        }
     }
 }
 
