@@ -13,7 +13,7 @@ import os
 import re
 import sys
 
-# The library's work-group size on GPUs (host/program.c): occupancy is
+# The library's work-group size on GPUs (host/device/program.c): occupancy is
 # counted in whole work-groups of this many work-items.
 GPU_WORK_GROUP = 128
 

@@ -108,7 +108,7 @@ trap 'rm -rf "$work"' EXIT
 keep=${STATIC_COST_KEEP:-}
 [[ -n $keep ]] && mkdir -p "$keep"
 
-# The same options the library builds with (host/program.c), plus the
+# The same options the library builds with (host/device/program.c), plus the
 # bitcode of libclc for the builtins. The triple names differ only in
 # spelling from libclc's (nvcl/nvidiacl, amd/unknown): -Wno-linker-warnings.
 common=(-cl-std=CL1.2 -O3 -Xclang -finclude-default-header -Wno-linker-warnings -I "$incdir")

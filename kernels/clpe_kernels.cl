@@ -17,7 +17,7 @@
  *                       and odometers (compiled only where PE_PAIRS > 1)
  *   clpe_dtype_clear.h  clears a storage type's macros after its kernels
  * and clpe_pad_positions below. The shape comes from the device's row of the
- * library's tuning table (host/device_tuning.c) as build options.
+ * library's tuning table (host/device/device_tuning.c) as build options.
  *
  * Contraction of a*b+c into fma is off: the host emulation must see exactly
  * the operations written in clpe_phase.h and clpe_rows.cl.

@@ -1,7 +1,7 @@
 /*
  * clpe_phase.h - the arithmetic of one position encoding value, written once
  * for two compilers: the OpenCL C compiler of every device (through
- * clpe_kernels.cl) and the host C compiler (through host/emulate.c). Because
+ * clpe_kernels.cl) and the host C compiler (through host/sinusoid/emulate.c). Because
  * both run exactly these integer operations, correctly rounded conversions
  * and fma, in this order, with contraction off, the host predicts every bit
  * a conformant device writes.

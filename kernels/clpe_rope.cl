@@ -14,7 +14,7 @@
  * positions: then one work-item serves all of them). The angles of a token
  * are computed once and applied to every head of q and of k.
  *
- * Arithmetic (host/rope_emulate.c does the same): c = cos * m, s = sin * m
+ * Arithmetic (host/rotary/rope_emulate.c does the same): c = cos * m, s = sin * m
  * (s negated for the inverse), each rounded; the rotation of clpe_phase.h
  * (pe_rotate_a, pe_rotate_b); rounded once to storage.
  */

@@ -25,7 +25,7 @@
  * of their own that sets the phase from each, so the common loop carries no
  * multiply and no test of the position source.
  *
- * Arithmetic contract (the host emulation, host/emulate.c, does the same):
+ * Arithmetic contract (the host emulation, host/sinusoid/emulate.c, does the same):
  * PE is computed in PE_R, then rounded once to storage; add and gather
  * compute in * scale, rounded, then + PE, rounded: exactly the separate
  * multiply and add an unfused pipeline performs.

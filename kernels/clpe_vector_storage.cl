@@ -60,7 +60,7 @@ static inline uint pe_prefetch_steps(uint sequences, uint batch_steps)
 
 /* PE_PREFETCH_FOR_WRITE: whether lines that will be written are asked for
  * for writing (prefetchw). A build option from the device's row of the
- * library's tuning table (host/device_tuning.c): AMD's cores gain from it,
+ * library's tuning table (host/device/device_tuning.c): AMD's cores gain from it,
  * Intel's lose. A prefetch is a hint: the same bits. */
 #ifndef PE_PREFETCH_FOR_WRITE
 #define PE_PREFETCH_FOR_WRITE 1

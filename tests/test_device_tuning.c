@@ -1,5 +1,5 @@
 /*
- * test_device_tuning.c - the device tuning table (host/device_tuning.c)
+ * test_device_tuning.c - the device tuning table (host/device/device_tuning.c)
  * through clpe_get_device_tuning: bad arguments, the row the test device
  * gets, the environment's knobs overriding it, the launch info of an
  * encoder agreeing with it, and each object building only its own dtype's

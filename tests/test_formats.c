@@ -276,7 +276,7 @@ Test(formats, any_input_bits_match_emulation)
 
 /* Long sequences sharing a start: there the 16-bit work-items serving the
  * batch walk up to 64 rows, as many as the launch's rows and the device's
- * compute units allow (host/internal.h, clpe__row_kernel_rows_per_item), so
+ * compute units allow (host/device/device.h, clpe__row_kernel_rows_per_item), so
  * a launch can end on a work-item with fewer rows than the others (on a
  * 2-core CPU: 62-row work-items over 1001 rows, 24 over 389, 18 over 288
  * per launch). With launches split at 300 rows too (a new work-item walk

@@ -31,7 +31,7 @@
 #define FUZZ_NULL_BAD_IDS 1
 
 /* clpe_status_string has no text for CLPE_ERROR_DTYPE_MISMATCH ..
- * CLPE_ERROR_INVALID_IDS (-2024 .. -2027; host/status.c lacks their cases)
+ * CLPE_ERROR_INVALID_IDS (-2024 .. -2027; host/core/status.c lacks their cases)
  * and answers "unknown status". Set to 0 once that is fixed. */
 #define FUZZ_KNOWN_BUG_STATUS_STRINGS 0
 

@@ -1,20 +1,13 @@
 /*
- * checks.c - the argument checks every call shares: the call itself (encoder,
- * queue, wait list), regions of buffers, positions and token ids.
+ * checks.c - the argument checks every call shares: the call itself (object,
+ * queue, wait list), regions of buffers, positions and their operands.
  *
  * Every check runs before anything is enqueued, so an invalid call changes
  * nothing. The host emulation resolves its regions with the same code
- * (clpe__resolve_shape), so host and device calls accept the same shapes.
+ * (clpe__resolve_rows), so host and device calls accept the same shapes.
  */
-#include "overlap.h"
-
-clpe_status clpe__check_call(const clpe_encoder *enc, cl_command_queue queue,
-                             cl_uint num_events, const cl_event *wait_list)
-{
-    if (!enc)
-        return CLPE_ERROR_NULL_ENCODER;
-    return clpe__check_call_on(enc->shared, queue, num_events, wait_list);
-}
+#include "device/device.h"
+#include "core/overlap.h"
 
 clpe_status clpe__check_call_on(const clpe_program_shared *shared, cl_command_queue queue,
                                 cl_uint num_events, const cl_event *wait_list)
@@ -29,12 +22,6 @@ clpe_status clpe__check_call_on(const clpe_program_shared *shared, cl_command_qu
         if (!wait_list[k])
             return CLPE_ERROR_INVALID_WAIT_LIST;
     return CLPE_SUCCESS;
-}
-
-clpe_status clpe__check_queue(const clpe_encoder *enc, cl_command_queue queue,
-                              cl_uint num_events, const cl_event *wait_list)
-{
-    return clpe__check_queue_on(enc->shared, queue, num_events, wait_list);
 }
 
 /* Is e an event (its context in *context)? The runtime must answer the
@@ -86,13 +73,6 @@ clpe_status clpe__check_queue_on(const clpe_program_shared *shared, cl_command_q
     return CLPE_SUCCESS;
 }
 
-clpe_status clpe__resolve_shape(const clpe_encoder *enc, size_t offset_bytes, size_t row_pitch,
-                                size_t batch_pitch, size_t batch, size_t seq, clpe_region *r)
-{
-    return clpe__resolve_rows(enc->cfg.d, clpe__dtype_size(enc->cfg.dtype), offset_bytes,
-                              row_pitch, batch_pitch, batch, seq, r);
-}
-
 clpe_status clpe__resolve_rows(size_t d, size_t esize, size_t offset_bytes, size_t row_pitch,
                                size_t batch_pitch, size_t batch, size_t seq, clpe_region *r)
 {
@@ -128,25 +108,6 @@ clpe_status clpe__resolve_rows(size_t d, size_t esize, size_t offset_bytes, size
     return CLPE_SUCCESS;
 }
 
-clpe_status clpe__resolve_tensor(const clpe_encoder *enc, const clpe_tensor *t, size_t batch,
-                                 size_t seq, clpe_region *r)
-{
-    if (!t)
-        return CLPE_ERROR_NULL_POINTER;
-    if (!t->buffer)
-        return CLPE_ERROR_NULL_BUFFER;
-    if (!CLPE__RESERVED_ZERO(t))
-        return CLPE_ERROR_RESERVED_FIELD;
-    r->buffer = t->buffer;
-    return clpe__resolve_shape(enc, t->offset, t->row_pitch, t->batch_pitch, batch, seq, r);
-}
-
-clpe_status clpe__check_buffer(const clpe_encoder *enc, cl_mem buffer, size_t bytes,
-                               clpe_status too_small)
-{
-    return clpe__check_buffer_in(enc->shared->context, buffer, bytes, too_small);
-}
-
 clpe_status clpe__check_buffer_in(cl_context context, cl_mem buffer, size_t bytes,
                                   clpe_status too_small)
 {
@@ -161,11 +122,6 @@ clpe_status clpe__check_buffer_in(cl_context context, cl_mem buffer, size_t byte
     if (err != CL_SUCCESS)
         return err;
     return bytes > size ? too_small : CLPE_SUCCESS;
-}
-
-clpe_status clpe__check_region(const clpe_encoder *enc, const clpe_region *r)
-{
-    return clpe__check_buffer(enc, r->buffer, r->end_bytes, CLPE_ERROR_BUFFER_TOO_SMALL);
 }
 
 clpe_status clpe__check_start(int64_t start, size_t count)
@@ -246,19 +202,6 @@ clpe_status clpe__check_positions(cl_context context, const clpe_positions *pos,
                                   size_t batch, size_t seq, clpe_position_args *out)
 {
     return clpe__check_stream_positions(context, pos, 0, batch, seq, out);
-}
-
-clpe_status clpe__check_ids(const clpe_encoder *enc, const clpe_token_ids *ids, size_t count)
-{
-    size_t bytes;
-    if (!ids || !ids->buffer || ids->offset % sizeof(cl_int))
-        return CLPE_ERROR_INVALID_IDS;
-    if (!CLPE__RESERVED_ZERO(ids))
-        return CLPE_ERROR_RESERVED_FIELD;
-    if (!clpe__mul_size(count, sizeof(cl_int), &bytes) ||
-        !clpe__add_size(bytes, ids->offset, &bytes))
-        return CLPE_ERROR_TOO_LARGE;
-    return clpe__check_buffer(enc, ids->buffer, bytes, CLPE_ERROR_INVALID_IDS);
 }
 
 clpe_operand clpe__region_operand(const clpe_region *r, size_t d, size_t esize, size_t batch,

@@ -4,7 +4,7 @@
  * emulations alike: defaults, pitches, heads, tokens, sequences, slots and
  * blocks that must not meet, sizes, and the bytes touched.
  */
-#include "overlap.h"
+#include "rotary/rotary.h"
 
 #define INDEX_MAX ((size_t)UINT32_MAX)
 

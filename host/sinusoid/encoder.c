@@ -1,7 +1,7 @@
 /*
  * encoder.c - creating and releasing encoders.
  */
-#include "internal.h"
+#include "sinusoid/sinusoid.h"
 
 #include <stdlib.h>
 
@@ -29,38 +29,6 @@ static clpe_status encoder_new_host(const clpe_config *cfg, clpe_encoder **out)
         return status;
     }
     *out = enc;
-    return CLPE_SUCCESS;
-}
-
-clpe_status clpe__upload_tuning_words(cl_context context, const uint64_t *hi, const uint64_t *lo,
-                                      size_t count, unsigned bits, cl_mem *hi_buf,
-                                      cl_mem *lo_buf)
-{
-    cl_int err = CL_SUCCESS;
-    *hi_buf = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                             count * sizeof *hi, (void *)hi, &err);
-    if (err != CL_SUCCESS) {
-        *hi_buf = NULL;
-        return err;
-    }
-    /* the low words: 64 bits each for 128-bit words, else 32 (the kernels' uint) */
-    size_t lo_size = bits == 128 ? sizeof(cl_ulong) : sizeof(cl_uint);
-    void *packed = malloc(count * lo_size);
-    if (!packed)
-        return CLPE_ERROR_OUT_OF_HOST_MEMORY;
-    for (size_t i = 0; i < count; ++i) {
-        if (lo_size == sizeof(cl_ulong))
-            ((cl_ulong *)packed)[i] = lo[i];
-        else
-            ((cl_uint *)packed)[i] = (cl_uint)lo[i];
-    }
-    *lo_buf = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, count * lo_size,
-                             packed, &err);
-    free(packed);
-    if (err != CL_SUCCESS) {
-        *lo_buf = NULL;
-        return err;
-    }
     return CLPE_SUCCESS;
 }
 
@@ -130,5 +98,26 @@ clpe_status clpe_encoder_get_config(const clpe_encoder *enc, clpe_config *cfg)
     if (!cfg)
         return CLPE_ERROR_NULL_POINTER;
     *cfg = enc->cfg;
+    return CLPE_SUCCESS;
+}
+
+clpe_status clpe_encoder_get_launch_info(const clpe_encoder *enc, clpe_launch_info *info)
+{
+    if (!enc)
+        return CLPE_ERROR_NULL_ENCODER;
+    if (!enc->shared)
+        return CLPE_ERROR_HOST_ONLY;
+    if (!info)
+        return CLPE_ERROR_NULL_POINTER;
+    const clpe_launch_shape *s = &enc->shared->shape;
+    clpe_launch_info out = {
+        .pairs_per_item = clpe__pairs_per_item(s, enc->cfg.dtype),
+        .rows_per_item = s->rows_per_item,
+        .work_group_size = s->local_x,
+        .max_launch_rows = s->max_rows,
+        .max_launch_batch = s->max_batch,
+        .tile_walk = s->tile_walk && s->pairs_per_item > 1,
+    };
+    *info = out;
     return CLPE_SUCCESS;
 }

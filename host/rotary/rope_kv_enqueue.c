@@ -3,7 +3,7 @@
  * argument checked before anything is enqueued, then the slot check and
  * the launches of clpe_rope_kv_*, all behind one gate.
  */
-#include "overlap.h"
+#include "rotary/rotary.h"
 
 #include "clpe_rope_kv_interface.h"
 

@@ -23,7 +23,8 @@
  * clpe's rotary_dim = 2 * n_pairs; pair i has the default frequency
  * w0_i = base^(-2i/dim).
  */
-#include "tuning.h"
+#include "core/tuning.h"
+#include "rotary/rotary.h"
 
 #include <math.h>
 

@@ -6,7 +6,7 @@
  * anything is enqueued; launches are split as for the row kernels, and the
  * kernels' arguments set from tables indexed by clpe_interface.h's lists.
  */
-#include "overlap.h"
+#include "rotary/rotary.h"
 
 #include "clpe_interface.h"
 

@@ -5,7 +5,7 @@
  * pair at its stream's position. Calls are checked by the device calls'
  * resolver (rope_call.c).
  */
-#include "overlap.h"
+#include "rotary/rotary.h"
 
 #include "clpe_phase.h"
 

@@ -21,7 +21,7 @@
  *     16-bit row kernels, 128 for the 16-bit rotary ones),
  *     kernels/clpe_rows_vector.cl and kernels/clpe_rope_vector.cl.
  */
-#include "internal.h"
+#include "device/device.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -3,7 +3,8 @@
  * one position per token and for several streams of positions (M-RoPE,
  * the vision tower's rows and columns) alike.
  */
-#include "internal.h"
+#include "rotary/rotary.h"
+#include "sinusoid/sinusoid.h" /* an encoder lends its programs (create_like) */
 
 #include <math.h>
 #include <stdlib.h>

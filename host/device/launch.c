@@ -8,7 +8,7 @@
  * bits (GPUs spend far fewer instructions on 32-bit indices) and within the
  * device's grid; the 64-bit part of each index goes in as a base offset.
  */
-#include "internal.h"
+#include "sinusoid/sinusoid.h"
 
 #include "clpe_interface.h"
 

@@ -3,7 +3,8 @@
  * pad-aware positions. Each checks every argument (checks.c) before it
  * enqueues anything, then hands the row kernels to launch.c.
  */
-#include "overlap.h"
+#include "sinusoid/sinusoid.h"
+#include "core/overlap.h"
 
 #include "clpe_interface.h"
 

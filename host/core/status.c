@@ -1,7 +1,7 @@
 /*
  * status.c - version numbers and the text of every status.
  */
-#include "internal.h"
+#include "core/core.h"
 
 unsigned clpe_version(void) { return CLPE_VERSION_NUMBER; }
 

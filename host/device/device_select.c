@@ -2,7 +2,7 @@
  * device_select.c - one rule for picking an OpenCL device, shared by the
  * tests, the command-line tool and the benchmark (see clpe_select_device).
  */
-#include "internal.h"
+#include "device/device.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -158,4 +158,22 @@ clpe_status clpe_select_device(const char *selector, cl_platform_id *platform,
     }
     free(list);
     return found < n ? CLPE_SUCCESS : CLPE_ERROR_NO_DEVICE;
+}
+
+/* What a device supports (clpe_device_supports_dtype). */
+bool clpe__device_has_dtype(cl_device_id device, clpe_dtype dtype)
+{
+    if (dtype != CLPE_DTYPE_F64)
+        return true; /* f16 and bf16 use only vload_half/vstore_half and integer ops */
+    cl_device_fp_config fp = 0;
+    return clGetDeviceInfo(device, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp, &fp, NULL) ==
+               CL_SUCCESS &&
+           (fp & CL_FP_FMA) && (fp & CL_FP_ROUND_TO_NEAREST);
+}
+
+int clpe_device_supports_dtype(cl_device_id device, clpe_dtype dtype)
+{
+    if (!device || (unsigned)dtype > CLPE_DTYPE_F64)
+        return 0;
+    return clpe__device_has_dtype(device, dtype);
 }

@@ -2,7 +2,7 @@
  * program.c - building the kernels for one device, and the pools of
  * cl_kernel objects that let many threads enqueue on one encoder.
  */
-#include "internal.h"
+#include "device/device.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -440,4 +440,36 @@ void clpe__detach_words(clpe_program_shared *shared, cl_mem hi_buf, cl_mem lo_bu
     if (hi_buf)
         clReleaseMemObject(hi_buf);
     clpe__program_release(shared);
+}
+
+clpe_status clpe__upload_tuning_words(cl_context context, const uint64_t *hi, const uint64_t *lo,
+                                      size_t count, unsigned bits, cl_mem *hi_buf,
+                                      cl_mem *lo_buf)
+{
+    cl_int err = CL_SUCCESS;
+    *hi_buf = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                             count * sizeof *hi, (void *)hi, &err);
+    if (err != CL_SUCCESS) {
+        *hi_buf = NULL;
+        return err;
+    }
+    /* the low words: 64 bits each for 128-bit words, else 32 (the kernels' uint) */
+    size_t lo_size = bits == 128 ? sizeof(cl_ulong) : sizeof(cl_uint);
+    void *packed = malloc(count * lo_size);
+    if (!packed)
+        return CLPE_ERROR_OUT_OF_HOST_MEMORY;
+    for (size_t i = 0; i < count; ++i) {
+        if (lo_size == sizeof(cl_ulong))
+            ((cl_ulong *)packed)[i] = lo[i];
+        else
+            ((cl_uint *)packed)[i] = (cl_uint)lo[i];
+    }
+    *lo_buf = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, count * lo_size,
+                             packed, &err);
+    free(packed);
+    if (err != CL_SUCCESS) {
+        *lo_buf = NULL;
+        return err;
+    }
+    return CLPE_SUCCESS;
 }

@@ -10,7 +10,7 @@
 #ifndef CLPE_OVERLAP_H
 #define CLPE_OVERLAP_H
 
-#include "internal.h"
+#include "core/core.h"
 
 #define CLPE_FOOTPRINT_DIMS 4
 
@@ -96,18 +96,5 @@ clpe_operand clpe__region_operand(const clpe_region *r, size_t d, size_t esize, 
                                   size_t seq, clpe_access access);
 clpe_operand clpe__positions_operand(const clpe_position_args *p, size_t batch, size_t seq);
 clpe_operand clpe__ids_operand(const clpe_token_ids *ids, size_t count);
-
-/* The bytes of a resolved rotary tensor (rope_region.c): of a rotary
- * object's, or of head_dim elements of esize bytes per head. */
-clpe_footprint clpe__rope_footprint(const clpe_rope *rope, const clpe_rope_region *r,
-                                    size_t batch, size_t seq);
-clpe_footprint clpe__rope_tensor_footprint(size_t head_dim, size_t esize,
-                                           const clpe_rope_region *r, size_t batch, size_t seq);
-
-/* Every entry of every slot of one KV cache tensor that starts at element
- * `offset` (rope_region.c; the slots are data on the device, so any of them
- * may be written); none when the cache has no slot. */
-clpe_footprint clpe__kv_cache_footprint(const clpe_rope *rope, const clpe_kv_cache_layout *l,
-                                        size_t offset);
 
 #endif /* CLPE_OVERLAP_H */

@@ -3,7 +3,7 @@
  * (clpe_host_rope_kv): the arithmetic of rope_emulate.c, then each value
  * stored as kernels/clpe_rope_kv_body.cl stores it.
  */
-#include "overlap.h"
+#include "rotary/rotary.h"
 
 #include <stdlib.h>
 #include <string.h>

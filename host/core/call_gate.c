@@ -2,7 +2,7 @@
  * call_gate.c - all-or-nothing calls: a call of several commands holds them
  * behind a user event of its own (see clpe_call_gate in internal.h).
  */
-#include "internal.h"
+#include "core/core.h"
 
 #include <stdlib.h>
 

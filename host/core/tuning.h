@@ -1,12 +1,13 @@
 /*
  * tuning.h - turning an exact frequency (an MPFR number) into the tuning
- * word the kernels add per position. Shared by the sinusoidal encoder
- * (tuning.c) and the rotary frequencies (rope_freq.c).
+ * word the kernels add per position (tuning.c). Shared by the sinusoidal
+ * encoder (sinusoid/frequencies.c) and the rotary frequencies
+ * (rotary/rope_freq.c).
  */
 #ifndef CLPE_TUNING_H
 #define CLPE_TUNING_H
 
-#include "internal.h"
+#include "core/core.h"
 
 #include <mpfr.h>
 

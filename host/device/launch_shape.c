@@ -5,7 +5,7 @@
  *
  * The table and the shapes it chooses between: device_tuning.c.
  */
-#include "internal.h"
+#include "device/device.h"
 
 /* Range of the test knobs; out of range or malformed values are ignored. */
 #define LAUNCH_ROWS_MAX (1ul << 31)
@@ -47,26 +47,5 @@ clpe_status clpe__choose_shape(cl_device_id device, const clpe_device_tuning *tu
         shape->max_rows = (items ? items : 1) * shape->rows_per_item;
     }
     shape->max_batch = clpe__knob("CLPE_MAX_LAUNCH_BATCH", 1, LAUNCH_BATCH_MAX, shape->max_batch);
-    return CLPE_SUCCESS;
-}
-
-clpe_status clpe_encoder_get_launch_info(const clpe_encoder *enc, clpe_launch_info *info)
-{
-    if (!enc)
-        return CLPE_ERROR_NULL_ENCODER;
-    if (!enc->shared)
-        return CLPE_ERROR_HOST_ONLY;
-    if (!info)
-        return CLPE_ERROR_NULL_POINTER;
-    const clpe_launch_shape *s = &enc->shared->shape;
-    clpe_launch_info out = {
-        .pairs_per_item = clpe__pairs_per_item(s, enc->cfg.dtype),
-        .rows_per_item = s->rows_per_item,
-        .work_group_size = s->local_x,
-        .max_launch_rows = s->max_rows,
-        .max_launch_batch = s->max_batch,
-        .tile_walk = s->tile_walk && s->pairs_per_item > 1,
-    };
-    *info = out;
     return CLPE_SUCCESS;
 }

@@ -18,7 +18,7 @@
  * handful of steps; the walk gives up, answering "overlap", after
  * STEP_BUDGET steps.
  */
-#include "overlap.h"
+#include "core/overlap.h"
 
 #include <string.h>
 

@@ -2,7 +2,8 @@
  * device_words.c - an encoder's or rotary object's tuning words for kernels
  * of the caller's own (clpe_device.h), and that header's text.
  */
-#include "internal.h"
+#include "sinusoid/sinusoid.h"
+#include "rotary/rotary.h"
 
 #include <stdlib.h>
 #include <string.h>

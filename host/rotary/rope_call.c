@@ -7,7 +7,7 @@
  * same rules apply to host memory. So host and device accept exactly the
  * same calls, with the same status.
  */
-#include "overlap.h"
+#include "rotary/rotary.h"
 
 clpe_status clpe__rope_view_of_tensor(const clpe_rope_tensor *t, clpe_rope_view *v)
 {

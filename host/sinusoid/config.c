@@ -1,7 +1,7 @@
 /*
  * config.c - default configuration, framework presets, and validation.
  */
-#include "internal.h"
+#include "sinusoid/sinusoid.h"
 
 #include "clpe_interface.h"
 
@@ -89,17 +89,6 @@ clpe_status clpe_config_preset(const char *name, uint32_t d, clpe_config *cfg,
     return CLPE_ERROR_UNKNOWN_PRESET;
 }
 
-size_t clpe__dtype_size(clpe_dtype dtype)
-{
-    switch (dtype) {
-    case CLPE_DTYPE_F32: return 4;
-    case CLPE_DTYPE_F16: return 2;
-    case CLPE_DTYPE_BF16: return 2;
-    case CLPE_DTYPE_F64: return 8;
-    }
-    return 0;
-}
-
 clpe_status clpe_config_check(const clpe_config *cfg)
 {
     if (!cfg)
@@ -158,21 +147,4 @@ clpe_slots clpe__slots(const clpe_config *cfg)
         break;
     }
     return s;
-}
-
-bool clpe__device_has_dtype(cl_device_id device, clpe_dtype dtype)
-{
-    if (dtype != CLPE_DTYPE_F64)
-        return true; /* f16 and bf16 use only vload_half/vstore_half and integer ops */
-    cl_device_fp_config fp = 0;
-    return clGetDeviceInfo(device, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp, &fp, NULL) ==
-               CL_SUCCESS &&
-           (fp & CL_FP_FMA) && (fp & CL_FP_ROUND_TO_NEAREST);
-}
-
-int clpe_device_supports_dtype(cl_device_id device, clpe_dtype dtype)
-{
-    if (!device || (unsigned)dtype > CLPE_DTYPE_F64)
-        return 0;
-    return clpe__device_has_dtype(device, dtype);
 }
