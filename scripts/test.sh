@@ -6,7 +6,8 @@
 #   CLPE_FULL_TESTS=1 bash scripts/test.sh  also the long runs (CI; about 35 minutes):
 #       the whole suite in the second launch shape, the full conformance run
 #       on PoCL, the offline GPU compiles of the CPU shape, the whole suite
-#       under ASan + UBSan + LSan, ThreadSanitizer, and 120 s per fuzz target
+#       under ASan + UBSan + LSan, ThreadSanitizer, 120 s per fuzz target, and
+#       the release files in fresh venvs (tests/consumer/release_check.sh)
 #
 # Always covered: the Criterion suite on PoCL, its kernel tests again in the
 # GPU launch shape, the kernels under Oclgrind's checkers, `clpe check` on
@@ -107,6 +108,11 @@ CI=${CI:-true} CLPE_CLI=build/host/cli/clpe CLPE_BUILD_DIR=build \
   || pytest_status=$?
 if ((pytest_status == 5)); then echo "test.sh: pytest ran no test" >&2; exit 1; fi
 if ((pytest_status != 0)); then exit "$pytest_status"; fi
+
+if ((full)); then
+  step "the release files: scripts/release.sh in a clone, the wheel in fresh venvs (tests/consumer/release_check.sh)"
+  tests/consumer/release_check.sh
+fi
 
 step "sanitizers: ASan + UBSan + LSan (tests/sanitize.sh)"
 if ((full)); then
