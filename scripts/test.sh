@@ -99,6 +99,8 @@ venv=build/python-venv
 "$venv/bin/pip" install --quiet build/python-dist/clpe-*.tar.gz
 # transformers 4.49.0: a release that runs on Debian 12's torch 1.13.
 "$venv/bin/pip" install --quiet "transformers==4.49.0"
+# mypy: python/tests/test_typing.py checks the package and typed user scripts.
+"$venv/bin/pip" install --quiet mypy
 pytest_status=0
 # python/tests: the package; tests/frameworks: rotary against Hugging Face's
 # own code; tests/docs: every code block of README.md and docs/*.md.
