@@ -9,13 +9,13 @@
 #   - for each interpreter of CLPE_RELEASE_PYTHONS (default: python3), a
 #     fresh venv with packages from PyPI only: pip install the wheel,
 #     `clpe --version`, `python -m clpe --version`, `python -m clpe devices`,
-#     `pip show clpe`'s licence, and the sdist's own tests, unpacked into a
+#     `pip show clpe`'s licence, and the sdist's own tests (mypy among them), unpacked into a
 #     scratch folder with no checkout around them;
 #   - the sdist builds and installs by itself into a fresh venv, and its
 #     tests pass against that install;
 #   - FetchContent of the source archive, with its SHA-256 checked, builds
 #     and runs tests/consumer.
-# Needs PyPI (the build tools, NumPy, PyOpenCL, pytest) and an OpenCL device.
+# Needs PyPI (the build tools, NumPy, PyOpenCL, pytest, mypy) and an OpenCL device.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -79,7 +79,7 @@ with zipfile.ZipFile(sys.argv[2]) as whl:
     tags = re.findall(r"^Tag: (\S+)$", whl.read(info).decode(), re.M)
 assert tags and all(re.fullmatch(r"py3-none-manylinux_\d+_\d+_x86_64", t) for t in tags), tags
 assert "clpe/libclpe.so.1" in names and "clpe/bin/clpe" in names, names
-bundled = [n for n in names if n.startswith("clpe.libs/")]
+bundled = [n for n in names if n.startswith("clpe.libs/") and not n.endswith("/")]
 for lib in ("libmpfr", "libgmp"):
     assert any(n.split("/")[1].startswith(lib) for n in bundled), (lib, bundled)
 assert not any("OpenCL" in n for n in bundled), bundled
@@ -108,7 +108,8 @@ for i in "${!pythons[@]}"; do
   venv="$work/venv-$i"
   echo "== release_check: the wheel in a fresh venv of $python ($("$python" --version 2>&1))"
   "$python" -m venv "$venv"
-  quiet "$work/pip-$name.log" "$venv/bin/pip" install --disable-pip-version-check "$wheel" pytest
+  quiet "$work/pip-$name.log" "$venv/bin/pip" install --disable-pip-version-check "$wheel" pytest \
+    mypy
   out=$("$venv/bin/clpe" --version) || fail "clpe --version exited $?"
   [[ $out == "clpe $version"* ]] || fail "clpe --version printed '$out'"
   out=$("$venv/bin/python" -m clpe --version) || fail "python -m clpe --version exited $?"
@@ -123,7 +124,7 @@ echo "== release_check: the sdist, built and installed by itself"
 venv="$work/venv-sdist"
 "${pythons[0]}" -m venv "$venv"
 quiet "$work/pip-sdist.log" "$venv/bin/pip" install --disable-pip-version-check \
-  "$work/sdist/clpe-$version" pytest
+  "$work/sdist/clpe-$version" pytest mypy
 tests_in "$venv"
 
 echo "== release_check: FetchContent of the source archive, its SHA-256 checked"
