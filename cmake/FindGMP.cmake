@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # FindGMP: the GNU multiple precision library.
 #
 # Imported target:  GMP::GMP

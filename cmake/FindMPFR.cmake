@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # FindMPFR: the GNU MPFR multiple-precision floating-point library, and GMP,
 # which it is built on (FindGMP.cmake beside this file).
 #

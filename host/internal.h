@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * internal.h - what the library's own files share and callers never see.
  */

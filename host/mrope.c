@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mrope.c - multimodal rotary objects (M-RoPE and vision rotary): their
  * configuration, frequencies, creation and release.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mrope_emulate.c - the host emulation of the multimodal rotary kernels
  * (kernels/clpe_mrope.cl): rope_emulate.c's phase, sin/cos and rotation

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mrope_enqueue.c - the multimodal rotary enqueue calls: rotating queries
  * and keys in place, and writing the cos/sin cache, each pair at its own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * clpe.h - exact sinusoidal position encoding on any OpenCL device.
  *

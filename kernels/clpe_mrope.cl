@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * clpe_mrope.cl - multimodal rotary (M-RoPE) and vision rotary for one
  * storage type: rotating queries and keys in place (clpe_mrope_*) and the

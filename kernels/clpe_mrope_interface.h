@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * clpe_mrope_interface.h - what the host library and the multimodal rotary
  * kernels (clpe_mrope.cl) agree on: their argument lists, written once as

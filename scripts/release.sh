@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # release.sh [OUTDIR] - the release files of the commit checked out (HEAD),
 # with their SHA-256 sums, into OUTDIR (default dist/):
 #

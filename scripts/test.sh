@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test.sh - install, build and run clpe's tests: about 15 minutes on a quiet
 # 2-core machine with the packages installed.
 #

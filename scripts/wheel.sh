@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # wheel.sh OUTDIR - the Python package as PyPI takes it, into OUTDIR: the
 # sdist, and the wheel built from that sdist (as cibuildwheel does) and
 # repaired by auditwheel to a manylinux tag: MPFR, GMP and libpng are copied

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_rope_cache_mrope.c - `clpe rope-cache --positions FILE`: the
  * multimodal (M-RoPE) or vision rotary cos/sin cache of every token of an

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The clpe package's build backend: scikit-build-core, plus the C sources
 of libclpe copied into the sdist.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """`python -m clpe` and the `clpe` console script: the clpe command-line tool
 (host/cli of the clpe sources) that the package carries in clpe/bin/.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The C declarations of clpe.h in ctypes, and their check against the
 library's own table (clpe_abi_entries).
 

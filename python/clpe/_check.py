@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The checks every value passes before it reaches the library.
 
 ctypes converts silently: -1 becomes 2**64 - 1 in a size_t, 64.9 becomes 64,

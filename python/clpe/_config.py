@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What an encoder computes (clpe_config) in Python's terms, and the
 mapping between clpe's dtypes and NumPy's."""
 from __future__ import annotations

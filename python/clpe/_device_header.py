@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """clpe_device.h from Python: the OpenCL C header whose functions give clpe's
 exact sine and cosine inside kernels of your own (see docs/
 device_functions.md of the clpe sources).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The host emulation on NumPy arrays: the exact bits a device writes for a
 table, an add or a gather, with no OpenCL at all (clpe_encoder_create_host)."""
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Find and load libclpe, and declare the C prototypes of clpe.h.
 
 The library is the one the package was built with (next to this file:

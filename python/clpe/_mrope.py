@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Multimodal rotary (clpe_mrope): M-RoPE as Qwen2-VL's language model uses it
 and the 2-D rotary of its vision tower. clpe.MRope on PyOpenCL arrays and
 clpe.HostMRope on NumPy arrays, available when the loaded library has the

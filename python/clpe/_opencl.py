@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """clpe.Encoder: the enqueue calls on PyOpenCL queues, arrays and buffers.
 
 Every call takes the caller's queue and a wait_for list, never blocks, and

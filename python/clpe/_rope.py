@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Rotary position embedding (clpe_rope): clpe.Rope on PyOpenCL arrays and
 clpe.HostRope on NumPy arrays, available when the loaded library has the
 rotary calls (clpe.HAS_ROPE)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Rotary into a KV cache (clpe_enqueue_rope_kv): clpe.rope_kv on PyOpenCL
 arrays and clpe.host_rope_kv, its exact bits, on NumPy arrays.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """clpe.Error: a failed call's status as an exception, with its name."""
 from __future__ import annotations
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared fixtures: the OpenCL device every clpe tool picks (PoCL on a
 machine without a GPU), a context and queue on it, the CLI, the header."""
 import importlib

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The installed package is what PyPI and conda users expect: a
 py3-none-<platform> wheel (ctypes, no extension module) with its library
 beside the modules, type information, its dependencies declared, and the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The package is typed to the end: user scripts that call every public name
 (typed/usage.py, typed/usage_rotary.py) pass mypy --strict against the
 installed clpe, and the package's own modules pass mypy --strict."""

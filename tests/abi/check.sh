@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # check.sh LIBRARY - compare the ABI of a built libclpe (shared, with debug
 # information: a RelWithDebInfo or Debug build) with the ABI of clpe 1.0.0
 # stored in abi/clpe-1.0.0.abi, using abidiff (Debian: abigail-tools).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # release_check.sh - scripts/release.sh as its users meet it. In a clone of
 # this checkout (its tracked and untracked-but-not-ignored files, committed),
 # it makes the release files, then checks:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # run.sh BUILD_DIR - clpe as other projects use it. Installs a static,
 # library-only build and then BUILD_DIR (shared) into one scratch prefix, as a
 # distribution shipping both would; runs every installed program from there

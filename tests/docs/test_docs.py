@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Every C, Python and shell code block of README.md, python/README.md and
 docs/*.md runs as written against the build, so an example cannot rot.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The README's C example builds and runs with the README's own commands,
 from a fresh clone: the install block of "Building and packaging", the
 example saved as example.c, then the link-and-run block after it. What those

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_npy.c - libFuzzer target for the CLI's .npy code (host/cli/npy.c).
  *

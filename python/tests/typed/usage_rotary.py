@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A user's script: the rotary classes and calls of clpe, as a typed
 program would call them. tests/test_typing.py checks it with mypy --strict;
 it is not run."""
