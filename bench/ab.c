@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ab.c - clpe-bench-ab: one clpe operation from several encoders, timed in
  * alternation in one process, each against a plain stream over the same

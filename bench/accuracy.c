@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * accuracy.c - clpe-accuracy: how far the usual float32 formula and clpe
  * are from the exact encoding, position by position (the README's table).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * baselines.cl - what a user would write instead of clpe's fused calls: a
  * position-encoding table computed once and kept in device memory, then

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """check_json.py - check a clpe-bench JSON file against schema clpe-bench/2.
 
     bench/check_json.py FILE                  check a file written by --json

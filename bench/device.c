@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * device.c - device description and shared buffers of clpe-bench (see device.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * device.h - the device clpe-bench runs on and the buffers every operation
  * shares: its description, the context and queues, the reference programs,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # device_header_cost.sh - compile the attention-scores example
 # (examples/attention_scores/attention_scores.cl, a user's kernel that
 # includes clpe_device.h) offline for NVIDIA sm_90 and AMD gfx90a through

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # gpu-deps.sh - unpack clpe's build dependencies into a folder, for a GPU
 # machine that has a compiler and a driver but cannot install packages.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # gpu.sh - build clpe on a machine with a GPU and run, in one go, clpe-bench
 # and (when the CLI builds) `clpe check` on the GPU, writing JSON and the
 # printed tables to an output folder.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * headline.c - the target ratios of clpe-bench (see headline.h).
  */

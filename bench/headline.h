@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * headline.h - the few ratios clpe-bench's targets are set on (issues 5 and
  * 12), taken from the full-size lines of one run.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * json.c - the JSON writer of clpe-bench (see json.h).
  */

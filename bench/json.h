@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * json.h - the JSON file of clpe-bench (schema "clpe-bench/2", documented in
  * bench/RESULTS.md): the device, the parameters, every line, the host costs,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * main.c - clpe-bench: how close clpe runs to the speed limit of a device,
  * and to what a user would write instead.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ops.c - the operation table of clpe-bench and how each one is launched
  * (see ops.h).

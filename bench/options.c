@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * options.c - the command line of clpe-bench (see options.h).
  */

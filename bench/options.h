@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * options.h - what clpe-bench is asked to measure: the command line and the
  * dtypes it knows.

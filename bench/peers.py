@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """peers.py - clpe on the CPU next to what people use today: PyTorch on the CPU.
 
 Times, in float32 with torch using every core:

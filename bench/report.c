@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * report.c - the text report of clpe-bench (see report.h).
  */

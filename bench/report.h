@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * report.h - the text report of clpe-bench on stdout: the run's header,
  * one line per measurement as it completes, notes, host costs, headlines.

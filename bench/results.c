@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * results.c - the result store of clpe-bench (see results.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * results.h - the result store of clpe-bench: one line per operation, dtype
  * and size, the host cost lines, free-text notes, and how lines refer to

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """static_cost.py - the table rows of bench/static_cost.sh, from compiler output.
 
     static_cost.py nvidia W PTXAS_LOG [SASS_DUMP]   (cuobjdump -sass output)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # static_cost.sh - compile clpe's kernels offline for GPUs and print their
 # static cost: the GPU signal on a machine without a GPU, and CI's check
 # that the kernels compile and link for NVIDIA and AMD.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * streams.cl - the reference kernels clpe-bench measures clpe against: the
  * fastest a kernel can move the same bytes over the same buffers on the same

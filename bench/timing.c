@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * timing.c - warm-up, calibration and event timing for clpe-bench (see timing.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * timing.h - the timing module of clpe-bench: warm-up, an iteration count
  * calibrated to a target time, OpenCL event timing on a profiling queue, and

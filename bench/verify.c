@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * verify.c - the baselines' self-check (see verify.h).
  */

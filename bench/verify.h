@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * verify.h - a check that the baseline kernels compute what they claim, run
  * once per dtype before they are timed: a baseline that indexed the table or

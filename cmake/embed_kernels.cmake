@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # embed_kernels.cmake - run with `cmake -P`: turn a kernel .cl file into a C
 # source holding it as a NUL-terminated byte array.
 #

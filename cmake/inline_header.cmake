@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # inline_header.cmake - run with `cmake -P`: write INPUT with each local
 # `#include "file.h"` line replaced by that file (from the same folder), so
 # the OpenCL C header users install is one self-contained file made from the

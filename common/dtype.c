@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dtype.c - element sizes and values of the storage types (see dtype.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dtype.h - storage types as the clients of libclpe (the clpe tool, the
  * benchmark, the tests) read them: the size of an element and its value.

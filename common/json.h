@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * json.h - writing JSON text, for the reports of the clpe tool and the
  * benchmark.

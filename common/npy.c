@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * npy.c - NumPy .npy headers: build one for clpe's output, and parse one
  * back (for tests, tools and fuzzing). See npy.h.

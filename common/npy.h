@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * npy.h - the NumPy .npy format, version 1.0, for 2-D C-order arrays.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * random.c - splitmix64 (Steele, Lea and Flood 2014; see random.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * random.h - the pseudo-random stream the clients of libclpe share
  * (splitmix64): small, fast, and the same sequence everywhere, so a seed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * clpe.h - exact sinusoidal position encoding on any OpenCL device.
  *
@@ -96,7 +97,7 @@ extern "C" {
 /* The one place the version is written: CMake reads these three lines, and
  * the number and string below are derived from them. */
 #define CLPE_VERSION_MAJOR 1
-#define CLPE_VERSION_MINOR 1
+#define CLPE_VERSION_MINOR 2
 #define CLPE_VERSION_PATCH 0
 #define CLPE_VERSION_NUMBER \
     (CLPE_VERSION_MAJOR * 10000 + CLPE_VERSION_MINOR * 100 + CLPE_VERSION_PATCH)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * clpe_device.h - clpe's exact sine and cosine as OpenCL C functions, for
  * kernels of your own: an attention kernel that rotates q and k as it loads

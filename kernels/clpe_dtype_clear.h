@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * clpe_dtype_clear.h - clears every macro a storage type's block of
  * clpe_kernels.cl sets, after its kernels are compiled, so that nothing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * clpe_interface.h - what the host library and the kernels must agree on,
  * written once: the argument list of the row kernels, the position sources,

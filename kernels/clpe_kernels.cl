@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * clpe_kernels.cl - the position encoding kernels (OpenCL C 1.2): the
  * program clpe builds on every device. Its parts:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * clpe_odometer.cl - the phase of one pair walking down the rows: set once
  * from a position (a multiply), then advanced by one wide integer add per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * clpe_phase.h - the arithmetic of one position encoding value, written once
  * for two compilers: the OpenCL C compiler of every device (through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * clpe_phases.cl - the phases one work-item keeps for its pairs, for one
  * storage type: included by clpe_kernels.cl once per type, before the row

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * clpe_rope.cl - rotary position embedding for one storage type: rotating
  * queries and keys in place (clpe_rope_*), and the cos/sin cache

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * clpe_rope_kv.cl - rotary into a KV cache (clpe_rope_kv_*): q rotated in
  * place or into q_out, k rotated and v copied into a contiguous or paged

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * clpe_rope_kv_clear.h - clears every macro a storage type's block of
  * clpe_rope_kv.cl sets, so nothing carries over to the next type. No

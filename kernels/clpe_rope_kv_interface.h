@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * clpe_rope_kv_interface.h - what the host library and the rotary-into-cache
  * kernels (clpe_rope_kv.cl) agree on: their argument lists, written once

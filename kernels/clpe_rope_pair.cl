@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * clpe_rope_pair.cl - the rotary walk of the portable shape, what GPUs (and
  * llvmpipe and Oclgrind) run: one pair per work-item for 32- and 64-bit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * clpe_rope_vector.cl - the rotary walk in the vector shape (PoCL on CPUs):
  * PE_W pairs per work-item, in groups of PE_GL as float16 vectors (double8

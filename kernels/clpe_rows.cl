@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * clpe_rows.cl - the table, add and gather kernels for one storage type:
  * what both shapes share (storing a pair, the input row, the odd-d zero

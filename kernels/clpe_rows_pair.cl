@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * clpe_rows_pair.cl - the table, add and gather walk with one pair per
  * work-item: the portable body, what GPUs (and llvmpipe and Oclgrind, which

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * clpe_rows_vector.cl - the walk of the table, add and gather kernels in
  * the vector shape (PoCL on CPUs): PE_W pairs per work-item, in groups of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * clpe_storage.cl - loading each storage type into its arithmetic type and
  * storing back with one rounding (round to nearest even): one element, or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * clpe_vector_odometer.cl - the odometers of the vector shape (PoCL on
  * CPUs): the phases of a group of pairs as vectors, with the same bits as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * clpe_vector_storage.cl - the vector shape's loads and stores (PoCL on
  * CPUs): 16-wide vectors (8 for float64) of each storage type, alone, two

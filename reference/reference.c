@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * reference.c - the MPFR reference of the encoding (see reference.h).
  */

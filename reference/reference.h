@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * reference.h - the independent MPFR reference of the sinusoidal encoding,
  * shared by clpe's tests, `clpe check` and clpe-accuracy. It is not part of

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # conformance.sh - run `clpe check --all-devices` on each OpenCL runtime of
 # this machine, in each launch shape, and fail on any mismatch.
 #

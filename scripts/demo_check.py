@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """demo_check.py START FILE.npy - the check scripts/main.sh prints after its
 encode: a few rows of the [N, D] encoding clpe wrote (positions START ..
 START+N-1, paper convention, interleaved) against 200-bit mpmath, next to

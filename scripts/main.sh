@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # main.sh - install, build, and run clpe's main job on the default device
 # (the first GPU, else the first OpenCL device: PoCL on a machine without a
 # GPU; CLPE_DEVICE picks another), in about a minute on a CPU:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # setup.sh - install what clpe needs to build, test and run on Debian/Ubuntu.
 # Idempotent: installs only the packages that are missing (apt-get, once).
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test.sh - install, build and run clpe's tests: about 15 minutes on a quiet
 # 2-core machine with the packages installed.
 #
@@ -6,7 +7,8 @@
 #   CLPE_FULL_TESTS=1 bash scripts/test.sh  also the long runs (CI; about 35 minutes):
 #       the whole suite in the second launch shape, the full conformance run
 #       on PoCL, the offline GPU compiles of the CPU shape, the whole suite
-#       under ASan + UBSan + LSan, ThreadSanitizer, and 120 s per fuzz target
+#       under ASan + UBSan + LSan, ThreadSanitizer, 120 s per fuzz target, and
+#       the release files in fresh venvs (tests/consumer/release_check.sh)
 #
 # Always covered: the Criterion suite on PoCL, its kernel tests again in the
 # GPU launch shape, the kernels under Oclgrind's checkers, `clpe check` on
@@ -98,6 +100,8 @@ venv=build/python-venv
 "$venv/bin/pip" install --quiet build/python-dist/clpe-*.tar.gz
 # transformers 4.49.0: a release that runs on Debian 12's torch 1.13.
 "$venv/bin/pip" install --quiet "transformers==4.49.0"
+# mypy: python/tests/test_typing.py checks the package and typed user scripts.
+"$venv/bin/pip" install --quiet mypy
 pytest_status=0
 # python/tests: the package; tests/frameworks: rotary against Hugging Face's
 # own code; tests/docs: every code block of README.md and docs/*.md.
@@ -107,6 +111,11 @@ CI=${CI:-true} CLPE_CLI=build/host/cli/clpe CLPE_BUILD_DIR=build \
   || pytest_status=$?
 if ((pytest_status == 5)); then echo "test.sh: pytest ran no test" >&2; exit 1; fi
 if ((pytest_status != 0)); then exit "$pytest_status"; fi
+
+if ((full)); then
+  step "the release files: scripts/release.sh in a clone, the wheel in fresh venvs (tests/consumer/release_check.sh)"
+  tests/consumer/release_check.sh
+fi
 
 step "sanitizers: ASan + UBSan + LSan (tests/sanitize.sh)"
 if ((full)); then

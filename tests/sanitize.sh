@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # sanitize.sh - build clpe, its CLI and tests with sanitizers in a separate
 # tree and run the test suite on PoCL under them (the tests load PoCL only:
 # CLPE_TEST_ICDS in tests/CMakeLists.txt).

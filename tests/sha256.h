@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sha256.h - SHA-256 (FIPS 180-4) of a byte string, as lowercase hex: the
  * fingerprint tests/test_digests.c pins output bytes with.

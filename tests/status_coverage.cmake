@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # status_coverage.cmake - every status clpe.h declares is named by at least
 # one test file, so the README's "one test per status" stays true when a
 # code is added. Run as a ctest:

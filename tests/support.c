@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * support.c - shared test fixtures (see support.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * support.h - what every test file shares: an OpenCL context and queue on
  * the device CLPE_DEVICE selects (clpe_select_device's rule), and small

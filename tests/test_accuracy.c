@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_accuracy.c - device output against the independent 256-bit MPFR
  * reference (reference/reference.h): max |error| <= 6.0e-8 for float32, at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_add.c - the fused add is exactly the unfused steps "x *= scale;
  * x += table" in float32, as clpe.h documents (the product rounded, then

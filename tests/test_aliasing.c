@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_aliasing.c - arguments that share memory, on the device and in the
  * host emulation alike: layouts that interleave without meeting (a fused

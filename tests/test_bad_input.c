@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_bad_input.c - every bad input of the core API gets its own status,
  * and a rejected call changes nothing: the buffer reads back byte-identical

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_build_log.c - a compiler diagnostic in a kernel names the file and
  * line it comes from, so the build log clpe hands back is useful: a copy of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_cli.c - the clpe command-line tool, driven as a user drives it: the
  * built binary run with fork/exec, its exit status, stdout, stderr and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_cli_rope_cache_files.c - `clpe rope-cache` with its inputs in files:
  * LongRoPE's factor lists (--short-factor-file, --long-factor-file) and

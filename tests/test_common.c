@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_common.c - the functions the tool, the benchmark and the tests share
  * (common/): element sizes, element values decoded from bit patterns whose

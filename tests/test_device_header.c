@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_device_header.c - clpe_device.h, the exact sine and cosine inside a
  * user's own kernels: the attention-scores example (examples/

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_device_tuning.c - the device tuning table (host/device/device_tuning.c)
  * through clpe_get_device_tuning: bad arguments, the row the test device

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_device_unsupported.c - a device clpe cannot run exactly is refused
  * cleanly.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_digests.c - every output bit pinned: SHA-256 of the output bytes of
  * 30 configurations, on the device in both launch shapes and through the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_exact.c - the device writes exactly the bits the host emulation
  * predicts (clpe_host_table, clpe_host_add), on every element of the tested

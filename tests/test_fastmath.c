@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_fastmath.c - clpe's results do not change under fast-math builds.
  *

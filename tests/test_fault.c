@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_fault.c - every OpenCL failure becomes a clean clpe status.
  *

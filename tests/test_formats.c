@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_formats.c - storage dtypes (f32, f16, bf16, f64), out-of-place add,
  * fused gather and its bad-id report: device output equals the host

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_golden.c - the numbers printed in the seed texts, reproduced by the
  * device and by the host emulation.

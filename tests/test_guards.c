@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_guards.c - poisoned buffers with guard regions: the enqueue writes
  * every element of its region exactly once and nothing else, row padding

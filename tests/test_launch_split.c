@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_launch_split.c - problems split into several kernel launches give
  * the same bits as one launch, and the out event covers every launch.

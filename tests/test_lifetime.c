@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_lifetime.c - long runs stay flat; releasing under pending work is safe.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_mrope.c - multimodal rotary (M-RoPE) and vision rotary: every device
  * result equals the host emulation bit for bit (every dtype, both pairings,

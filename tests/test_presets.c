@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_presets.c - each framework preset reproduces that framework's table,
  * and pad-aware positions equal fairseq's make_positions.

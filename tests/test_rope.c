@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_rope.c - rotary position embedding: every device result equals the
  * host emulation bit for bit (every dtype, pairing, layout, position source,

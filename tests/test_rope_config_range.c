@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_rope_config_range.c - a rotary configuration is read only where its
  * scaling looks, and every accepted configuration rotates by the exact

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_rope_freq.c - the rotary frequencies w_i and amplitude m of every
  * scaling equal Hugging Face transformers' rope_init_fns

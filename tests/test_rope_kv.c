@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_rope_kv.c - rotary into a KV cache (clpe_enqueue_rope_kv): every
  * byte the device writes (q, q_out, both caches, untouched padding

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_rope_layouts.c - the rotary calls on the device and in the host
  * emulation accept exactly the same calls: thousands of generated layouts,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_stress.c - many threads, one encoder, shared queues, bit-exact.
  *

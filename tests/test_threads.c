@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_threads.c - one encoder shared by 8 threads, each with its own
  * command queue and buffers, enqueueing table and fused add at the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * attention_scores.cl - a user's own attention-scores kernel that rotates q
  * and k (rotary position embedding) as it loads them, with clpe's exact

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * main.c - attention scores of one head with rotary position embedding
  * fused into the scores kernel (attention_scores.cl), next to the two-pass

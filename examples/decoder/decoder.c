@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * decoder.c - weights, buffers and the forward pass of the decoder.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * decoder.h - a decoder-only transformer on one OpenCL device: the weights,
  * the KV cache, and a forward pass over a run of tokens.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * decoder_kernels.cl - the decoder's own small kernels, float32 throughout.
  *

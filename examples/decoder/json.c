@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * json.c - a recursive-descent JSON parser (RFC 8259) into a tree.
  */

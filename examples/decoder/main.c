@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * main.c - clpe-decoder: greedy decoding of a Hugging Face Llama or XGLM
  * model directory on an OpenCL device, its position steps done by clpe.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Create a tiny random-initialised Hugging Face model directory for clpe-decoder.
 
     python3 examples/decoder/make_tiny_model.py llama /tmp/tiny-llama

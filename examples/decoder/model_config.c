@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * model_config.c - config.json for LlamaForCausalLM and XGLMForCausalLM.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * model_config.h - the few fields of a Hugging Face config.json the decoder
  * needs, for the two architectures it runs.

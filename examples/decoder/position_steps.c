@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * position_steps.c - the decoder's position steps, on clpe.
  */

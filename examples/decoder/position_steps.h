@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * position_steps.h - every step of the decoder that depends on a token's
  * position, all of them clpe calls:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * profile.c - summing OpenCL profiling events by kind of step.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * profile.h - time per kind of step, from OpenCL profiling events.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * safetensors.c - map a .safetensors file and index its tensors.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * safetensors.h - reading a model.safetensors file as save_pretrained writes it.
  *

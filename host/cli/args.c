@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * args.c - command-line parsing for the clpe tool (see args.h).
  *

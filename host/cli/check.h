@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * check.h - the parts of `clpe check` (cmd_check.c drives them):
  *   check_cases.c        what to run: configurations, positions, inputs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * check_cases.c - what `clpe check` runs: the configurations, the table
  * cases, and the inputs of each path (positions, activations, token ids),

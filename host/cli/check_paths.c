@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * check_paths.c - each path of `clpe check` on the device: table, fused add
  * (in place and out of place), gather and pad-aware positions. Every buffer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * check_reference.c - `clpe check` against the independent MPFR reference
  * (reference/reference.h): a shared mistake in kernel and host emulation

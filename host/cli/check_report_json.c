@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * check_report_json.c - the --json report of `clpe check`: every device,
  * every dtype, its counts, its worst error and the first failure of each

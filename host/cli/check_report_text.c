@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * check_report_text.c - what `clpe check` prints: one table row per device
  * and dtype, one line per kind of failure, and the verdict.

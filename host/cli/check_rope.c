@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * check_rope.c - the rotary paths of `clpe check`: clpe_enqueue_rope on
  * queries and keys with their own head counts, both pairings, partial

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * checked_size.h - size arithmetic that reports overflow instead of
  * wrapping. Every byte count the tool computes from user input goes

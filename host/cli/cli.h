@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cli.h - what the clpe tool's commands share: exit codes, messages
  * (messages.c), device opening (device.c), encoder configuration

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * clock.c - the monotonic clock the tool's rates and progress use, and the
  * process's CPU time (what a rate costs, however busy the machine is).

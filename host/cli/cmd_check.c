@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_check.c - `clpe check`: the cross-vendor conformance run.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_devices.c - `clpe devices`: every OpenCL device, numbered the way
  * clpe_select_device counts them, with the default marked.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_encode.c - `clpe encode`: the [N, D] encoding of N consecutive
  * positions, computed on the device in chunks and streamed to a .npy file.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_plot.c - `clpe plot`: a PNG of the encoding computed on the device.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_rope_cache.c - `clpe rope-cache`: the rotary cos/sin cache of N
  * consecutive positions, or of every token of a positions file with a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_table.c - `clpe table`: print the encoding of a list of positions,
  * computed on the device (one table launch per run of consecutive

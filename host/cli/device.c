@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * device.c - opening the device a command runs on: selection through the
  * library, a context and an in-order queue, and which element types it

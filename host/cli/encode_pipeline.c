@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * encode_pipeline.c - compute on the device, map and write to the file, all
  * at once (see encode_pipeline.h).

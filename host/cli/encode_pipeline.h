@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * encode_pipeline.h - the device-to-file pipeline of `clpe encode`.
  *

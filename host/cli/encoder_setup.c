@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * encoder_setup.c - from command-line flags to a checked configuration and
  * an encoder on the device, each failure one line naming the flag.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * file_identity.c - device and inode of what a path names (see
  * file_identity.h).

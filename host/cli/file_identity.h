@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * file_identity.h - whether two paths name the same file.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * font.c - the 5x7 glyphs of printable ASCII (0x20..0x7E), column by column,
  * least significant bit at the top: the classic public-domain character-LCD

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * font.h - a tiny built-in 5x7 (+ descender) bitmap font for the labels of `clpe plot`,
  * so the tool needs no font files and no font library.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * image.c - the RGB raster of `clpe plot` and its PNG writer (see image.h).
  */

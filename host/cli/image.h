@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * image.h - a small RGB raster for `clpe plot`: rectangles, lines, text in
  * the built-in font, a diverging colour map, and PNG output through libpng.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * main.c - the clpe command-line tool: parse, print help or version, and
  * run one command. Everything here is a client of the public API.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * messages.c - the clpe tool's lines on stderr. Every message is one line:
  * whatever a value echoed into it holds (a newline in a file name, a

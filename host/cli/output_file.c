@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * output_file.c - open, finish and abandon the clpe tool's output files by
  * what sits at the path (see output_file.h for the rules).

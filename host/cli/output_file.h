@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * output_file.h - where the clpe tool's output files go, by what sits at
  * the path:

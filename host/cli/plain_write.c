@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * plain_write.c - whole writes and the plain write rate (see plain_write.h).
  */

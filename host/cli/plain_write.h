@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * plain_write.h - writing bytes to a descriptor, and timing how fast a file
  * system takes plain writes (the yardstick `clpe encode --measure-write`

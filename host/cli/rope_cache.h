@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rope_cache.h - what the parts of `clpe rope-cache` share: the rotary
  * configuration the flags describe, LongRoPE's factor lists read from their

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rope_cache_positions.c - what `clpe rope-cache --positions FILE` adds:
  * the int64 .npy file of positions [streams, tokens] (Qwen2-VL's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rope_factors.c - LongRoPE's per-pair factor lists for `clpe rope-cache`,
  * read from text files: rotary_dim / 2 numbers separated by white space or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * signals.c - end the process on every terminating signal, removing the
  * armed temporary files first (see signals.h).

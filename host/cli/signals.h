@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * signals.h - the clpe tool's signal dispositions: every signal whose
  * default action ends the process still ends it, whatever handlers an

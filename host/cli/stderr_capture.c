@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * stderr_capture.c - stderr held in a hidden file while a driver builds
  * (see stderr_capture.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * stderr_capture.h - holding back what OpenCL drivers print to stderr
  * themselves. A driver's compiler may write its diagnostics straight to

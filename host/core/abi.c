@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * abi.c - the table of public types, struct fields and constants that
  * bindings check their own declarations against (clpe_abi_entries).

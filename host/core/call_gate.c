@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * call_gate.c - all-or-nothing calls: a call of several commands holds them
  * behind a user event of its own (see clpe_call_gate in internal.h).

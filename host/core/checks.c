@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * checks.c - the argument checks every call shares: the call itself (object,
  * queue, wait list), regions of buffers, positions and their operands.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * core.h - what every part of the library shares: checked size arithmetic,
  * the elements of each storage type on the host, reserved fields, the

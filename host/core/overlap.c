@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * overlap.c - whether two strided sets of bytes intersect, and the aliasing
  * and access rules of a call's operands built on it (see overlap.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * overlap.h - the bytes a call's operands touch, and whether an operand it
  * writes shares any of them with another: the one aliasing rule of every

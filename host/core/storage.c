@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * storage.c - the elements of each storage type on the host: their size,
  * and values loaded as the kernels' arithmetic type and stored with the

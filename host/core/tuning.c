@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tuning.c - the tuning word of a frequency, computed with MPFR.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tuning.h - turning an exact frequency (an MPFR number) into the tuning
  * word the kernels add per position (tuning.c). Shared by the sinusoidal

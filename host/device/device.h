@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * device.h - the library on one device: its tuning and launch shape, the
  * programs and kernel pools an object shares, the tuning words uploaded

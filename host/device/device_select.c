@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * device_select.c - one rule for picking an OpenCL device, shared by the
  * tests, the command-line tool and the benchmark (see clpe_select_device).

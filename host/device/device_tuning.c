@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * device_tuning.c - the device tuning table: every device-dependent choice
  * of the library (pairs and rows per work-item, work-group size, tile

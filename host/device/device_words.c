@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * device_words.c - an encoder's or rotary object's tuning words for kernels
  * of the caller's own (clpe_device.h), and that header's text.

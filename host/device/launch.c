@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * launch.c - launching the row kernels (table, add, gather).
  *

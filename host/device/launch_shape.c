@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * launch_shape.c - how launches are shaped on one device: the defaults of
  * its row in the device tuning table, then the tuning knobs of the

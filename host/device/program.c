@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * program.c - building the kernels for one device, and the pools of
  * cl_kernel objects that let many threads enqueue on one encoder.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rope.c - rotary objects: their configuration, creation and release, for
  * one position per token and for several streams of positions (M-RoPE,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rope_call.c - the one resolver of a rotary call, for the enqueue calls
  * and the host emulation alike: the tensors rotated (q and k, in place) or

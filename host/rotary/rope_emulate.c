@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rope_emulate.c - the host emulation of the rotary kernels: the same phase,
  * sin/cos and rotation arithmetic as kernels/clpe_rope.cl, in C, with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rope_enqueue.c - the rotary enqueue calls: rotating queries and keys in
  * place, and writing the cos/sin cache, for any rotary object (one position

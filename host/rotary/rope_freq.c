@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rope_freq.c - the per-pair frequencies and the amplitude of rotary
  * embeddings, as Hugging Face transformers' rope_init_fns define them

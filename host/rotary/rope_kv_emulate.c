@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rope_kv_emulate.c - the host emulation of rotary into a KV cache
  * (clpe_host_rope_kv): the arithmetic of rope_emulate.c, then each value

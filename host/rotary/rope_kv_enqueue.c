@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rope_kv_enqueue.c - rotary into a KV cache (clpe_enqueue_rope_kv): every
  * argument checked before anything is enqueued, then the slot check and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rope_region.c - the one resolver of rotary query and key tensors, and of
  * the KV caches rotary writes into, for the enqueue calls and the host

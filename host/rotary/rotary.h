@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rotary.h - rotary objects: one position per token or one per stream,
  * their frequencies, the one resolver of their calls (tensors, positions,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * checks.c - the encoder's own argument checks: the call on an encoder,
  * its [batch, seq, d] regions and the token ids of a gather, through the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * emulate.c - the host emulation: the same arithmetic as the kernels, in C.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * enqueue.c - the public enqueue calls: table, add, add_out, gather and
  * pad-aware positions. Each checks every argument (checks.c) before it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * frequencies.c - the encoder's tuning words: its ladder of frequencies
  * w_i = r^i, r = base^(-2/d) for the paper's convention

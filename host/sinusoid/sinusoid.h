@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sinusoid.h - the sinusoidal encoder: its slots, its object, its tuning
  * words and its row kernels' calls (table, add, gather).

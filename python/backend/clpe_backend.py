@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The clpe package's build backend: scikit-build-core, plus the C sources
 of libclpe copied into the sdist.
 
@@ -17,12 +18,13 @@ from scikit_build_core.build import *  # noqa: F401,F403 (the PEP 517 hooks)
 
 HERE = Path(__file__).resolve().parent.parent  # python/
 VENDORED = "clpe-src"
-# What the library's CMake build reads (the tool, tests and benchmark are
-# not built when clpe is a subproject).
+# What the CMake build of the library and the tool (host/cli) reads (the
+# tests and benchmark are not built when clpe is a subproject), the licence,
+# and the top-level README whose Python section tests/test_readme.py runs.
 C_SOURCES = ["CMakeLists.txt", "cmake", "include", "host", "kernels", "common", "reference",
-             "LICENSE", "CHANGELOG.md"]
+             "LICENSE", "CHANGELOG.md", "README.md"]
 SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "*.so", "*.so.*", "*.dylib", "*.dll",
-                              "build", "dist", "*.egg-info", ".pytest_cache", "cli")
+                              "build", "dist", "*.egg-info", ".pytest_cache")
 
 
 def build_sdist(sdist_directory, config_settings=None):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """clpe: exact sinusoidal position encoding on any OpenCL device.
 
     import clpe
@@ -44,4 +45,5 @@ __all__ = [
     "NUMPY_DTYPES", "PositionSource", "Positions", "Tensor", "config_default",
     "config_preset", "host_add", "host_gather", "host_table", "library_path",
     "select_device", "status_name", "status_string", "rope_kv", "host_rope_kv",
+    "device_header_path", "device_include_dir", "device_source", "device_words",
 ]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The C declarations of clpe.h in ctypes, and their check against the
 library's own table (clpe_abi_entries).
 
@@ -9,6 +10,7 @@ never exchange a byte.
 """
 import ctypes
 import enum
+from typing import Any, Dict, Iterable, List, Mapping, Set, Tuple, Type
 
 c_enum = ctypes.c_int  # a C enum of clpe.h: int-sized on every supported ABI
 cl_handle = ctypes.c_void_p  # cl_mem, cl_context, cl_command_queue, cl_event, ...
@@ -185,7 +187,7 @@ class CMropeConfig(ctypes.Structure):
 
 
 # The C name of every struct and scalar type the binding declares.
-STRUCTS = {
+STRUCTS: Dict[str, Type[ctypes.Structure]] = {
     "clpe_abi_entry": CAbiEntry,
     "clpe_config": CConfig,
     "clpe_build_log": CBuildLog,
@@ -202,7 +204,7 @@ STRUCTS = {
     "clpe_host_kv_cache": CHostKvCache,
     "clpe_mrope_config": CMropeConfig,
 }
-SCALARS = {
+SCALARS: Dict[str, Type["ctypes._SimpleCData[Any]"]] = {
     "clpe_status": ctypes.c_int32,
     "clpe_abi_kind": c_enum,
     "clpe_freq": c_enum,
@@ -215,14 +217,16 @@ SCALARS = {
 }
 
 ABI_TYPE, ABI_FIELD, ABI_CONSTANT = 0, 1, 2
+# The library's table: (name, kind, value, offset, size) per entry.
+AbiTable = List[Tuple[str, int, int, int, int]]
 
 
-def _enum_constants(prefix, members):
+def _enum_constants(prefix: str, members: Iterable[enum.Enum]) -> Dict[str, int]:
     return {prefix + m.name: int(m.value) for m in members}
 
 
 # The C name and value of every constant the binding relies on.
-CONSTANTS = {
+CONSTANTS: Dict[str, int] = {
     "CLPE_SUCCESS": 0,
     "CLPE_ABI_TYPE": ABI_TYPE,
     "CLPE_ABI_FIELD": ABI_FIELD,
@@ -240,7 +244,7 @@ CONSTANTS = {
 }
 
 
-def read_abi_table(lib):
+def read_abi_table(lib: Any) -> AbiTable:
     """The library's table as a list of (name, kind, value, offset, size)."""
     count = ctypes.c_size_t()
     entries = lib.clpe_abi_entries(ctypes.byref(count))
@@ -254,16 +258,18 @@ def read_abi_table(lib):
              entries[i].offset, entries[i].size) for i in range(count.value)]
 
 
-def abi_mismatches(table, structs=STRUCTS, scalars=SCALARS, constants=CONSTANTS):
+def abi_mismatches(table: AbiTable, structs: Mapping[str, Type[ctypes.Structure]] = STRUCTS,
+                   scalars: Mapping[str, Type["ctypes._SimpleCData[Any]"]] = SCALARS,
+                   constants: Mapping[str, int] = CONSTANTS) -> List[str]:
     """Every difference between the binding's declarations and the table, as
     lines of text; empty when they agree."""
     types = {name: size for name, kind, _, _, size in table if kind == ABI_TYPE}
     fields = {name: (offset, size) for name, kind, _, offset, size in table
               if kind == ABI_FIELD}
     values = {name: value for name, kind, value, _, _ in table if kind == ABI_CONSTANT}
-    problems = []
+    problems: List[str] = []
 
-    def compare_type(name, size):
+    def compare_type(name: str, size: int) -> None:
         if name not in types:
             problems.append("%s: not in the library" % name)
         elif types[name] != size:
@@ -274,8 +280,9 @@ def abi_mismatches(table, structs=STRUCTS, scalars=SCALARS, constants=CONSTANTS)
         compare_type(name, ctypes.sizeof(ctype))
     for name, struct in structs.items():
         compare_type(name, ctypes.sizeof(struct))
-        declared = set()
-        for field_name, _ in struct._fields_:
+        declared: Set[str] = set()
+        for field in struct._fields_:
+            field_name = field[0]
             key = "%s.%s" % (name, field_name)
             declared.add(key)
             descriptor = getattr(struct, field_name)
@@ -298,7 +305,9 @@ def abi_mismatches(table, structs=STRUCTS, scalars=SCALARS, constants=CONSTANTS)
     return problems
 
 
-def check_abi(lib, path, structs=STRUCTS, scalars=SCALARS, constants=CONSTANTS):
+def check_abi(lib: Any, path: str, structs: Mapping[str, Type[ctypes.Structure]] = STRUCTS,
+              scalars: Mapping[str, Type["ctypes._SimpleCData[Any]"]] = SCALARS,
+              constants: Mapping[str, int] = CONSTANTS) -> AbiTable:
     """Raise ImportError unless every declaration here matches the library."""
     table = read_abi_table(lib)
     problems = abi_mismatches(table, structs, scalars, constants)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The checks every value passes before it reaches the library.
 
 ctypes converts silently: -1 becomes 2**64 - 1 in a size_t, 64.9 becomes 64,
@@ -22,8 +23,10 @@ ValueError (the right kind, out of range) before anything is called:
                                         extent holds what the library touches
 """
 import numbers
+from typing import Any, Mapping, Sequence, Type, Union
 
 import numpy as np
+import numpy.typing as npt
 
 INT32 = (-2 ** 31, 2 ** 31 - 1)
 UINT32 = (0, 2 ** 32 - 1)
@@ -31,45 +34,45 @@ INT64 = (-2 ** 63, 2 ** 63 - 1)
 UINT64 = (0, 2 ** 64 - 1)
 
 
-def is_integer(value):
+def is_integer(value: object) -> bool:
     """A Python or NumPy integer; bool (a flag, not a count) is not one."""
     return isinstance(value, (numbers.Integral, np.integer)) and \
         not isinstance(value, (bool, np.bool_))
 
 
-def check_int(value, name, low, high):
+def check_int(value: Any, name: str, low: int, high: int) -> int:
     """value as a Python int, refused unless an integer in [low, high]."""
     if not is_integer(value):
         raise TypeError("clpe: %s must be an integer, got %r (%s)"
                         % (name, value, type(value).__name__))
-    value = int(value)
-    if not low <= value <= high:
-        raise ValueError("clpe: %s = %d is out of range [%d, %d]" % (name, value, low, high))
-    return value
+    number = int(value)
+    if not low <= number <= high:
+        raise ValueError("clpe: %s = %d is out of range [%d, %d]" % (name, number, low, high))
+    return number
 
 
-def check_int32(value, name):
+def check_int32(value: Any, name: str) -> int:
     return check_int(value, name, *INT32)
 
 
-def check_uint32(value, name):
+def check_uint32(value: Any, name: str) -> int:
     return check_int(value, name, *UINT32)
 
 
-def check_int64(value, name):
+def check_int64(value: Any, name: str) -> int:
     return check_int(value, name, *INT64)
 
 
-def check_uint64(value, name):
+def check_uint64(value: Any, name: str) -> int:
     return check_int(value, name, *UINT64)
 
 
-def check_size(value, name):
+def check_size(value: Any, name: str) -> int:
     """A count or size_t: an integer in [0, 2**64 - 1]."""
     return check_int(value, name, *UINT64)
 
 
-def check_real(value, name):
+def check_real(value: Any, name: str) -> float:
     """value as a Python float, refused unless a real number (an int, a
     float or a NumPy scalar of either; not a string, not a bool)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.number)) \
@@ -79,7 +82,7 @@ def check_real(value, name):
     return float(value)
 
 
-def check_enum(value, enum_type, names, name):
+def check_enum(value: Any, enum_type: Type[Any], names: Mapping[str, Any], name: str) -> int:
     """The int of an enum value given as a member of enum_type, one of
     names (a dict from lower-case names to members; case is ignored) or a
     plain int (passed on, so the library refuses an unknown one with its
@@ -98,7 +101,8 @@ def check_enum(value, enum_type, names, name):
                     % (name, ", ".join(sorted(names)), value, type(value).__name__))
 
 
-def check_float64_array(values, name, length):
+def check_float64_array(values: Union[Sequence[float], "npt.NDArray[Any]"], name: str,
+                        length: int) -> "npt.NDArray[np.float64]":
     """A fresh C-contiguous float64 array of exactly length real numbers
     from values (a sequence or an array of any real dtype), refused unless
     it holds exactly that many: the library reads length of them."""
@@ -117,7 +121,8 @@ def check_float64_array(values, name, length):
     return np.array(array, dtype=np.float64, order="C", copy=True)
 
 
-def check_host_array(array, name, dtype, min_size=0, writable=False):
+def check_host_array(array: Any, name: str, dtype: "npt.DTypeLike", min_size: int = 0,
+                     writable: bool = False) -> "npt.NDArray[Any]":
     """A NumPy array of exactly dtype whose own elements (at least
     min_size of them) the library reads or, with writable, writes."""
     if not isinstance(array, np.ndarray):
@@ -133,7 +138,7 @@ def check_host_array(array, name, dtype, min_size=0, writable=False):
     return array
 
 
-def check_device_view(array, name, dtype, min_size=0):
+def check_device_view(array: Any, name: str, dtype: "npt.DTypeLike", min_size: int = 0) -> Any:
     """A C-contiguous pyopencl.array.Array of exactly dtype whose own
     extent (not the buffer under it) holds min_size elements: the library
     sees only the buffer and the view's offset, so a view too short for

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """clpe_device.h from Python: the OpenCL C header whose functions give clpe's
 exact sine and cosine inside kernels of your own (see docs/
 device_functions.md of the clpe sources).
@@ -11,22 +12,30 @@ device_functions.md of the clpe sources).
 """
 import ctypes
 from pathlib import Path
+from typing import TYPE_CHECKING, Iterator, Tuple, Union, cast
 
 from . import _status
+
+if TYPE_CHECKING:
+    import pyopencl as cl
+
+    from ._opencl import Encoder
+    from ._rope import Rope
 
 _HEADER = "clpe_device.h"
 
 
-def device_source():
+def device_source() -> str:
     """The text of clpe_device.h that the loaded library carries (always
     the one its words match): put it before your own program source."""
     function = getattr(_status._lib, "clpe_device_source", None)
     if function is None:
         raise RuntimeError("clpe: the loaded library is older than clpe_device.h")
-    return function().decode()
+    text: bytes = function()
+    return text.decode()
 
 
-def _candidates():
+def _candidates() -> Iterator[Path]:
     from . import library_path
     yield Path(__file__).resolve().parent / "include" / _HEADER  # shipped in the package
     library = Path(library_path).resolve().parent
@@ -35,7 +44,7 @@ def _candidates():
         yield prefix / "include" / _HEADER
 
 
-def device_header_path():
+def device_header_path() -> str:
     """The path of clpe_device.h for the loaded library: the copy shipped in
     this package, else the one installed beside the library. Only a file
     whose text is the library's own is returned; FileNotFoundError if there
@@ -52,12 +61,12 @@ def device_header_path():
                             % __import__("clpe").library_path)
 
 
-def device_include_dir():
+def device_include_dir() -> str:
     """The folder of clpe_device.h, for a build option -I."""
     return str(Path(device_header_path()).parent)
 
 
-def device_words(obj):
+def device_words(obj: Union["Encoder", "Rope"]) -> Tuple["cl.Buffer", str]:
     """(words, build_options) for clpe_device.h: a new read-only
     pyopencl.Buffer on obj's context holding the tuning words of obj (a
     clpe.Rope or clpe.Encoder) in the layout clpe.h documents, and the
@@ -82,4 +91,8 @@ def device_words(obj):
         status = function(handle, ctypes.byref(mem), ctypes.byref(options))
     if status != 0:
         raise _status.Error(status, "device words")
-    return cl.Buffer.from_int_ptr(mem.value, retain=False), options.value.decode()
+    if mem.value is None or options.value is None:
+        raise RuntimeError("clpe: %s succeeded without its buffer or options" % name)
+    # from_int_ptr makes an object of the class it is called on.
+    buffer = cast("cl.Buffer", cl.Buffer.from_int_ptr(mem.value, retain=False))
+    return buffer, options.value.decode()

@@ -1,24 +1,30 @@
+# SPDX-License-Identifier: Apache-2.0
 """The host emulation on NumPy arrays: the exact bits a device writes for a
 table, an add or a gather, with no OpenCL at all (clpe_encoder_create_host)."""
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Tuple, Union
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import ctypes
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _status
 from ._abi import PositionSource
 from ._check import is_integer
 from ._config import Config, make_config
 
+# A NumPy array of any dtype (the calls check dtypes themselves).
+Array = npt.NDArray[Any]
+
 # Positions of an add or gather: None (the first position), an int start,
 # per-sequence starts, or [batch, seq] position ids.
-PositionsArg = Union[None, int, Sequence[int], Sequence[Sequence[int]], np.ndarray]
+PositionsArg = Union[None, int, Sequence[int], Sequence[Sequence[int]],
+                     "npt.NDArray[np.integer[Any]]"]
 
 
-def int_array(values, dtype, what):
+def int_array(values: Any, dtype: "npt.DTypeLike", what: str) -> Array:
     """values as a C-contiguous array of the integer dtype, refusing (never
     wrapping) anything that does not fit."""
     info = np.iinfo(dtype)
@@ -42,7 +48,8 @@ def int_array(values, dtype, what):
     return np.ascontiguousarray(array, dtype=dtype)
 
 
-def row_pitches(array, what, dtype, d, writable):
+def row_pitches(array: Any, what: str, dtype: "npt.DTypeLike", d: int,
+                writable: bool) -> List[int]:
     """The pitch in elements of each leading axis of a [rows, d] or
     [batch, seq, d] NumPy array (0, the library's default, for an axis of
     one entry); checks dtype, width and strides."""
@@ -58,14 +65,15 @@ def row_pitches(array, what, dtype, d, writable):
     return pitches_of(array.shape, array.strides, array.itemsize, what)
 
 
-def pitches_of(shape, strides, itemsize, what):
+def pitches_of(shape: Sequence[int], strides: Sequence[int], itemsize: int,
+               what: str) -> List[int]:
     """The pitch in elements of each leading axis (0 for an axis of one
     entry); rows must be contiguous and strides positive whole elements."""
     if 0 in shape:
         return [0] * (len(shape) - 1)  # nothing is touched, whatever the strides
     if shape[-1] > 1 and strides[-1] != itemsize:
         raise ValueError("clpe: the elements of a row of %s must be contiguous" % what)
-    pitches = []
+    pitches: List[int] = []
     for size, stride in zip(shape[:-1], strides[:-1]):
         if size <= 1:
             pitches.append(0)  # never stepped over: the library's default
@@ -76,7 +84,8 @@ def pitches_of(shape, strides, itemsize, what):
     return pitches
 
 
-def host_positions(positions, batch, seq, first_position):
+def host_positions(positions: PositionsArg, batch: int, seq: int, first_position: int
+                   ) -> Tuple[PositionSource, int, Optional["npt.NDArray[np.int64]"]]:
     """(source, start, int64 array or None) for the host calls."""
     if positions is None:
         return PositionSource.START, first_position, None
@@ -91,17 +100,17 @@ def host_positions(positions, batch, seq, first_position):
                      "array of position ids, got shape %s" % (batch, batch, seq, values.shape))
 
 
-def _int64_start(start):
+def _int64_start(start: Any) -> int:
     if not is_integer(start):
         raise TypeError("clpe: start must be an integer, got %r (%s)"
                         % (start, type(start).__name__))
-    start = int(start)
-    if not -2 ** 63 <= start < 2 ** 63:
-        raise _status.Error(-2012, "start = %d" % start)  # CLPE_ERROR_POSITION_OVERFLOW
-    return start
+    value = int(start)
+    if not -2 ** 63 <= value < 2 ** 63:
+        raise _status.Error(-2012, "start = %d" % value)  # CLPE_ERROR_POSITION_OVERFLOW
+    return value
 
 
-def _pointer(array, ctype=ctypes.c_void_p):
+def _pointer(array: Optional[Array], ctype: Any = ctypes.c_void_p) -> Any:
     return None if array is None else array.ctypes.data_as(ctype)
 
 
@@ -125,11 +134,11 @@ class HostEncoder(_status.Handle):
         self._handle = handle
 
     @property
-    def dtype(self) -> np.dtype:
+    def dtype(self) -> "np.dtype[Any]":
         """The NumPy dtype of the arrays (uint16 bits for bf16)."""
         return self.config.numpy_dtype
 
-    def table(self, positions: Any, out: Optional[np.ndarray] = None) -> np.ndarray:
+    def table(self, positions: Any, out: Optional[Array] = None) -> Array:
         """Rows PE(p) for p in positions (a range, or any ints) as a
         [len(positions), d] array; into out if given."""
         d = self.config.d
@@ -159,7 +168,7 @@ class HostEncoder(_status.Handle):
         out[...] = result
         return out
 
-    def add(self, x: np.ndarray, positions: PositionsArg = None) -> np.ndarray:
+    def add(self, x: Array, positions: PositionsArg = None) -> Array:
         """x = x * scale + PE(pos) in place over x ([seq, d] or [batch, seq, d]);
         positions: None (first_position), an int start, per-sequence starts
         or [batch, seq] position ids. Returns x."""
@@ -176,8 +185,8 @@ class HostEncoder(_status.Handle):
                 _pointer(values, ctypes.POINTER(ctypes.c_int64))), "add")
         return x
 
-    def gather(self, ids: Any, embedding: np.ndarray, positions: PositionsArg = None,
-               out: Optional[np.ndarray] = None) -> Tuple[np.ndarray, int]:
+    def gather(self, ids: Any, embedding: Array, positions: PositionsArg = None,
+               out: Optional[Array] = None) -> Tuple[Array, int]:
         """out[b, s] = embedding[ids[b, s]] * scale + PE(pos(b, s)); ids
         [seq] or [batch, seq] (int32 values), embedding [vocab, d]. Returns
         (out, number of ids outside [0, vocab)): such a row gets PE alone."""
@@ -214,21 +223,21 @@ class HostEncoder(_status.Handle):
         return out, bad.value
 
 
-def host_table(positions: Union[range, Sequence[int], np.ndarray],
-               out: Optional[np.ndarray] = None, **config: Any) -> np.ndarray:
+def host_table(positions: Union[range, Sequence[int], Array],
+               out: Optional[Array] = None, **config: Any) -> Array:
     """clpe.host_table([5, 6, 305], d=8): the exact table rows, as NumPy."""
     with HostEncoder(**config) as encoder:
         return encoder.table(positions, out)
 
 
-def host_add(x: np.ndarray, positions: PositionsArg = None, **config: Any) -> np.ndarray:
+def host_add(x: Array, positions: PositionsArg = None, **config: Any) -> Array:
     """x * scale + PE in place on a NumPy array; returns x."""
     with HostEncoder(**config) as encoder:
         return encoder.add(x, positions)
 
 
-def host_gather(ids: Any, embedding: np.ndarray, positions: PositionsArg = None,
-                out: Optional[np.ndarray] = None, **config: Any) -> Tuple[np.ndarray, int]:
+def host_gather(ids: Any, embedding: Array, positions: PositionsArg = None,
+                out: Optional[Array] = None, **config: Any) -> Tuple[Array, int]:
     """The fused input stage on NumPy arrays; returns (out, bad id count)."""
     with HostEncoder(**config) as encoder:
         return encoder.gather(ids, embedding, positions, out)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Find and load libclpe, and declare the C prototypes of clpe.h.
 
 The library is the one the package was built with (next to this file:
@@ -9,6 +10,7 @@ import ctypes
 import ctypes.util
 import os
 import sys
+from typing import Any, List, Optional, Tuple
 from ctypes import (POINTER, c_char_p, c_double, c_int, c_int32, c_int64, c_size_t, c_uint,
                     c_uint32, c_void_p)
 
@@ -120,7 +122,13 @@ OPTIONAL_PROTOTYPES = {
 }
 
 
-def library_names(platform=None):
+# The major version whose ABI PROTOTYPES declare: the wheel's library is
+# named after it (libclpe.so.1, its soname), and another major version is
+# another ABI.
+ABI_MAJOR = 1
+
+
+def library_names(platform: Optional[str] = None) -> List[str]:
     """File names of libclpe on a platform (sys.platform by default), most
     likely first."""
     platform = sys.platform if platform is None else platform
@@ -128,10 +136,10 @@ def library_names(platform=None):
         return ["clpe.dll", "libclpe.dll"]
     if platform == "darwin":
         return ["libclpe.dylib"]
-    return ["libclpe.so"]
+    return ["libclpe.so.%d" % ABI_MAJOR, "libclpe.so"]
 
 
-def _candidates():
+def _candidates() -> List[str]:
     override = os.environ.get("CLPE_LIBRARY")
     if override:
         return [override]
@@ -144,9 +152,10 @@ def _candidates():
     return found
 
 
-def load_library():
-    """(the loaded library with its prototypes declared, its path)."""
-    tried = []
+def load_library() -> Tuple[Any, str]:
+    """(the loaded library with its prototypes declared, its path). The
+    library is typed Any: its functions are declared here, at run time."""
+    tried: List[str] = []
     for path in _candidates():
         try:
             lib = ctypes.CDLL(path)

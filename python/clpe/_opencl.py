@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """clpe.Encoder: the enqueue calls on PyOpenCL queues, arrays and buffers.
 
 Every call takes the caller's queue and a wait_for list, never blocks, and
@@ -8,17 +9,19 @@ on it that follow wait for it even on an out-of-order queue.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import ctypes
 import dataclasses
+import os
 
 import numpy as np
 
 from . import _status
-from ._abi import CBuildLog, CConfig, CLaunchInfo, CPositions, CTensor, CTokenIds, Dtype, PositionSource
+from ._abi import (CBuildLog, CConfig, CLaunchInfo, CPositions, CTensor, CTokenIds, Dtype,
+                   PositionSource)
 from ._check import check_device_view, check_enum, check_int32, check_size
-from ._config import Config, checked_int64, make_config
+from ._config import Config, DtypeArg, checked_int64, make_config
 from ._host import HostEncoder, int_array, pitches_of
 
 if TYPE_CHECKING:
@@ -33,7 +36,7 @@ _BUILD_LOG_BYTES = 1 << 16
 _POSITION_SOURCES = {s.name.lower(): s for s in PositionSource}
 
 
-def _cl():
+def _cl() -> Any:
     try:
         import pyopencl
         import pyopencl.array  # noqa: F401  (registers pyopencl.array)
@@ -47,7 +50,7 @@ def _cl():
 class Tensor:
     """A [batch, seq, d] region of a raw pyopencl.Buffer (clpe_tensor):
     offset in bytes, pitches in elements, 0 meaning packed rows."""
-    buffer: object
+    buffer: "pyopencl.Buffer"
     offset: int = 0
     row_pitch: int = 0
     batch_pitch: int = 0
@@ -59,7 +62,7 @@ class Positions:
     source PositionSource.PER_SEQUENCE ([batch] starts) or .IDS
     ([batch, seq] position ids); offset in bytes."""
     source: PositionSource
-    buffer: object
+    buffer: "pyopencl.Buffer"
     offset: int = 0
 
 
@@ -67,17 +70,18 @@ class _Call:
     """The pieces one enqueue gathers: events to wait for, arrays it
     writes, host buffers it uploaded (kept alive until the call returns)."""
 
-    def __init__(self, encoder, wait_for):
+    def __init__(self, encoder: Any, wait_for: "WaitFor") -> None:
         self.cl = _cl()
-        self.encoder = encoder
-        self.events = list(wait_for or [])
-        self.written = []
-        self.uploads = []
+        self.encoder = encoder  # an Encoder, or a rotary object with .config.d and .dtype
+        self.events: List[Any] = list(wait_for or [])
+        self.written: List[Any] = []
+        self.uploads: List[Any] = []
 
-    def _is_array(self, obj):
+    def _is_array(self, obj: Any) -> bool:
         return isinstance(obj, self.cl.array.Array)
 
-    def tensor(self, obj, what, ndims, write):
+    def tensor(self, obj: Any, what: str, ndims: Tuple[int, ...],
+               write: bool) -> Tuple[CTensor, Optional[Tuple[int, ...]]]:
         """(CTensor, leading shape or None) for an Array, a Tensor or a Buffer."""
         d = self.encoder.config.d
         dtype = self.encoder.dtype
@@ -95,7 +99,8 @@ class _Call:
             tensor = CTensor(buffer=obj.base_data.int_ptr if obj.base_data is not None else None,
                              offset=obj.offset, row_pitch=pitches[-1],
                              batch_pitch=pitches[0] if obj.ndim == 3 else 0)
-            return tensor, obj.shape[:-1]
+            leading: Tuple[int, ...] = obj.shape[:-1]
+            return tensor, leading
         if isinstance(obj, Tensor):
             return CTensor(buffer=self._buffer(obj.buffer, what),
                            offset=check_size(obj.offset, what + ".offset"),
@@ -103,15 +108,17 @@ class _Call:
                            batch_pitch=check_size(obj.batch_pitch, what + ".batch_pitch")), None
         return CTensor(buffer=self._buffer(obj, what)), None
 
-    def _buffer(self, obj, what):
+    def _buffer(self, obj: Any, what: str) -> Optional[int]:
         if obj is None:
             return None
         if not isinstance(obj, self.cl.MemoryObjectHolder):
             raise TypeError("clpe: %s must be a pyopencl.array.Array, a pyopencl.Buffer or a "
                             "clpe.Tensor, got %s" % (what, type(obj).__name__))
-        return obj.int_ptr
+        pointer: int = obj.int_ptr
+        return pointer
 
-    def int_buffer(self, obj, what, dtype, write=False, min_size=0):
+    def int_buffer(self, obj: Any, what: str, dtype: "np.typing.DTypeLike", write: bool = False,
+                   min_size: int = 0) -> Tuple[Optional[int], int, Optional[Tuple[int, ...]]]:
         """(cl_mem, byte offset, shape or None) of an integer Array or Buffer;
         host values (NumPy, lists) are uploaded, where only read. An Array
         must hold min_size elements in its own extent."""
@@ -130,7 +137,7 @@ class _Call:
         values = int_array(obj, dtype, what)
         return self.upload(values), 0, values.shape
 
-    def upload(self, values):
+    def upload(self, values: "np.typing.NDArray[Any]") -> Optional[int]:
         cl = self.cl
         if values.size == 0:
             return None
@@ -138,9 +145,10 @@ class _Call:
                            cl.mem_flags.COPY_HOST_PTR, hostbuf=values)
         # OpenCL keeps a released buffer alive until the commands using it end.
         self.uploads.append(buffer)
-        return buffer.int_ptr
+        pointer: int = buffer.int_ptr
+        return pointer
 
-    def positions(self, positions, batch, seq):
+    def positions(self, positions: Any, batch: int, seq: int) -> CPositions:
         if positions is None:
             return CPositions(source=PositionSource.START,
                               start=self.encoder.config.first_position)
@@ -156,9 +164,10 @@ class _Call:
             raise TypeError("clpe: say what a raw buffer of positions holds: "
                             "clpe.Positions(clpe.PositionSource.PER_SEQUENCE or .IDS, buffer)")
         buffer, offset, shape = self.int_buffer(positions, "positions", np.int64)
-        if tuple(shape) == (batch,):
+        shape = tuple(shape or ())
+        if shape == (batch,):
             source = PositionSource.PER_SEQUENCE
-        elif tuple(shape) == (batch, seq):
+        elif shape == (batch, seq):
             source = PositionSource.IDS
         else:
             raise ValueError("clpe: positions must be an int, %d per-sequence starts or a "
@@ -166,29 +175,31 @@ class _Call:
                              % (batch, batch, seq, tuple(shape)))
         return CPositions(source=int(source), buffer=buffer, offset=offset)
 
-    def nothing_to_do(self, queue):
+    def nothing_to_do(self, queue: "pyopencl.CommandQueue") -> "pyopencl.Event":
         """The event of an empty call: a marker after its wait list, as the
         library gives (PyOpenCL has no buffer behind an empty array)."""
         done = self.cl.enqueue_marker(queue, wait_for=self.events or None)
         for array in self.written:
             array.add_event(done)
-        return done
+        event: "pyopencl.Event" = done
+        return event
 
-    def wait_list(self):
+    def wait_list(self) -> Tuple[int, Any]:
         handles = [event.int_ptr for event in self.events]
         return len(handles), (ctypes.c_void_p * len(handles))(*handles) if handles else None
 
-    def finish(self, status, what, event):
+    def finish(self, status: int, what: str, event: "ctypes.c_void_p") -> "pyopencl.Event":
         _status.check(status, what)
         if not event.value:
-            return None
-        done = self.cl.Event.from_int_ptr(event.value, retain=False)
+            # clpe.h: a successful call asked for an event always gives one.
+            raise RuntimeError("clpe: %s succeeded without an event" % what)
+        done: "pyopencl.Event" = self.cl.Event.from_int_ptr(event.value, retain=False)
         for array in self.written:
             array.add_event(done)
         return done
 
 
-def _shape(found, given, what):
+def _shape(found: Optional[int], given: Optional[int], what: str) -> int:
     """A dimension from an Array's shape, or from a keyword for a Buffer."""
     if found is not None:
         if given is not None and check_size(given, what) != found:
@@ -199,7 +210,8 @@ def _shape(found, given, what):
     return check_size(given, what)
 
 
-def _batch_seq(leading, batch, seq):
+def _batch_seq(leading: Optional[Sequence[int]], batch: Optional[int],
+               seq: Optional[int]) -> Tuple[int, int]:
     if leading is None:
         return _shape(None, batch, "batch"), _shape(None, seq, "seq")
     if len(leading) == 1:
@@ -261,7 +273,7 @@ class Encoder(_status.Handle):
         other._handle = handle
         return other
 
-    def library_config(self):
+    def library_config(self) -> Config:
         """The configuration as the library holds it (clpe_encoder_get_config)."""
         c_config = CConfig()
         with self._hold() as handle:
@@ -269,32 +281,34 @@ class Encoder(_status.Handle):
                           "config")
         return Config.from_c(c_config, self.config.first_position)
 
-    def host(self):
+    def host(self) -> HostEncoder:
         """A HostEncoder of this configuration: the bits this one writes."""
         return HostEncoder(self.config)
 
     @property
-    def dtype(self):
+    def dtype(self) -> "np.dtype[Any]":
         """The NumPy dtype of the encoder's buffers (uint16 bits for bf16)."""
         return self.config.numpy_dtype
 
-    def supports(self, dtype):
+    def supports(self, dtype: DtypeArg) -> bool:
         """Whether this encoder's device can run dtype (f64 needs cl_khr_fp64)."""
         from ._config import to_dtype
         return bool(_status._lib.clpe_device_supports_dtype(self.device.int_ptr,
                                                             int(to_dtype(dtype))))
 
-    def launch_info(self):
+    def launch_info(self) -> Dict[str, int]:
         """The launch shape chosen for the device (clpe_launch_info), as a dict."""
         info = CLaunchInfo()
         with self._hold() as handle:
             _status.check(_status._lib.clpe_encoder_get_launch_info(handle, ctypes.byref(info)),
                           "launch_info")
-        return {name: getattr(info, name) for name, _ in CLaunchInfo._fields_
+        names = [field[0] for field in CLaunchInfo._fields_]
+        return {name: int(getattr(info, name)) for name in names
                 if not name.startswith("reserved")}
 
-    def table(self, queue: "pyopencl.CommandQueue", out: "DeviceData", start: Optional[int] = None,
-              n: Optional[int] = None, wait_for: "WaitFor" = None) -> "pyopencl.Event":
+    def table(self, queue: "pyopencl.CommandQueue", out: "DeviceData",
+              start: Optional[int] = None, n: Optional[int] = None,
+              wait_for: "WaitFor" = None) -> "pyopencl.Event":
         """out[r] = PE(start + r) for r < n (default: every row of out;
         start defaults to the config's first_position). out: a [n, d] Array,
         or a Buffer / clpe.Tensor with n given."""
@@ -339,7 +353,7 @@ class Encoder(_status.Handle):
                 ctypes.byref(c_positions), count, events, ctypes.byref(event))
         return call.finish(status, "add", event)
 
-    def add_out(self, queue: "pyopencl.CommandQueue", x: Any, out: Any,
+    def add_out(self, queue: "pyopencl.CommandQueue", x: "DeviceData", out: "DeviceData",
                 positions: Any = None, batch: Optional[int] = None, seq: Optional[int] = None,
                 wait_for: "WaitFor" = None) -> "pyopencl.Event":
         """out = x * scale + PE(pos) over [batch, seq, d]; positions as in add."""
@@ -348,7 +362,8 @@ class Encoder(_status.Handle):
         out_tensor, out_leading = call.tensor(out, "out", (2, 3), write=True)
         if x_leading is not None and out_leading is not None and \
                 tuple(x_leading) != tuple(out_leading):
-            raise ValueError("clpe: x has shape %s but out %s" % (x.shape, out.shape))
+            raise ValueError("clpe: x has shape %s but out %s"
+                             % (getattr(x, "shape"), getattr(out, "shape")))
         batch, seq = _batch_seq(x_leading if x_leading is not None else out_leading, batch, seq)
         c_positions = call.positions(positions, batch, seq)
         event = ctypes.c_void_p()
@@ -362,8 +377,11 @@ class Encoder(_status.Handle):
                 ctypes.byref(event))
         return call.finish(status, "add_out", event)
 
-    def gather(self, queue, ids, embedding, out, positions=None, bad_ids=None, vocab=None,
-               batch=None, seq=None, wait_for=None):
+    def gather(self, queue: "pyopencl.CommandQueue", ids: Any, embedding: "DeviceData",
+               out: "DeviceData", positions: Any = None, bad_ids: Any = None,
+               vocab: Optional[int] = None, batch: Optional[int] = None,
+               seq: Optional[int] = None, wait_for: "WaitFor" = None
+               ) -> "pyopencl.Event":
         """out[b, s] = embedding[ids[b, s]] * scale + PE(pos(b, s)): ids an
         int32 [batch, seq] (or [seq]) Array, Buffer or host array; embedding
         a [vocab, d] Array (or a Buffer / clpe.Tensor with vocab=); out
@@ -377,7 +395,7 @@ class Encoder(_status.Handle):
         if ids_shape is not None and out_leading is not None and \
                 tuple(ids_shape) != tuple(out_leading):
             raise ValueError("clpe: ids have shape %s but out %s" % (tuple(ids_shape),
-                                                                       out.shape))
+                                                                       getattr(out, "shape")))
         batch, seq = _batch_seq(out_leading if out_leading is not None else ids_shape,
                                 batch, seq)
         c_ids = CTokenIds(buffer=ids_buffer, offset=ids_offset)
@@ -401,8 +419,11 @@ class Encoder(_status.Handle):
                 ctypes.byref(event))
         return call.finish(status, "gather", event)
 
-    def pad_positions(self, queue, ids, out, pad_id, first_position=None, pad_position=None,
-                      batch=None, seq=None, wait_for=None):
+    def pad_positions(self, queue: "pyopencl.CommandQueue", ids: Any, out: Any, pad_id: int,
+                      first_position: Optional[int] = None,
+                      pad_position: Optional[int] = None, batch: Optional[int] = None,
+                      seq: Optional[int] = None, wait_for: "WaitFor" = None
+                      ) -> "pyopencl.Event":
         """Pad-aware position ids (fairseq make_positions, HF M2M100): out
         (int64 [batch, seq]) = pad_position where ids == pad_id, else
         first_position + k for the k-th non-pad token of the row. The
@@ -439,7 +460,19 @@ def select_device(selector: Optional[str] = None) -> "pyopencl.Device":
     "cpu" or part of a name. Returns a pyopencl.Device."""
     cl = _cl()
     platform, device = ctypes.c_void_p(), ctypes.c_void_p()
-    _status.check(_status._lib.clpe_select_device(
-        selector.encode() if selector else None, ctypes.byref(platform), ctypes.byref(device)),
-        "select_device(%r)" % (selector,))
-    return cl.Device.from_int_ptr(device.value)
+    status = _status._lib.clpe_select_device(
+        selector.encode() if selector else None, ctypes.byref(platform), ctypes.byref(device))
+    if status != 0:
+        # The message names the selector in effect: the argument, else
+        # CLPE_DEVICE, which the library reads when given none.
+        from_environment = os.environ.get("CLPE_DEVICE") if not selector else None
+        if from_environment:
+            context = "select_device(None), CLPE_DEVICE=%r" % from_environment
+        else:
+            context = "select_device(%r)" % (selector,)
+        if _status.status_name(status) == "CLPE_ERROR_NO_DEVICE":
+            context += ": no device matches" if selector or from_environment \
+                else ": no OpenCL device"
+        raise _status.Error(status, context)
+    found: "pyopencl.Device" = cl.Device.from_int_ptr(device.value)
+    return found

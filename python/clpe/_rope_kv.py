@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # mypy: allow-untyped-calls
 # (the helpers called from _check, _host, _config, _status and _opencl carry no
 # annotations; every name defined here is typed.)

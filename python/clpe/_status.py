@@ -1,8 +1,11 @@
+# SPDX-License-Identifier: Apache-2.0
 """clpe.Error: a failed call's status as an exception, with its name."""
 from __future__ import annotations
 
 import threading
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, TypeVar
+
+from ._abi import AbiTable
 
 from ._abi import ABI_CONSTANT
 
@@ -43,10 +46,11 @@ _OPENCL_NAMES = {
 }
 
 _lib: Any = None  # the loaded library (bind)
+_Self = TypeVar("_Self", bound="Handle")
 _clpe_names: Dict[int, str] = {}
 
 
-def bind(lib, abi_table):
+def bind(lib: Any, abi_table: AbiTable) -> None:
     """Take clpe's status names from the library's own table, so a status
     added to the library is named without a change here."""
     global _lib
@@ -65,7 +69,8 @@ def status_name(status: int) -> str:
 
 def status_string(status: int) -> str:
     """The library's one-line description of status."""
-    return _lib.clpe_status_string(int(status)).decode()
+    text: bytes = _lib.clpe_status_string(int(status))
+    return text.decode()
 
 
 class Error(RuntimeError):
@@ -73,7 +78,8 @@ class Error(RuntimeError):
     code or OpenCL's: .is_opencl), .name its C name, .build_log the device
     compiler's log when an encoder's build failed (else None)."""
 
-    def __init__(self, status, context=None, build_log=None):
+    def __init__(self, status: int, context: Optional[str] = None,
+                 build_log: Optional[str] = None) -> None:
         self.status = int(status)
         self.name = status_name(self.status)
         self.build_log = build_log
@@ -87,7 +93,7 @@ class Error(RuntimeError):
         super().__init__(message)
 
 
-def check(status, context=None):
+def check(status: int, context: Optional[str] = None) -> None:
     """Raise Error for any status other than CLPE_SUCCESS."""
     if status != 0:
         raise Error(status, context)
@@ -100,23 +106,24 @@ class _Held:
 
     __slots__ = ("owner", "handle")
 
-    def __init__(self, owner):
+    def __init__(self, owner: "Handle") -> None:
         self.owner = owner
-        self.handle = None
+        self.handle: Optional[int] = None
 
-    def __enter__(self):
+    def __enter__(self) -> int:
         owner = self.owner
         state = owner.__dict__.get("_state")
         if state is None:
             raise ValueError("clpe: this %s has been closed" % owner._what)
         with state.lock:
-            if state.closed:
+            if state.closed or state.handle is None:
                 raise ValueError("clpe: this %s has been closed" % owner._what)
             state.calls += 1
-            self.handle = state.handle
-        return self.handle
+            handle: int = state.handle
+            self.handle = handle
+        return handle
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.owner._state.leave()
 
 
@@ -127,34 +134,34 @@ class _HandleState:
 
     __slots__ = ("lock", "handle", "calls", "closed", "release")
 
-    def __init__(self, handle, release):
+    def __init__(self, handle: Optional[int], release: Optional[str]) -> None:
         self.lock = threading.Lock()
         self.handle = handle
         self.calls = 0
         self.closed = False
         self.release = release
 
-    def _take(self):
+    def _take(self) -> Optional[int]:
         """The handle to release now, or None; called with the lock held."""
         if self.closed and self.calls == 0 and self.handle:
             handle, self.handle = self.handle, None
             return handle
         return None
 
-    def leave(self):
+    def leave(self) -> None:
         with self.lock:
             self.calls -= 1
             handle = self._take()
         self._free(handle)
 
-    def close(self):
+    def close(self) -> None:
         with self.lock:
             self.closed = True
             handle = self._take()
         self._free(handle)
 
-    def _free(self, handle):
-        if handle and _lib is not None:
+    def _free(self, handle: Optional[int]) -> None:
+        if handle and _lib is not None and self.release:
             getattr(_lib, self.release)(handle)
 
 
@@ -170,25 +177,26 @@ class Handle:
 
     _release: Optional[str] = None
     _what = "object"
+    _state: _HandleState  # set once, through _handle, in the instance's __dict__
 
     @property
-    def _handle(self):
+    def _handle(self) -> Optional[int]:
         """The library handle; None once closed."""
         state = self.__dict__.get("_state")
         return None if state is None or state.closed else state.handle
 
     @_handle.setter
-    def _handle(self, handle):
+    def _handle(self, handle: Optional[int]) -> None:
         if self.__dict__.get("_state") is not None:
             raise RuntimeError("clpe: a handle is set once")
         self.__dict__["_state"] = _HandleState(handle, self._release)
 
-    def _hold(self):
+    def _hold(self) -> _Held:
         """A context manager giving the live handle (ValueError once closed)
         and keeping it alive until the block ends."""
         return _Held(self)
 
-    def _live(self):
+    def _live(self) -> int:
         """The live handle, for a call that cannot overlap close(); prefer
         _hold(), which also keeps it alive across the call."""
         handle = self._handle
@@ -196,7 +204,7 @@ class Handle:
             raise ValueError("clpe: this %s has been closed" % self._what)
         return handle
 
-    def close(self):
+    def close(self) -> None:
         """Release the object now, or when the calls still inside the
         library on other threads return (else when garbage-collected)."""
         state = self.__dict__.get("_state")
@@ -205,8 +213,8 @@ class Handle:
 
     __del__ = close
 
-    def __enter__(self):
+    def __enter__(self: _Self) -> _Self:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()

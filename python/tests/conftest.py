@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared fixtures: the OpenCL device every clpe tool picks (PoCL on a
 machine without a GPU), a context and queue on it, the CLI, the header."""
 import importlib
@@ -7,7 +8,21 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-REPOSITORY = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+
+
+def source_root():
+    """The clpe sources these tests read (clpe.h, the top-level README): the
+    copy an sdist carries in clpe-src/ beside tests/, else the checkout that
+    python/tests lives in."""
+    for candidate in (HERE.parent / "clpe-src", HERE.parents[1]):
+        if (candidate / "include" / "clpe.h").is_file():
+            return candidate
+    raise RuntimeError("clpe tests: no include/clpe.h in %s/clpe-src or %s (run them from a "
+                       "checkout or an unpacked sdist)" % (HERE.parent, HERE.parents[1]))
+
+
+REPOSITORY = source_root()
 HEADER = REPOSITORY / "include" / "clpe.h"
 DTYPES = ["f32", "f16", "bf16", "f64"]
 
@@ -43,10 +58,17 @@ def queue(cl, context):
 
 @pytest.fixture(scope="session")
 def cli():
-    """The clpe command-line tool of a build of this checkout (CLPE_CLI, else
-    build/host/cli/clpe). Named but missing is a failure, not a skip."""
+    """The clpe command-line tool: CLPE_CLI, else the one the installed
+    package carries (clpe/bin/clpe), else build/host/cli/clpe of the
+    checkout. Named but missing is a failure, not a skip."""
     named = os.environ.get("CLPE_CLI")
-    path = Path(named) if named else REPOSITORY / "build" / "host" / "cli" / "clpe"
+    if named:
+        path = Path(named)
+    else:
+        from clpe.__main__ import tool_path
+        path = Path(tool_path())
+        if not path.is_file():
+            path = REPOSITORY / "build" / "host" / "cli" / "clpe"
     if not path.is_file():
         if named or os.environ.get("CI"):
             pytest.fail("no clpe CLI at %s" % path)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The binding's structs and constants are checked against the library at
 import, the check catches a wrong declaration, and the library's table
 covers everything clpe.h declares."""

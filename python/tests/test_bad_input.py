@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Bad input raises (clpe.Error with the library's status, or a Python
 TypeError / ValueError for what the binding refuses itself) and writes
 nothing."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Every argument is checked before the library sees it: arrays for length,
 dtype and contiguity, integers for type and range, enums by name, and every
 view the library writes by its own extent. A refused call raises TypeError

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Tables from Python are bit for bit the CLI's .npy files: every preset,
 every dtype, explicit and default starts, from the host emulation and from
 the device."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """close() from one thread while eight others are inside calls: ctypes lets
 other threads run while a call is in the library, so a handle released
 under a call would be freed memory to that call. A call either completes

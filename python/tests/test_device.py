@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Every enqueue call from Python, on the device, bit for bit against the
 host emulation; every way of passing positions, buffers and events."""
 import numpy as np

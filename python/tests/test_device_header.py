@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """clpe_device.h from Python: the header's path holds the library's own
 text, and a user's kernel built with it (through -I and through the text)
 computes, from clpe.device_words(rope), the bits of rope.cache."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A fused QKV projection output rotated in place from Python: q and k are
 views of one array (heads interleaved per token, as the projection writes
 them), on the device (pyopencl.array views of one buffer) and in the host

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """End to end: Hugging Face Llama's rotary embedding (apply_rotary_pos_emb)
 replaced by clpe.Rope on PyOpenCL buffers, in a model built from a small
 config with random weights (nothing downloaded). HF rotates with float32

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """End to end: Hugging Face M2M100's input stage (scaled token embedding +
 sinusoidal position embedding with pad-aware positions) replaced by clpe on
 PyOpenCL buffers. The model is built from a small config with random

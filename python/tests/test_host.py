@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The host emulation from NumPy: no OpenCL needed, strided arrays, and
 add/gather agreeing with table + NumPy's own float32 arithmetic."""
 import subprocess

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Multimodal rotary from Python (clpe.Rope and clpe.HostRope configured with
 position streams): device bit for bit against the host emulation, host
 against a float64 NumPy rotation of each pair by its stream's position, and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The installed package is what PyPI and conda users expect: a
 py3-none-<platform> wheel (ctypes, no extension module) with its library
 beside the modules, type information, its dependencies declared, and the
@@ -16,10 +17,10 @@ from conftest import HEADER
 
 
 def test_library_names_per_platform():
-    assert _library.library_names("linux") == ["libclpe.so"]
+    assert _library.library_names("linux") == ["libclpe.so.1", "libclpe.so"]
     assert _library.library_names("darwin") == ["libclpe.dylib"]
     assert _library.library_names("win32") == ["clpe.dll", "libclpe.dll"]
-    assert _library.library_names("freebsd13") == ["libclpe.so"]
+    assert _library.library_names("freebsd13") == ["libclpe.so.1", "libclpe.so"]
 
 
 def test_the_library_is_the_one_beside_the_package():
@@ -61,3 +62,19 @@ def test_no_second_copy_of_the_library_in_the_package():
                    if p.name.startswith(("libclpe", "clpe.dll")))
     assert names == [Path(clpe.library_path).name], names
     assert sys.version_info >= (3, 9)
+
+
+def test_the_icd_loader_is_the_system_s(context):
+    """The wheel leaves the OpenCL ICD loader out: libclpe's libOpenCL.so.1
+    is the system's, whether or not PyOpenCL brought a private one."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("reads /proc/self/maps")
+    mapped = {line.split()[-1] for line in open("/proc/self/maps")
+              if "/" in line and "libOpenCL" in line.rsplit("/", 1)[-1]}
+    package = Path(clpe.__file__).parent
+    inside = [p for p in mapped if Path(p).parent in (package, package.parent / "clpe.libs")]
+    assert not inside, "the package carries an ICD loader: %s" % inside
+    # A private copy (PyPI's PyOpenCL: pyopencl/.libs/libOpenCL-<hash>.so.1.0.0)
+    # cannot satisfy libclpe's NEEDED libOpenCL.so.1; the system's does.
+    public = [p for p in mapped if re.fullmatch(r"libOpenCL\.so(\.\d+)*", Path(p).name)]
+    assert public, "no libOpenCL.so.1 mapped beside %s" % sorted(mapped)

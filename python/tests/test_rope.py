@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Rotary embedding from Python (clpe.Rope, clpe.HostRope): device bit for
 bit against the host emulation, host against a float64 NumPy rotation.
 Skipped while the loaded library lacks the rotary calls."""

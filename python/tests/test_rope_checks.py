@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Every rotary class checks what it is given as clpe.Rope does, and a call
 with nothing to do does nothing: mrope_section entries and the ladder are
 refused by name rather than converted, stream positions that do not fit in

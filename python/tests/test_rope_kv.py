@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Rotary into a KV cache from Python (clpe.rope_kv, clpe.host_rope_kv): the
 host emulation equals HostRope.rotate followed by NumPy's own copy into the
 cache, and the device equals the host bit for bit, fused and separate

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The numbers printed in the seed texts, reproduced from Python (host
 emulation and device), and the README's one-liner that prints them."""
 import os

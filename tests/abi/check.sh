@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # check.sh LIBRARY - compare the ABI of a built libclpe (shared, with debug
 # information: a RelWithDebInfo or Debug build) with the ABI of clpe 1.0.0
 # stored in abi/clpe-1.0.0.abi, using abidiff (Debian: abigail-tools).
 # Additions are allowed; any change that breaks a program built against
 # 1.0.0 (a removed or changed function, a struct whose layout moved, a
 # changed constant's type) fails. The soname differs on purpose (1.0.0
-# shipped libclpe.so.1.0; since 1.1.0 it is libclpe.so.1, the major version,
+# shipped libclpe.so.1.0; since 1.2.0 it is libclpe.so.1, the major version,
 # with a libclpe.so.1.0 link installed for programs linked against 1.0.0).
 #
 # To store the dump of a new release R (built from its tag, with -g):

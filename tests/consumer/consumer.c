@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * consumer.c - a program outside the clpe source tree that uses only the
  * installed header and library: proves the install, the CMake package and

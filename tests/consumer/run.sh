@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # run.sh BUILD_DIR - clpe as other projects use it. Installs a static,
 # library-only build and then BUILD_DIR (shared) into one scratch prefix, as a
 # distribution shipping both would; runs every installed program from there
@@ -75,6 +76,13 @@ compatible() { # REQUESTED -> prints the version file's verdict
 if grep -l CL_TARGET_OPENCL_VERSION "$libdir"/cmake/clpe/*.cmake "$libdir/pkgconfig/clpe.pc"; then
   fail "the installed package forces CL_TARGET_OPENCL_VERSION on its users"
 fi
+echo "== consumer: the licence travels with the package"
+cmp -s "$source_dir/LICENSE" "$prefix/share/doc/clpe/LICENSE" || fail "LICENSE not installed in share/doc/clpe"
+license=$(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --variable=license clpe)
+[ "$license" = Apache-2.0 ] || fail "clpe.pc's license variable is '$license'"
+for module in FindMPFR.cmake FindGMP.cmake; do
+  [ -f "$libdir/cmake/clpe/$module" ] || fail "$module not installed with the CMake package"
+done
 for prog in clpe-bench clpe-accuracy; do
   [ ! -e "$prefix/bin/$prog" ] || fail "$prog installed without CLPE_INSTALL_BENCH"
 done
@@ -151,11 +159,29 @@ unset LD_LIBRARY_PATH PKG_CONFIG_PATH
 # clpe as a subproject, from its source: the library alone, whose kind the
 # consumer's BUILD_SHARED_LIBS decides (unset: static), and the consumer's
 # own CL_TARGET_OPENCL_VERSION kept.
-echo "== consumer: add_subdirectory(clpe), static, the consumer on OpenCL 3.0"
+# The consumer sets no build type: clpe must not choose one for it, so the
+# consumer's own file compiles with no optimisation, debug or warning flag.
+# (tests/consumer/CMakeLists.txt also compares every cache variable and the
+# consumer's flags before and after adding clpe.)
+echo "== consumer: add_subdirectory(clpe), static, the consumer on OpenCL 3.0, no build type"
 quiet "$work/subdir.log" cmake -S "$here" -B "$work/subdir" -DCLPE_CONSUMER_MODE=subdirectory \
-  -DCLPE_SOURCE_DIR="$source_dir" -DCONSUMER_OPENCL_VERSION=300
+  -DCLPE_SOURCE_DIR="$source_dir" -DCONSUMER_OPENCL_VERSION=300 -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
 quiet "$work/subdir.log" cmake --build "$work/subdir" --parallel "$jobs"
 run "add_subdirectory" "$work/subdir/consumer"
+build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$work/subdir/CMakeCache.txt")
+[ -z "$build_type" ] || fail "add_subdirectory(clpe) set the consumer's CMAKE_BUILD_TYPE to '$build_type'"
+consumer_command=$(python3 -c '
+import json, sys
+for entry in json.load(open(sys.argv[1])):
+    if entry["file"].endswith("/consumer.c"):
+        print(entry.get("command") or " ".join(entry["arguments"]))' \
+  "$work/subdir/compile_commands.json")
+[ -n "$consumer_command" ] || fail "consumer.c is not in compile_commands.json"
+for flag in -O1 -O2 -O3 -g -Wall -Wextra -Werror -ffp-contract=off; do
+  case " $consumer_command " in
+    *" $flag "*) fail "add_subdirectory(clpe) put $flag on the consumer's compile: $consumer_command" ;;
+  esac
+done
 if loads "$work/subdir/consumer" libclpe.so; then fail "add_subdirectory without BUILD_SHARED_LIBS loads libclpe.so"; fi
 
 echo "== consumer: FetchContent of a source archive, shared"
@@ -165,9 +191,14 @@ echo "== consumer: FetchContent of a source archive, shared"
 [ -s "$work/files" ] || fail "no source files listed (is $source_dir a git checkout?)"
 tar -C "$source_dir" -czf "$work/clpe-src.tar.gz" --transform 's,^,clpe/,' -T "$work/files"
 quiet "$work/fetch.log" cmake -S "$here" -B "$work/fetch" -DCLPE_CONSUMER_MODE=fetchcontent \
-  -DCLPE_ARCHIVE="$work/clpe-src.tar.gz" -DBUILD_SHARED_LIBS=ON
+  -DCLPE_ARCHIVE="$work/clpe-src.tar.gz" -DBUILD_SHARED_LIBS=ON -DCMAKE_BUILD_TYPE=Debug \
+  -DCMAKE_C_FLAGS=-DCONSUMER_OWN_FLAG
 quiet "$work/fetch.log" cmake --build "$work/fetch" --parallel "$jobs"
 run "FetchContent" "$work/fetch/consumer"
+grep -qx 'CMAKE_BUILD_TYPE:[A-Z]*=Debug' "$work/fetch/CMakeCache.txt" ||
+  fail "FetchContent of clpe changed the consumer's CMAKE_BUILD_TYPE from Debug"
+grep -qx 'CMAKE_C_FLAGS:[A-Z]*=-DCONSUMER_OWN_FLAG' "$work/fetch/CMakeCache.txt" ||
+  fail "FetchContent of clpe changed the consumer's CMAKE_C_FLAGS"
 loads "$work/fetch/consumer" libclpe.so || fail "FetchContent with BUILD_SHARED_LIBS=ON does not load libclpe.so"
 
 echo "== consumer: all six builds ran"

@@ -1,5 +1,6 @@
-"""Every C, Python and shell code block of README.md and docs/*.md runs as
-written against the build, so an example cannot rot.
+# SPDX-License-Identifier: Apache-2.0
+"""Every C, Python and shell code block of README.md, python/README.md and
+docs/*.md runs as written against the build, so an example cannot rot.
 
 - ```c: compiled as one program (-std=c11 -Wall -Wextra -Werror) against
   include/clpe.h and the built libclpe, then run; exit status 0.
@@ -38,7 +39,8 @@ TIMEOUT = 900
 
 
 def documents():
-    return [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
+    return [ROOT / "README.md", ROOT / "python" / "README.md"] + \
+        sorted((ROOT / "docs").glob("*.md"))
 
 
 def code_blocks():

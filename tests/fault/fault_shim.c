@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fault_shim.c - OpenCL fault-injection interposer for clpe's tests.
  *

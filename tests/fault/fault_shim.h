@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fault_shim.h - control of the OpenCL fault-injection interposer
  * (fault_shim.c), for tests.

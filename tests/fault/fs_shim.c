@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fs_shim.c - a file system that runs out of room, for test_cli.
  *

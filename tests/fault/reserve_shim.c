@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * reserve_shim.c - a file system that refuses to reserve, for test_cli.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """clpe-decoder (examples/decoder) against Hugging Face's own models.
 
 Tiny random-initialised LlamaForCausalLM and XGLMForCausalLM are created here

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """clpe's multimodal rotary against Hugging Face's own Qwen2-VL code.
 
 The language model: Qwen2VLRotaryEmbedding (the cos and sin of three

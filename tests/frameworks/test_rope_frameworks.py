@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """clpe's rotary embedding against the real framework code.
 
 Hugging Face transformers' LlamaRotaryEmbedding + apply_rotary_pos_emb

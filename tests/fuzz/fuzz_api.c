@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_api.c - libFuzzer target for clpe's argument validation.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_cli_args.c - libFuzzer target for the CLI's argument parser
  * (host/cli/args.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_npy.c - libFuzzer target for the .npy code (common/npy.c).
  *

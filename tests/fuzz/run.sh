@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # run.sh - build the libFuzzer targets with clang (ASan + UBSan + coverage)
 # in build-fuzz and run each for a bounded time from its seed corpus.
 #

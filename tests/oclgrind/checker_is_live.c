@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * checker_is_live.c - two deliberately broken kernels, to prove that the
  * Oclgrind checkers tests/oclgrind/run.sh relies on are on: a clean report

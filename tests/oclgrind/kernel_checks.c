@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * kernel_checks.c - run every clpe kernel (table, add, add_out, gather,
  * pad_positions, rotary and its cos/sin cache, multimodal rotary and its

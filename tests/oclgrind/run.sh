@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # run.sh - run a program under Oclgrind with its checkers on and judge the
 # report:
 #
