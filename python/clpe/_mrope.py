@@ -1,7 +1,4 @@
 # SPDX-License-Identifier: Apache-2.0
-# mypy: allow-untyped-calls
-# (the helpers called from _check, _host, _config, _status and _opencl carry no
-# annotations; every name defined here is typed.)
 """What position streams add to a rotary object (M-RoPE, the vision rotary):
 their configuration and their positions.
 

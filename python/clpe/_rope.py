@@ -1,7 +1,4 @@
 # SPDX-License-Identifier: Apache-2.0
-# mypy: allow-untyped-calls
-# (the helpers called from _check, _host, _config, _status and _opencl carry no
-# annotations; every name defined here is typed.)
 """Rotary position embedding: clpe.Rope on PyOpenCL arrays and clpe.HostRope
 on NumPy arrays, available when the loaded library has the rotary calls
 (clpe.HAS_ROPE).
@@ -276,7 +273,7 @@ class _RopeConfig:
 
     @property
     def numpy_dtype(self) -> np.dtype[Any]:
-        return cast("np.dtype[Any]", NUMPY_DTYPES[Dtype(self.c.dtype)])
+        return NUMPY_DTYPES[Dtype(self.c.dtype)]
 
 
 def _heads_layout(shape: Tuple[int, ...], strides: Tuple[int, ...], itemsize: int, what: str,

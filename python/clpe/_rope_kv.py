@@ -1,7 +1,4 @@
 # SPDX-License-Identifier: Apache-2.0
-# mypy: allow-untyped-calls
-# (the helpers called from _check, _host, _config, _status and _opencl carry no
-# annotations; every name defined here is typed.)
 """Rotary into a KV cache (clpe_enqueue_rope_kv): clpe.rope_kv on PyOpenCL
 arrays and clpe.host_rope_kv, its exact bits, on NumPy arrays.
 

@@ -2,7 +2,6 @@
 """The package is typed to the end: user scripts that call every public name
 (typed/usage.py, typed/usage_rotary.py) pass mypy --strict against the
 installed clpe, and the package's own modules pass mypy --strict."""
-import inspect
 import os
 import subprocess
 import sys
@@ -21,11 +20,6 @@ strict = True
 [mypy-pyopencl.*]
 ignore_missing_imports = True
 """
-
-
-def rotary_annotated():
-    return bool(inspect.signature(clpe.Rope.__init__).parameters["context"].annotation
-                is not inspect.Parameter.empty)
 
 
 def mypy(tmp_path, *arguments):
@@ -58,8 +52,6 @@ def test_a_typed_user_script_passes_mypy_strict(tmp_path):
 
 
 def test_a_typed_rotary_user_script_passes_mypy_strict(tmp_path):
-    if not rotary_annotated():
-        pytest.skip("clpe.Rope is not annotated yet (_rope.py, _mrope.py, _rope_kv.py)")
     script = TYPED / "usage_rotary.py"
     _, errors, output = mypy(tmp_path, str(script))
     assert not script_errors(errors, script), output
@@ -67,10 +59,4 @@ def test_a_typed_rotary_user_script_passes_mypy_strict(tmp_path):
 
 def test_the_package_passes_mypy_strict(tmp_path):
     status, errors, output = mypy(tmp_path, "-p", "clpe")
-    if not rotary_annotated():
-        rotary = ("_rope.py", "_mrope.py", "_rope_kv.py")
-        errors = [line for line in errors
-                  if not line.split(":", 1)[0].endswith(rotary) and "has_mrope" not in line]
-        assert not errors, "\n".join(errors)
-    else:
-        assert status == 0 and not errors, output
+    assert status == 0 and not errors, output
