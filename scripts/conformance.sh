@@ -4,12 +4,15 @@
 #
 #   scripts/conformance.sh [BUILD_DIR]      (default build)
 #
-# Runtimes (CLPE_RUNTIMES, default "pocl rusticl oclgrind"):
+# Runtimes (CLPE_RUNTIMES, default "pocl rusticl oclgrind intel"):
 #   pocl      PoCL (pocl-opencl-icd)
 #   rusticl   Mesa Rusticl on llvmpipe (mesa-opencl-icd, RUSTICL_ENABLE=llvmpipe;
 #             no fp64, so f64 is skipped there)
 #   oclgrind  the Oclgrind simulator (oclgrind), which runs the program under
 #             its own OpenCL library
+#   intel     Intel's OpenCL CPU runtime (scripts/setup.sh installs it from
+#             PyPI; scripts/intel-opencl.sh loads it); x86-64 only, so on
+#             other machines it is skipped, saying so
 # Each runtime is run alone: OCL_ICD_VENDORS names a folder holding only its
 # .icd file, so a result is never attributed to the wrong runtime.
 # Launch shapes (CLPE_SHAPES, default "1 64"): CLPE_PAIRS_PER_ITEM=1 is the
@@ -17,7 +20,7 @@
 # PoCL gets. Rusticl runs its own shape only (CLPE_RUSTICL_SHAPES, default
 # "1"): llvmpipe takes about twenty minutes to compile the float16 shape
 # (it passed, 0 mismatches, in 1175 s when measured), too long for CI.
-# Sizes: PoCL runs the full check (about 80 million elements per dtype,
+# Sizes: the runtimes in CLPE_FULL_RUNTIMES (default "pocl") run the full check (about 80 million elements per dtype,
 # about 15 s per shape on two cores); Rusticl and Oclgrind run --quick
 # (about 1.3 million: a full run there takes too long for CI); the five
 # runs took 65 to 105 s on two cores in CI. CLPE_CHECK_ARGS, when set,
@@ -31,7 +34,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 clpe="$build/host/cli/clpe"
-runtimes=${CLPE_RUNTIMES:-pocl rusticl oclgrind}
+runtimes=${CLPE_RUNTIMES:-pocl rusticl oclgrind intel}
+full_runtimes=${CLPE_FULL_RUNTIMES:-pocl}
 shapes=${CLPE_SHAPES:-1 64}
 out="$build/conformance"
 vendors=${OCL_ICD_VENDORS:-/etc/OpenCL/vendors}
@@ -97,13 +101,25 @@ for rt in $runtimes; do
     fi
     launcher=(oclgrind)
     ;;
+  intel)
+    if [[ $(uname -m) != x86_64 ]]; then
+      printf '%-9s %-5s %-7s %s\n' "$rt" - - "skipped: Intel's OpenCL CPU runtime is x86-64 only"
+      continue
+    fi
+    if ! scripts/intel-opencl.sh true 2>/dev/null; then
+      printf '%-9s %-5s %-7s %s\n' "$rt" - - "FAIL: not installed in $(scripts/intel-opencl.sh --root) (scripts/setup.sh)"
+      failed=1
+      continue
+    fi
+    launcher=(scripts/intel-opencl.sh)
+    ;;
   *)
-    echo "conformance: unknown runtime '$rt' (pocl, rusticl, oclgrind)" >&2
+    echo "conformance: unknown runtime '$rt' (pocl, rusticl, oclgrind, intel)" >&2
     exit 2
     ;;
   esac
   check_args=--quick
-  [[ $rt == pocl ]] && check_args=
+  [[ " $full_runtimes " == *" $rt "* ]] && check_args=
   [[ -n ${CLPE_CHECK_ARGS+set} ]] && check_args=$CLPE_CHECK_ARGS
   rt_shapes=$shapes
   [[ $rt == rusticl ]] && rt_shapes=${CLPE_RUSTICL_SHAPES:-1}
