@@ -366,7 +366,7 @@ enum flag_id {
     F_QUERY, F_MEASURE_WRITE, F_PADDING_IDX, F_HEAD_DIM, F_ROTARY_DIM, F_PAIRING, F_SCALING,
     F_FACTOR, F_ORIGINAL_MAX_POSITION, F_LOW_FREQ_FACTOR, F_HIGH_FREQ_FACTOR, F_BETA_FAST,
     F_BETA_SLOW, F_COS_OUT, F_SIN_OUT, F_SHORT_FACTOR_FILE, F_LONG_FACTOR_FILE,
-    F_MROPE_SECTION, F_VISION, F_POSITIONS, F_VERBOSE, F_COUNT
+    F_MROPE_SECTION, F_VISION, F_POSITIONS, F_VERBOSE, F_PATHS, F_COUNT
 };
 
 #define C_DEV (1u << CLI_CMD_DEVICES)
@@ -400,6 +400,7 @@ static const struct flag_spec {
     {"--all-devices", NULL, F_ALL_DEVICES, C_CHK, 0},
     {"--quick", NULL, F_QUICK, C_CHK, 0},
     {"--json", NULL, F_JSON, C_CHK | C_DEV, 1},
+    {"--paths", NULL, F_PATHS, C_CHK, 1},
     {"--verbose", "-v", F_VERBOSE, C_DEV, 0},
     {"--output", "-o", F_OUTPUT, C_ENC | C_PLT, 1},
     {"--chunk-rows", NULL, F_CHUNK_ROWS, C_ENC, 1},
@@ -651,6 +652,13 @@ static int apply_flag(cli_args *a, const struct flag_spec *f, const char *val, c
             return CLI_PARSE_USAGE;
         }
         a->device = val;
+        return 0;
+    case F_PATHS:
+        if (!*val) {
+            set_err(err, errlen, "--paths expects a comma-separated list of paths, got ''");
+            return CLI_PARSE_USAGE;
+        }
+        a->paths = val;
         return 0;
     case F_JSON:
     case F_OUTPUT:

@@ -98,7 +98,7 @@ static const char ENCODE_HELP[] =
     "example: clpe encode --seq 1000000 --d 512 -o pe.npy\n";
 
 static const char CHECK_HELP[] =
-    "usage: clpe check [--device SEL | --all-devices] [--quick] [--json FILE]\n"
+    "usage: clpe check [--device SEL | --all-devices] [--quick] [--paths LIST] [--json FILE]\n"
     "\n"
     "The conformance run: on each device, for every element type it supports, both\n"
     "frequency conventions and both layouts, run the table, fused add and gather\n"
@@ -107,11 +107,19 @@ static const char CHECK_HELP[] =
     "at edge and random positions (up to +-2^63) and compare every output bit\n"
     "with the library's host emulation; sample the error against a 256-bit MPFR\n"
     "reference (float32 rotations: within 2^-22 hypot(a, b) of the exact one).\n"
-    "Prints one row per device and type; exits 1 if anything fails.\n"
+    "Also rotary into a KV cache (rope_kv: contiguous; rope_kv_paged: paged, heads\n"
+    "outside the slots), fused QKV and separate q, k, v, every cache dtype, padding\n"
+    "slots (-1), the inverse; and the OpenCL C functions of clpe_device.h compiled\n"
+    "into a kernel of the check's own (device_functions).\n"
+    "Prints one row per device and type and one line per path; exits 1 if anything\n"
+    "fails.\n"
     "\n"
     "  --device SEL       check this device (default: the default device)\n"
     "  --all-devices      check every device of every platform\n"
     "  --quick            a smaller run (a few seconds)\n"
+    "  --paths LIST       only these paths, comma-separated (default: all): table,\n"
+    "                     add, add_out, gather, pad_positions, rope, rope_cache,\n"
+    "                     rope_kv, rope_kv_paged, device_functions\n"
     "  --json FILE        also write the results as JSON\n"
     "  -q, --quiet        print only the table\n";
 
