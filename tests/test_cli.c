@@ -535,7 +535,8 @@ Test(cli, check_quick_covers_the_rotary_paths, .timeout = 120)
     snprintf(json, sizeof json, "%s/check.json", dir);
     run_result r = RUN("check", "--quick", "--json", json);
     cr_assert_eq(r.status, 0, "check failed:\n%s\n%s", r.out, r.err);
-    cr_assert(strstr(r.out, "paths table add add_out gather pad_positions rope rope_cache"),
+    cr_assert(strstr(r.out, "paths table add add_out gather pad_positions rope rope_cache "
+                            "rope_kv rope_kv_paged device_functions,"),
               "[%s]", r.out);
     /* every dtype the device runs has its rope line, with no mismatch */
     static const char *const lines[] = {"rope on device 0 f32 : ", "rope on device 0 f16 : ",
@@ -583,6 +584,97 @@ Test(cli, check_reports_a_corrupted_rotation, .timeout = 120)
     char *j = slurp(json, NULL);
     cr_assert(strstr(j, "\"pass\": false") && strstr(j, "\"rope_bit_mismatches\": 1"), "[%s]",
               j);
+    free(j);
+    run_free(&r);
+    rm_dir(dir);
+}
+
+/* Every path of the check ran, compared elements and found no mismatch,
+ * for every dtype the device runs, and the JSON names each one. */
+Test(cli, check_json_names_every_path_with_its_elements, .timeout = 120)
+{
+    static const char *const paths[] = {"table",    "add",          "add_out",
+                                        "gather",   "pad_positions", "rope",
+                                        "rope_cache", "rope_kv",    "rope_kv_paged",
+                                        "device_functions"};
+    char dir[64], json[128];
+    make_dir(dir, sizeof dir);
+    snprintf(json, sizeof json, "%s/check.json", dir);
+    run_result r = RUN("check", "--quick", "--json", json);
+    cr_assert_eq(r.status, 0, "check failed:\n%s\n%s", r.out, r.err);
+    char *j = slurp(json, NULL);
+    for (size_t k = 0; k < sizeof paths / sizeof paths[0]; ++k) {
+        char key[64];
+        snprintf(key, sizeof key, "\"%s\": {\"elements\": ", paths[k]);
+        size_t found = 0;
+        for (const char *at = strstr(j, key); at; at = strstr(at + 1, key)) {
+            unsigned long long elements = 0, mismatches = 99;
+            cr_assert_eq(sscanf(at + strlen(key), "%llu, \"bit_mismatches\": %llu", &elements,
+                                &mismatches),
+                         2, "[%.80s]", at);
+            cr_assert(elements > 0 && mismatches == 0, "%s: [%.80s]", paths[k], at);
+            ++found;
+        }
+        /* one entry per dtype the device ran */
+        size_t ran = 0;
+        for (const char *at = strstr(j, "\"per_path\""); at; at = strstr(at + 1, "\"per_path\""))
+            ++ran;
+        cr_assert(ran > 0 && found == ran, "%s: %zu of %zu dtypes: [%s]", paths[k], found, ran, j);
+        char line[64];
+        snprintf(line, sizeof line, "path %-16s device 0:", paths[k]);
+        cr_assert(strstr(r.out, line), "no line [%s] in [%s]", line, r.out);
+    }
+    free(j);
+    run_free(&r);
+    rm_dir(dir);
+}
+
+/* --paths runs only the paths named; an unknown name is a usage error. */
+Test(cli, check_paths_selects_some, .timeout = 120)
+{
+    char dir[64], json[128];
+    make_dir(dir, sizeof dir);
+    snprintf(json, sizeof json, "%s/check.json", dir);
+    run_result r = RUN("check", "--quick", "--paths", "rope_kv_paged,device_functions", "--json",
+                       json);
+    cr_assert_eq(r.status, 0, "check failed:\n%s\n%s", r.out, r.err);
+    cr_assert(strstr(r.out, "paths rope_kv_paged device_functions,"), "[%s]", r.out);
+    char *j = slurp(json, NULL);
+    cr_assert(strstr(j, "\"rope_kv_paged\": {\"elements\": ") &&
+                  strstr(j, "\"device_functions\": {\"elements\": "),
+              "[%s]", j);
+    cr_assert(!strstr(j, "\"table\": {") && !strstr(j, "\"rope_kv\": {"), "[%s]", j);
+    free(j);
+    run_free(&r);
+    r = RUN("check", "--quick", "--paths", "rope_kv,no_such_path");
+    cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+    assert_one_error_line(&r, "unknown path 'no_such_path'");
+    run_free(&r);
+    rm_dir(dir);
+}
+
+/* One bit of one key cache element flipped after the device wrote it
+ * (the test hook CLPE_CHECK_CORRUPT=kv): the check fails, names the key
+ * cache and counts exactly that element under its path. */
+Test(cli, check_reports_a_corrupted_kv_cache, .timeout = 120)
+{
+    char dir[64], json[128];
+    make_dir(dir, sizeof dir);
+    snprintf(json, sizeof json, "%s/check.json", dir);
+    run_result r = RUN_ENV("CLPE_CHECK_CORRUPT=kv", "check", "--quick", "--paths",
+                           "rope_kv,rope_kv_paged", "--json", json);
+    cr_assert_eq(r.status, 1, "corrupted check exited %d:\n%s", r.status, r.out);
+    cr_assert(strstr(r.out, "FAIL"), "[%s]", r.out);
+    const char *m = strstr(r.out, "mismatch on device 0: f32 rope half/default");
+    cr_assert(m && strstr(m, "kv contiguous") && strstr(m, "key cache") &&
+                  strstr(m, "(1 element differs)"),
+              "[%s]", r.out);
+    cr_assert(strstr(r.out, "path rope_kv          device 0:  f32 1/"), "[%s]", r.out);
+    char *j = slurp(json, NULL);
+    cr_assert(strstr(j, "\"pass\": false") &&
+                  strstr(j, "\"rope_kv\": {\"elements\": ") &&
+                  strstr(strstr(j, "\"rope_kv\": {\"elements\": "), "\"bit_mismatches\": 1"),
+              "[%s]", j);
     free(j);
     run_free(&r);
     rm_dir(dir);
