@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "npy.h"
 #include "rope_cache.h"
+#include "signals.h"
 #include "stderr_capture.h"
 
 #include <errno.h>
@@ -269,6 +270,7 @@ static int rope_cache_consecutive(const cli_args *args, const cli_rope_factors *
     job.rope = rope_create(&dev, &cfg);
     if (!job.rope)
         goto done;
+    cli_signals_ignore_file_size(); /* the kernels are built: no compiler runs from here */
     const size_t chunk_bytes = job.chunk_rows * row_bytes;
     cl_int err = CL_SUCCESS;
     job.cos_buf = clCreateBuffer(dev.context, CL_MEM_READ_WRITE, chunk_bytes, NULL, &err);
