@@ -9,16 +9,24 @@
 # (CLPE_TEST_ICDS), and that pin is fixed when the build is configured.
 # What runs (both lists are test names without "test_"):
 #   CLPE_INTEL_TESTS_W1   in the one-pair shape (CLPE_PAIRS_PER_ITEM=1, the
-#                         shape Intel's runtime gets: it asks for no vectors);
-#                         default: the kernel tests; with CLPE_FULL_TESTS=1
-#                         every Criterion test of the suite
-#   CLPE_INTEL_TESTS_W64  in the float16 vector shape (CLPE_PAIRS_PER_ITEM=64),
-#                         default: golden, guards and add. Intel's compiler
-#                         takes about 30 s of CPU per dtype to build that
-#                         shape, and each test process builds its own
-#                         programs: test_exact alone ran past 7 minutes.
+#                         shape Intel's runtime gets: it asks for no vectors).
+#                         Default: the kernel tests of the GPU-shape rerun
+#                         in scripts/test.sh but formats (about 2 minutes of
+#                         CPU on Intel's runtime), and device_header (the
+#                         header's functions inside a user's kernel, built
+#                         by Intel's compiler); with CLPE_FULL_TESTS=1 every
+#                         Criterion test of the suite.
+#   CLPE_INTEL_TESTS_W64  in the float16 vector shape (CLPE_PAIRS_PER_ITEM=64).
+#                         Default: guards (every element written once,
+#                         nothing outside); with CLPE_FULL_TESTS=1 also
+#                         golden, add and exact. Intel's vectoriser makes that
+#                         shape slow to build (about 30 s of CPU per dtype)
+#                         and each test process builds its own programs:
+#                         guards took 32 s of CPU, golden 51 s.
 #                         `clpe check` covers every path in that shape with
 #                         one build per dtype (scripts/conformance.sh).
+# The oclgrind_* tests are not run here: they run under Oclgrind's own
+# OpenCL library, whatever the ICD loader would load.
 # Prints one line per test and shape with its time; fails if any test fails.
 # Skipped, saying so, on machines that are not x86-64.
 set -euo pipefail
@@ -31,14 +39,15 @@ if [[ $(uname -m) != x86_64 ]]; then
 fi
 scripts/intel-opencl.sh true
 full=${CLPE_FULL_TESTS:-0}
-kernel_tests="exact formats golden digests add rope launch_split guards rope_kv device_header"
 if [[ $full == 1 ]]; then
   w1_default=$(cd "$build/tests" && ls test_* | sed -n 's/^test_\([a-z0-9_]*\)$/\1/p' | tr '\n' ' ')
+  w64_default="guards golden add exact"
 else
-  w1_default=$kernel_tests
+  w1_default="exact golden digests add rope launch_split guards device_header"
+  w64_default="guards"
 fi
 w1=${CLPE_INTEL_TESTS_W1:-$w1_default}
-w64=${CLPE_INTEL_TESTS_W64:-golden guards add}
+w64=${CLPE_INTEL_TESTS_W64:-$w64_default}
 
 failed=0
 run_shape() {
