@@ -21,6 +21,7 @@
 #include "checked_size.h"
 #include "cli.h"
 #include "signals.h"
+#include "encode_multi.h"
 #include "encode_pipeline.h"
 #include "npy.h"
 #include "plain_write.h"
@@ -123,6 +124,9 @@ int cli_cmd_encode(const cli_args *args)
                   (unsigned long long)seq, (unsigned)cfg.d);
         return CLI_EXIT_USAGE;
     }
+
+    if (args->devices)
+        return cli_encode_multi(args, &cfg, start, seq, header, header_len, file_bytes);
 
     cli_device dev;
     if ((rc = cli_device_open(args->device, &dev)))
