@@ -589,6 +589,90 @@ Test(cli, check_reports_a_corrupted_rotation, .timeout = 120)
     rm_dir(dir);
 }
 
+/* ---- encode --devices ------------------------------------------------------------ */
+
+/* One device named twice is two contexts, two encoders, two ranges: the
+ * file's bytes equal one device's encode, and the split is printed. */
+Test(cli, encode_on_several_devices_equals_one_device, .timeout = 120)
+{
+    char dir[64], one[128], two[128];
+    make_dir(dir, sizeof dir);
+    snprintf(one, sizeof one, "%s/one.npy", dir);
+    snprintf(two, sizeof two, "%s/two.npy", dir);
+    /* odd row count, start near 2^40, a chunk that does not divide the ranges */
+    static const char *const common[] = {"--seq", "40013", "--d", "96", "--start",
+                                         "1099511627000", "--dtype", "bf16"};
+    run_result r = RUN("encode", common[0], common[1], common[2], common[3], common[4], common[5],
+                       common[6], common[7], "-o", one);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    r = RUN("encode", common[0], common[1], common[2], common[3], common[4], common[5],
+            common[6], common[7], "--chunk-rows", "777", "--devices", "0,0", "-o", two);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.err, "on 2 devices"), "[%s]", r.err);
+    /* two split lines whose row counts sum to the whole */
+    unsigned long long sum = 0;
+    int lines = 0;
+    for (const char *at = strstr(r.err, "split: device"); at; at = strstr(at + 1, "split: device")) {
+        const char *open = strstr(at, "rows ");
+        unsigned long long a = 0, b = 0, n = 0;
+        cr_assert(open && sscanf(open, "rows %llu..%llu (%llu,", &a, &b, &n) == 3, "[%s]", at);
+        sum += n;
+        ++lines;
+    }
+    cr_assert_eq(lines, 2, "[%s]", r.err);
+    cr_assert_eq(sum, 40013ull, "[%s]", r.err);
+    run_free(&r);
+    size_t la = 0, lb = 0;
+    char *a = slurp(one, &la), *b = slurp(two, &lb);
+    cr_assert_eq(la, lb);
+    cr_assert(memcmp(a, b, la) == 0, "the files differ");
+    free(a);
+    free(b);
+    rm_dir(dir);
+}
+
+Test(cli, encode_devices_refuses_what_it_cannot_do, .timeout = 60)
+{
+    run_result r = RUN("encode", "--seq", "4", "--d", "4", "--devices", "0", "--device", "0",
+                       "-o", "x.npy");
+    cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+    assert_one_error_line(&r, "--devices cannot be combined with --device");
+    run_free(&r);
+    r = RUN("encode", "--seq", "4", "--d", "4", "--devices", "0,no-such-device-5e1", "-o",
+            "x.npy");
+    cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    assert_one_error_line(&r, "no-such-device-5e1");
+    run_free(&r);
+    r = RUN("encode", "--seq", "4", "--d", "4", "--devices", "0,0", "-o", "/dev/null");
+    cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+    assert_one_error_line(&r, "--devices needs -o to name a file");
+    run_free(&r);
+}
+
+#ifdef CLPE_FAULT_SHIM_PATH
+/* A device whose kernel launch fails mid-run (the 9th, after the probes
+ * and warm-ups): one line, exit 1, and no file, neither the output nor a
+ * temporary one. */
+Test(cli, encode_devices_failing_midway_leaves_no_file, .timeout = 120)
+{
+    char dir[64], path[128];
+    make_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/x.npy", dir);
+    run_result r = run_env((const char *const[]){"LD_PRELOAD=" CLPE_FAULT_SHIM_PATH,
+                                                 "CLPE_FAULT_FUNC=clEnqueueNDRangeKernel",
+                                                 "CLPE_FAULT_N=40", NULL},
+                           (const char *const[]){"encode", "--seq", "20000", "--d", "64",
+                                                 "--chunk-rows", "100", "--devices", "0,0",
+                                                 "-o", path, NULL});
+    cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    cr_assert(strstr(r.err, "clpe: "), "[%s]", r.err);
+    cr_assert_eq(dir_entries(dir), 0, "a file was left behind: [%s]", r.err);
+    run_free(&r);
+    rm_dir(dir);
+}
+#endif
+
 /* Every path of the check ran, compared elements and found no mismatch,
  * for every dtype the device runs, and the JSON names each one. */
 Test(cli, check_json_names_every_path_with_its_elements, .timeout = 120)

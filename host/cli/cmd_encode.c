@@ -125,6 +125,11 @@ int cli_cmd_encode(const cli_args *args)
         return CLI_EXIT_USAGE;
     }
 
+    if (args->devices && cli_output_is_streamed(args->output)) {
+        cli_error("--devices needs -o to name a file: the devices write their rows at their "
+                  "own offsets, which a FIFO, device or descriptor cannot take");
+        return CLI_EXIT_USAGE;
+    }
     if (args->devices)
         return cli_encode_multi(args, &cfg, start, seq, header, header_len, file_bytes);
 

@@ -6,8 +6,8 @@
  * proves it per device), so the rows can be cut into one contiguous range
  * per device and the file is byte for byte the file one device writes.
  * The cut follows each device's measured speed: a short probe (two warm-up
- * chunks, then chunks computed and read back to the host for PROBE_SECONDS,
- * each device alone) gives rows per second, and each device gets its share of
+ * chunks, then PROBE_CHUNKS chunks computed and read back to the host, each
+ * device alone) gives rows per second, and each device gets its share of
  * the rows in proportion. Then every device runs the single-device
  * pipeline (encode_pipeline.c) on its range in a thread of its own,
  * writing through its own descriptor of the one temporary file at its
@@ -28,9 +28,9 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The probe: chunks until both are reached, after two to warm up. */
-#define PROBE_CHUNKS 4
-#define PROBE_SECONDS 0.2
+/* The probe: this many chunks timed, after two that warm up (a fixed
+ * count, so the launches a run makes do not depend on the clock). */
+#define PROBE_CHUNKS 8
 /* Chunk sizes as a single-device encode takes them (cmd_encode.c). */
 #define CHUNK_BYTES_CPU ((size_t)1 << 20)
 #define CHUNK_BYTES ((size_t)8 << 20)
@@ -109,19 +109,15 @@ static int probe(member *m, uint64_t seq, uint64_t row_bytes)
     clpe_tensor t = {.buffer = buf};
     double t0 = 0.0;
     clpe_status st = CLPE_SUCCESS;
-    int chunks = 0;
-    double dt = 0.0;
-    for (int k = 0; st == CLPE_SUCCESS; ++k) {
+    for (int k = 0; k < 2 + PROBE_CHUNKS && st == CLPE_SUCCESS; ++k) {
         if (k == 2)
             t0 = cli_now(); /* the first two built and warmed the launch shape */
-        if (k >= 2 && (dt = cli_now() - t0) >= PROBE_SECONDS && chunks >= PROBE_CHUNKS)
-            break;
         st = clpe_enqueue_table(m->enc, m->dev.queue, (int64_t)((uint64_t)k * rows), rows, &t,
                                 0, NULL, NULL);
         if (st == CLPE_SUCCESS)
             st = clEnqueueReadBuffer(m->dev.queue, buf, CL_TRUE, 0, bytes, host, 0, NULL, NULL);
-        chunks += k >= 2;
     }
+    const double dt = cli_now() - t0;
     clReleaseMemObject(buf);
     free(host);
     if (st != CLPE_SUCCESS) {
@@ -129,7 +125,7 @@ static int probe(member *m, uint64_t seq, uint64_t row_bytes)
                   clpe_status_string(st), (int)st);
         return -1;
     }
-    m->rate = (double)((uint64_t)chunks * rows) / (dt > 1e-9 ? dt : 1e-9);
+    m->rate = (double)((uint64_t)PROBE_CHUNKS * rows) / (dt > 1e-9 ? dt : 1e-9);
     return 0;
 }
 
