@@ -23,7 +23,10 @@
 # Sizes: the runtimes in CLPE_FULL_RUNTIMES (default "pocl") run the full check (about 80 million elements per dtype,
 # about 15 s per shape on two cores); Rusticl and Oclgrind run --quick
 # (about 1.3 million: a full run there takes too long for CI); the five
-# runs took 65 to 105 s on two cores in CI. CLPE_CHECK_ARGS, when set,
+# runs took 65 to 105 s on two cores in CI. Intel's runtime runs --quick
+# too (its full run, 80 million elements per dtype, took 31 s in its own
+# shape): 14 s in its own shape, 206 s in the float16 one, most of it its
+# vectoriser building that shape (on a 2-core machine shared with other work). CLPE_CHECK_ARGS, when set,
 # replaces the size options of
 # every run ("" for full, --quick for quick).
 # Prints one line per runtime and shape with the mismatch count per dtype;
