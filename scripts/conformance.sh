@@ -20,18 +20,19 @@
 # PoCL gets. Rusticl runs its own shape only (CLPE_RUSTICL_SHAPES, default
 # "1"): llvmpipe takes about twenty minutes to compile the float16 shape
 # (it passed, 0 mismatches, in 1175 s when measured), too long for CI.
-# Sizes: the runtimes in CLPE_FULL_RUNTIMES (default "pocl") run the full check (about 80 million elements per dtype,
-# about 15 s per shape on two cores); Rusticl and Oclgrind run --quick
-# (about 1.3 million: a full run there takes too long for CI); the five
-# runs took 65 to 105 s on two cores in CI. Intel's runtime runs --quick
-# too (its full run, 80 million elements per dtype, took 31 s in its own
-# shape): 14 s in its own shape, 206 s in the float16 one, most of it its
-# vectoriser building that shape (on a 2-core machine shared with other work). CLPE_CHECK_ARGS, when set,
-# replaces the size options of
-# every run ("" for full, --quick for quick).
+# Sizes: the runtimes in CLPE_FULL_RUNTIMES (default "pocl") run the full
+# check (about 80 million elements per dtype, about 15 s per shape on two
+# cores for PoCL, 31 s for Intel's runtime in its own shape); the others run
+# --quick (about 1.3 million: a full run on Rusticl or Oclgrind takes too
+# long for CI). The PoCL, Rusticl and Oclgrind runs took 65 to 105 s each on
+# two cores in CI; Intel's quick runs 14 s in its own shape and 206 s in the
+# float16 one, most of it its vectoriser building that shape (measured on a
+# 2-core machine shared with other work). CLPE_CHECK_ARGS, when set,
+# replaces the size options of every run ("" for full, --quick for quick).
 # Prints one line per runtime and shape with the mismatch count per dtype;
 # the JSON of each run is kept in BUILD_DIR/conformance/. A runtime that is
-# not installed fails the script (CI installs all three); leave it out of
+# not installed fails the script (CI installs all four; Intel's only on
+# x86-64, and elsewhere its line says skipped); leave it out of
 # CLPE_RUNTIMES to run without it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
