@@ -24,7 +24,7 @@
 # check (about 80 million elements per dtype, about 15 s per shape on two
 # cores for PoCL, 31 s for Intel's runtime in its own shape); the others run
 # --quick (about 1.3 million: a full run on Rusticl or Oclgrind takes too
-# long for CI). The PoCL, Rusticl and Oclgrind runs took 65 to 105 s each on
+# long for CI). The five PoCL, Rusticl and Oclgrind runs took 65 to 105 s on
 # two cores in CI; Intel's quick runs 14 s in its own shape and 206 s in the
 # float16 one, most of it its vectoriser building that shape (measured on a
 # 2-core machine shared with other work). CLPE_CHECK_ARGS, when set,
