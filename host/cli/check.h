@@ -83,7 +83,6 @@ typedef struct check_tally {
     double rope_max_ratio;     /* worst |error| / (2^-22 hypot(a, b)) of them */
     check_path_tally path[CHECK_NPATHS];
     unsigned char path_selected[CHECK_NPATHS];
-    int not_offered_by_device; /* skipped: the device lacks the dtype */
 } check_tally;
 
 /* One device's run. */

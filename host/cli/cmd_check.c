@@ -138,7 +138,6 @@ static void check_device(check_checker *ck, check_tally *t)
         }
         if (!cli_device_supports(ck->dev->device, dt)) {
             r->skipped = 1;
-            r->not_offered_by_device = 1;
             snprintf(r->skip_reason, sizeof r->skip_reason, "device lacks %s",
                      dt == CLPE_DTYPE_F64 ? "cl_khr_fp64" : cli_dtype_name(dt));
             continue;
