@@ -20,6 +20,9 @@
 # PoCL gets. Rusticl runs its own shape only (CLPE_RUSTICL_SHAPES, default
 # "1"): llvmpipe takes about twenty minutes to compile the float16 shape
 # (it passed, 0 mismatches, in 1175 s when measured), too long for CI.
+# CLPE_INTEL_SHAPES (default: CLPE_SHAPES) does the same for Intel's runtime,
+# whose own shape is the one-pair one (scripts/test.sh runs the float16
+# shape there only with CLPE_FULL_TESTS=1: see the times below).
 # Sizes: the runtimes in CLPE_FULL_RUNTIMES (default "pocl") run the full
 # check (about 80 million elements per dtype, about 15 s per shape on two
 # cores for PoCL, 31 s for Intel's runtime in its own shape); the others run
@@ -127,6 +130,7 @@ for rt in $runtimes; do
   [[ -n ${CLPE_CHECK_ARGS+set} ]] && check_args=$CLPE_CHECK_ARGS
   rt_shapes=$shapes
   [[ $rt == rusticl ]] && rt_shapes=${CLPE_RUSTICL_SHAPES:-1}
+  [[ $rt == intel ]] && rt_shapes=${CLPE_INTEL_SHAPES:-$shapes}
   for w in $rt_shapes; do
     json="$out/$rt-w$w.json"
     log="$out/$rt-w$w.log"
