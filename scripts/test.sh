@@ -12,8 +12,9 @@
 # Always covered: the Criterion suite on PoCL, its kernel tests again in the
 # GPU launch shape, the kernels under Oclgrind's checkers, `clpe check` on
 # PoCL, Rusticl, Oclgrind and Intel's OpenCL CPU runtime (from PyPI, see
-# scripts/intel-opencl.sh), the suite's kernel tests on Intel's runtime in
-# both launch shapes, the offline GPU compiles (NVIDIA, AMD), the
+# scripts/intel-opencl.sh; its own launch shape), the suite's kernel tests
+# on Intel's runtime in both launch shapes (scripts/intel-tests.sh), the
+# offline GPU compiles (NVIDIA, AMD), the
 # benchmark smoke test, the installed package and its consumers, the ABI
 # against 1.0.0, the Python package from its sdist with the framework
 # comparisons, the code blocks of README.md and docs/, the host-code tests
