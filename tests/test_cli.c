@@ -730,6 +730,15 @@ Test(cli, check_paths_selects_some, .timeout = 120)
     cr_assert(!strstr(j, "\"table\": {") && !strstr(j, "\"rope_kv\": {"), "[%s]", j);
     free(j);
     run_free(&r);
+    /* a dtype the device lacks is listed as not offered, never passed */
+    r = RUN_ENV("CLPE_CLI_HIDE_DTYPES=f64", "check", "--quick", "--paths", "device_functions",
+                "--json", json);
+    cr_assert_eq(r.status, 0, "check failed:\n%s\n%s", r.out, r.err);
+    j = slurp(json, NULL);
+    cr_assert(strstr(j, "{\"dtype\": \"f64\", \"verdict\": \"skipped\", \"offered\": false"),
+              "[%s]", j);
+    free(j);
+    run_free(&r);
     r = RUN("check", "--quick", "--paths", "rope_kv,no_such_path");
     cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
     assert_one_error_line(&r, "unknown path 'no_such_path'");
