@@ -5,12 +5,15 @@
 #
 #   scripts/conformance.sh [BUILD_DIR]      (default build)
 #
-# Runtimes (CLPE_RUNTIMES, default "pocl rusticl oclgrind"):
+# Runtimes (CLPE_RUNTIMES, default "pocl rusticl oclgrind intel"):
 #   pocl      PoCL (pocl-opencl-icd)
 #   rusticl   Mesa Rusticl on llvmpipe (mesa-opencl-icd, RUSTICL_ENABLE=llvmpipe;
 #             no fp64, so f64 is skipped there)
 #   oclgrind  the Oclgrind simulator (oclgrind), which runs the program under
 #             its own OpenCL library
+#   intel     Intel's OpenCL CPU runtime (scripts/setup.sh installs it from
+#             PyPI; scripts/intel-opencl.sh loads it); x86-64 only, so on
+#             other machines it is skipped, saying so
 # Each runtime is run alone: OCL_ICD_VENDORS names a folder holding only its
 # .icd file, so a result is never attributed to the wrong runtime.
 # Launch shapes (CLPE_SHAPES, default "1 64"): CLPE_PAIRS_PER_ITEM=1 is the
@@ -18,21 +21,29 @@
 # PoCL gets. Rusticl runs its own shape only (CLPE_RUSTICL_SHAPES, default
 # "1"): llvmpipe takes about twenty minutes to compile the float16 shape
 # (it passed, 0 mismatches, in 1175 s when measured), too long for CI.
-# Sizes: PoCL runs the full check (about 80 million elements per dtype,
-# about 15 s per shape on two cores); Rusticl and Oclgrind run --quick
-# (about 1.3 million: a full run there takes too long for CI); the five
-# runs took 65 to 105 s on two cores in CI. CLPE_CHECK_ARGS, when set,
-# replaces the size options of
-# every run ("" for full, --quick for quick).
+# CLPE_INTEL_SHAPES (default: CLPE_SHAPES) does the same for Intel's runtime,
+# whose own shape is the one-pair one (scripts/test.sh runs the float16
+# shape there only with CLPE_FULL_TESTS=1: see the times below).
+# Sizes: the runtimes in CLPE_FULL_RUNTIMES (default "pocl") run the full
+# check (about 80 million elements per dtype, about 15 s per shape on two
+# cores for PoCL, 31 s for Intel's runtime in its own shape); the others run
+# --quick (about 1.3 million: a full run on Rusticl or Oclgrind takes too
+# long for CI). The five PoCL, Rusticl and Oclgrind runs took 65 to 105 s on
+# two cores in CI; Intel's quick runs 14 s in its own shape and 206 s in the
+# float16 one, most of it its vectoriser building that shape (measured on a
+# 2-core machine shared with other work). CLPE_CHECK_ARGS, when set,
+# replaces the size options of every run ("" for full, --quick for quick).
 # Prints one line per runtime and shape with the mismatch count per dtype;
 # the JSON of each run is kept in BUILD_DIR/conformance/. A runtime that is
-# not installed fails the script (CI installs all three); leave it out of
+# not installed fails the script (CI installs all four; Intel's only on
+# x86-64, and elsewhere its line says skipped); leave it out of
 # CLPE_RUNTIMES to run without it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 clpe="$build/host/cli/clpe"
-runtimes=${CLPE_RUNTIMES:-pocl rusticl oclgrind}
+runtimes=${CLPE_RUNTIMES:-pocl rusticl oclgrind intel}
+full_runtimes=${CLPE_FULL_RUNTIMES:-pocl}
 shapes=${CLPE_SHAPES:-1 64}
 out="$build/conformance"
 vendors=${OCL_ICD_VENDORS:-/etc/OpenCL/vendors}
@@ -98,16 +109,29 @@ for rt in $runtimes; do
     fi
     launcher=(oclgrind)
     ;;
+  intel)
+    if [[ $(uname -m) != x86_64 ]]; then
+      printf '%-9s %-5s %-7s %s\n' "$rt" - - "skipped: Intel's OpenCL CPU runtime is x86-64 only"
+      continue
+    fi
+    if ! scripts/intel-opencl.sh true 2>/dev/null; then
+      printf '%-9s %-5s %-7s %s\n' "$rt" - - "FAIL: not installed in $(scripts/intel-opencl.sh --root) (scripts/setup.sh)"
+      failed=1
+      continue
+    fi
+    launcher=(scripts/intel-opencl.sh)
+    ;;
   *)
-    echo "conformance: unknown runtime '$rt' (pocl, rusticl, oclgrind)" >&2
+    echo "conformance: unknown runtime '$rt' (pocl, rusticl, oclgrind, intel)" >&2
     exit 2
     ;;
   esac
   check_args=--quick
-  [[ $rt == pocl ]] && check_args=
+  [[ " $full_runtimes " == *" $rt "* ]] && check_args=
   [[ -n ${CLPE_CHECK_ARGS+set} ]] && check_args=$CLPE_CHECK_ARGS
   rt_shapes=$shapes
   [[ $rt == rusticl ]] && rt_shapes=${CLPE_RUSTICL_SHAPES:-1}
+  [[ $rt == intel ]] && rt_shapes=${CLPE_INTEL_SHAPES:-$shapes}
   for w in $rt_shapes; do
     json="$out/$rt-w$w.json"
     log="$out/$rt-w$w.log"

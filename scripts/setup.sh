@@ -3,6 +3,7 @@
 # setup.sh - install what clpe needs to build, test and run on Debian/Ubuntu.
 # Idempotent: installs only the packages that are missing (apt-get, once).
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 
 packages=(
   build-essential cmake pkg-config       # compiler and build
@@ -44,6 +45,30 @@ sys.exit(0 if s and all(any(glob.glob(p + "/*/bin/" + t) for p in s.submodule_se
     echo "setup: warning: cuobjdump/nvdisasm not installed; bench/static_cost.sh will omit SASS counts" >&2
 }
 
+# Intel's OpenCL CPU runtime, a vendor's production compiler beside the
+# three open-source runtimes: from PyPI into a cached venv outside the checkout
+# (pinned, hashes checked: scripts/intel-opencl-requirements.txt), loaded
+# through scripts/intel-opencl.sh. It needs python3-venv, so it runs after apt.
+intel_opencl() {
+  local root
+  root=$("$here/intel-opencl.sh" --root)
+  if [[ $(uname -m) != x86_64 ]]; then
+    echo "setup: Intel's OpenCL CPU runtime skipped: it is built for x86-64 only (this machine: $(uname -m))"
+    return 0
+  fi
+  if [[ -f $root/installed ]]; then
+    return 0
+  fi
+  echo "setup: installing Intel's OpenCL CPU runtime (PyPI) into $root"
+  rm -rf "$root"
+  mkdir -p "$root/vendors"
+  /usr/bin/python3 -m venv "$root/venv"
+  "$root/venv/bin/pip" install -q --disable-pip-version-check --only-binary :all: \
+    --require-hashes -r "$here/intel-opencl-requirements.txt"
+  echo "$root/venv/lib/libintelocl.so" >"$root/vendors/intel.icd"
+  touch "$root/installed"
+}
+
 missing=()
 # The Python package (pip install ./python, in a venv that sees these) and
 # its tests; transformers comes from PyPI into that venv (scripts/test.sh).
@@ -54,6 +79,7 @@ done
 if ((${#missing[@]} == 0)); then
   echo "setup: all dependencies present"
   sass_tools
+  intel_opencl
   exit 0
 fi
 
@@ -64,3 +90,4 @@ export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 sass_tools
+intel_opencl

@@ -6,13 +6,17 @@
 #   bash scripts/test.sh                    the test command (what a change must pass)
 #   CLPE_FULL_TESTS=1 bash scripts/test.sh  also the long runs (CI; about 35 minutes):
 #       the whole suite in the second launch shape, the full conformance run
-#       on PoCL, the offline GPU compiles of the CPU shape, the whole suite
-#       under ASan + UBSan + LSan, ThreadSanitizer, 120 s per fuzz target, and
-#       the release files in fresh venvs (tests/consumer/release_check.sh)
+#       on PoCL and Intel's runtime, the whole suite on Intel's runtime, the
+#       offline GPU compiles of the CPU shape, the whole suite under ASan +
+#       UBSan + LSan, ThreadSanitizer, 120 s per fuzz target, and the release
+#       files in fresh venvs (tests/consumer/release_check.sh)
 #
 # Always covered: the Criterion suite on PoCL, its kernel tests again in the
 # GPU launch shape, the kernels under Oclgrind's checkers, `clpe check` on
-# PoCL, Rusticl and Oclgrind, the offline GPU compiles (NVIDIA, AMD), the
+# PoCL, Rusticl, Oclgrind and Intel's OpenCL CPU runtime (from PyPI, see
+# scripts/intel-opencl.sh; its own launch shape), the suite's kernel tests
+# on Intel's runtime in both launch shapes (scripts/intel-tests.sh), the
+# offline GPU compiles (NVIDIA, AMD), the
 # benchmark smoke test, the installed package and its consumers, the ABI
 # against 1.0.0, the Python package from its sdist with the framework
 # comparisons, the code blocks of README.md and docs/, the host-code tests
@@ -65,12 +69,17 @@ else
     -R "^test_(exact|formats|golden|digests|add|rope|mrope|rope_layouts|launch_split|guards)$"
 fi
 
-step "conformance: clpe check on PoCL, Rusticl (llvmpipe) and Oclgrind (scripts/conformance.sh)"
+step "conformance: clpe check on PoCL, Rusticl (llvmpipe), Oclgrind and Intel (scripts/conformance.sh)"
 if ((full)); then
-  scripts/conformance.sh build                     # PoCL: the full run, both shapes
+  CLPE_FULL_RUNTIMES="pocl intel" scripts/conformance.sh build  # PoCL, Intel: the full run
 else
-  CLPE_CHECK_ARGS=--quick scripts/conformance.sh build
+  # Intel's runtime in its own shape: its vectoriser takes minutes to build
+  # the float16 one (scripts/intel-tests.sh runs a kernel test there)
+  CLPE_CHECK_ARGS=--quick CLPE_INTEL_SHAPES=1 scripts/conformance.sh build
 fi
+
+step "kernel tests on Intel's OpenCL CPU runtime, both launch shapes (scripts/intel-tests.sh)"
+CLPE_FULL_TESTS=$full scripts/intel-tests.sh build
 
 step "offline GPU compiles: NVIDIA sm_90, AMD gfx90a and gfx1100 (bench/static_cost.sh)"
 if ((full)); then

@@ -367,7 +367,7 @@ enum flag_id {
     F_QUERY, F_MEASURE_WRITE, F_PADDING_IDX, F_HEAD_DIM, F_ROTARY_DIM, F_PAIRING, F_SCALING,
     F_FACTOR, F_ORIGINAL_MAX_POSITION, F_LOW_FREQ_FACTOR, F_HIGH_FREQ_FACTOR, F_BETA_FAST,
     F_BETA_SLOW, F_COS_OUT, F_SIN_OUT, F_SHORT_FACTOR_FILE, F_LONG_FACTOR_FILE,
-    F_MROPE_SECTION, F_VISION, F_POSITIONS, F_VERBOSE, F_COUNT
+    F_MROPE_SECTION, F_VISION, F_POSITIONS, F_VERBOSE, F_PATHS, F_DEVICES, F_COUNT
 };
 
 #define C_DEV (1u << CLI_CMD_DEVICES)
@@ -401,6 +401,8 @@ static const struct flag_spec {
     {"--all-devices", NULL, F_ALL_DEVICES, C_CHK, 0},
     {"--quick", NULL, F_QUICK, C_CHK, 0},
     {"--json", NULL, F_JSON, C_CHK | C_DEV, 1},
+    {"--paths", NULL, F_PATHS, C_CHK, 1},
+    {"--devices", NULL, F_DEVICES, C_ENC, 1},
     {"--verbose", "-v", F_VERBOSE, C_DEV, 0},
     {"--output", "-o", F_OUTPUT, C_ENC | C_PLT, 1},
     {"--chunk-rows", NULL, F_CHUNK_ROWS, C_ENC, 1},
@@ -653,6 +655,20 @@ static int apply_flag(cli_args *a, const struct flag_spec *f, const char *val, c
         }
         a->device = val;
         return 0;
+    case F_DEVICES:
+        if (!*val) {
+            set_err(err, errlen, "--devices expects 'all' or a comma-separated list of devices, got ''");
+            return CLI_PARSE_USAGE;
+        }
+        a->devices = val;
+        return 0;
+    case F_PATHS:
+        if (!*val) {
+            set_err(err, errlen, "--paths expects a comma-separated list of paths, got ''");
+            return CLI_PARSE_USAGE;
+        }
+        a->paths = val;
+        return 0;
     case F_JSON:
     case F_OUTPUT:
     case F_COS_OUT:
@@ -899,6 +915,11 @@ static int check_combination(cli_args *a, const unsigned char *seen, char *err, 
         if (!a->have_seq) { set_err(err, errlen, "%s: --seq is required", cmd); return CLI_PARSE_USAGE; }
         if (!a->have_d) { set_err(err, errlen, "%s: --d is required", cmd); return CLI_PARSE_USAGE; }
         if (!a->output) { set_err(err, errlen, "%s: -o FILE is required", cmd); return CLI_PARSE_USAGE; }
+        if (a->devices && (a->device || a->measure_write)) {
+            set_err(err, errlen, "--devices cannot be combined with %s",
+                    a->device ? "--device" : "--measure-write");
+            return CLI_PARSE_USAGE;
+        }
         break;
     case CLI_CMD_CHECK:
         if (a->device && a->all_devices) {

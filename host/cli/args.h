@@ -59,6 +59,8 @@ typedef struct cli_args {
     int all_devices;
     int quick;
     const char *json;       /* check, devices: --json FILE */
+    const char *paths;      /* check: --paths LIST (names of check.h's CHECK_PATHS) */
+    const char *devices;    /* encode: --devices all|SEL,SEL,... */
     int verbose;            /* devices: the tuning row of each device */
     const char *output;     /* -o FILE */
     uint64_t chunk_rows;    /* encode: rows per chunk; 0 = automatic */

@@ -5,6 +5,9 @@
  *   check_paths.c        running each path on the device and comparing it
  *                        bit for bit with the host emulation
  *   check_rope.c         the rotary paths, the same way
+ *   check_rope_kv.c      rotary into a KV cache, the same way
+ *   check_device_fns.c   the functions of clpe_device.h in a kernel of the
+ *                        check's own, the same way
  *   check_reference.c    sampling device values against the MPFR reference
  *   check_report_text.c  the table and the failure lines on stdout
  *   check_report_json.c  the --json report
@@ -25,6 +28,38 @@
 /* Fill byte of every buffer before a kernel writes it. */
 #define CHECK_POISON 0xA5
 
+/* Every path `clpe check` runs, in the order of the reports: its enum name
+ * and the name --paths, the text and the JSON use. Adding a path is one
+ * entry here and, for an operation of its own (not a case of an existing
+ * one), one row of cmd_check.c's OPERATIONS. */
+#define CHECK_PATHS(X)                                                                         \
+    X(TABLE, "table")                                                                          \
+    X(ADD, "add")                                                                              \
+    X(ADD_OUT, "add_out")                                                                      \
+    X(GATHER, "gather")                                                                        \
+    X(PAD_POSITIONS, "pad_positions")                                                          \
+    X(ROPE, "rope")                                                                            \
+    X(ROPE_CACHE, "rope_cache")                                                                \
+    X(ROPE_KV, "rope_kv")                                                                      \
+    X(ROPE_KV_PAGED, "rope_kv_paged")                                                          \
+    X(DEVICE_FUNCTIONS, "device_functions")
+
+typedef enum check_path {
+#define CHECK_PATH_ENUM(id, name) CHECK_PATH_##id,
+    CHECK_PATHS(CHECK_PATH_ENUM)
+#undef CHECK_PATH_ENUM
+    CHECK_NPATHS
+} check_path;
+
+extern const char *const check_path_names[CHECK_NPATHS];
+
+/* One path's share of a dtype's counts. */
+typedef struct check_path_tally {
+    uint64_t elements;
+    uint64_t mismatches;
+    uint32_t cases;         /* calls compared */
+} check_path_tally;
+
 /* What one device and dtype came to. */
 typedef struct check_tally {
     int dtype;
@@ -40,13 +75,15 @@ typedef struct check_tally {
     char first_over[200];
     char first_mismatch[320];
     char error[320];        /* a call that failed outright */
-    char paths[64];         /* which paths ran */
+    char paths[160];        /* which paths ran, space-separated */
     uint32_t configurations;   /* configurations checked */
     uint32_t not_offered;      /* CHECK_IF_OFFERED ones this library build refused */
     uint64_t rope_elements;    /* of elements and mismatches: the rope and rope_cache paths */
     uint64_t rope_mismatches;
     uint64_t rope_samples;     /* float32 rotations compared with the exact one */
     double rope_max_ratio;     /* worst |error| / (2^-22 hypot(a, b)) of them */
+    check_path_tally path[CHECK_NPATHS];
+    unsigned char path_selected[CHECK_NPATHS];
 } check_tally;
 
 /* One device's run. */
@@ -55,6 +92,8 @@ typedef struct check_checker {
     int quick;
     int corrupt_pending;    /* flip one bit of the next table read back (tests) */
     int corrupt_rope_pending; /* the same for the next rotated queries read back */
+    int corrupt_kv_pending; /* the same for the next key cache read back */
+    uint32_t paths;         /* bit p: path p runs (--paths) */
     uint64_t rng;
     ref_encoding *ref;      /* the reference of the configuration being checked */
 } check_checker;
@@ -77,6 +116,38 @@ static inline const char *check_verdict(const check_tally *t)
 {
     return t->skipped ? "skipped" : check_tally_failed(t) ? "FAIL" : "pass";
 }
+
+static inline int check_selected(const check_checker *ck, check_path p)
+{
+    return (ck->paths >> p) & 1u;
+}
+
+/* The counts of t before a case, to credit what the case adds to its path. */
+typedef struct check_mark {
+    uint64_t elements, mismatches;
+} check_mark;
+
+static inline check_mark check_mark_now(const check_tally *t)
+{
+    return (check_mark){t->elements, t->mismatches};
+}
+
+static inline void check_credit(check_tally *t, check_path p, check_mark before)
+{
+    t->path[p].elements += t->elements - before.elements;
+    t->path[p].mismatches += t->mismatches - before.mismatches;
+    ++t->path[p].cases;
+}
+
+/* Run `call`, one case of path p, when p is selected, and credit it to p. */
+#define CHECK_RUN(ck, t, p, call)                                                              \
+    do {                                                                                       \
+        if (check_selected((ck), (p))) {                                                       \
+            const check_mark mark_ = check_mark_now(t);                                        \
+            call;                                                                              \
+            check_credit((t), (p), mark_);                                                     \
+        }                                                                                      \
+    } while (0)
 
 /* ---- check_cases.c ---- */
 
@@ -145,6 +216,20 @@ void check_rope_label(const clpe_rope_config *cfg, char *out, size_t cap);
 /* Rotations and caches of every case for dtype, with rotary objects that
  * share like's program (like may be NULL: each builds its own). */
 void check_rope(check_checker *ck, check_tally *t, clpe_encoder *like, int dtype);
+
+/* ---- check_rope_kv.c ---- */
+
+/* clpe_enqueue_rope_kv against clpe_host_rope_kv: contiguous caches
+ * (CHECK_PATH_ROPE_KV) and paged ones (CHECK_PATH_ROPE_KV_PAGED), every
+ * cache dtype a rope of dtype takes, fused and separate inputs. */
+void check_rope_kv(check_checker *ck, check_tally *t, clpe_encoder *like, int dtype);
+
+/* ---- check_device_fns.c ---- */
+
+/* clpe_device.h's functions in a kernel of the check's own against the
+ * host emulation of the library's table and rotation (which the library's
+ * own kernels match bit for bit on the other paths). */
+void check_device_functions(check_checker *ck, check_tally *t, clpe_encoder *like, int dtype);
 
 /* ---- check_reference.c ---- */
 

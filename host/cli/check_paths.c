@@ -173,28 +173,36 @@ void check_add(check_checker *ck, check_tally *t, clpe_encoder *enc, const clpe_
     clpe_positions positions = {.source = src, .start = start, .buffer = pbuf};
     clpe_tensor xt = {.buffer = xbuf};
 
-    memset(dev, CHECK_POISON, bytes);
-    obuf = upload(ck, dev, bytes, &err);
-    if (!obuf) {
-        fail_call(t, cfg, "clCreateBuffer", err);
-        goto done;
+    if (check_selected(ck, CHECK_PATH_ADD_OUT)) {
+        const check_mark mark = check_mark_now(t);
+        memset(dev, CHECK_POISON, bytes);
+        obuf = upload(ck, dev, bytes, &err);
+        if (!obuf) {
+            fail_call(t, cfg, "clCreateBuffer", err);
+            goto done;
+        }
+        clpe_tensor ot = {.buffer = obuf};
+        st = clpe_enqueue_add_out(enc, ck->dev->queue, batch, seq, &xt, &ot, &positions, 0,
+                                  NULL, NULL);
+        if (!read_back(ck, t, cfg, "add_out", st, obuf, dev, bytes))
+            goto done;
+        snprintf(what, sizeof what, "add_out positions=%s", src_name[src]);
+        compare(t, cfg, what, dev, ref, count, count, cfg->d, 0);
+        if (!read_back(ck, t, cfg, "read", CLPE_SUCCESS, xbuf, dev, bytes))
+            goto done;
+        compare(t, cfg, "add_out input (must be unchanged)", dev, x, count, 0, cfg->d, 0);
+        check_credit(t, CHECK_PATH_ADD_OUT, mark);
     }
-    clpe_tensor ot = {.buffer = obuf};
-    st = clpe_enqueue_add_out(enc, ck->dev->queue, batch, seq, &xt, &ot, &positions, 0, NULL,
-                              NULL);
-    if (!read_back(ck, t, cfg, "add_out", st, obuf, dev, bytes))
-        goto done;
-    snprintf(what, sizeof what, "add_out positions=%s", src_name[src]);
-    compare(t, cfg, what, dev, ref, count, count, cfg->d, 0);
-    if (!read_back(ck, t, cfg, "read", CLPE_SUCCESS, xbuf, dev, bytes))
-        goto done;
-    compare(t, cfg, "add_out input (must be unchanged)", dev, x, count, 0, cfg->d, 0);
 
-    st = clpe_enqueue_add(enc, ck->dev->queue, batch, seq, &xt, &positions, 0, NULL, NULL);
-    if (!read_back(ck, t, cfg, "add", st, xbuf, dev, bytes))
-        goto done;
-    snprintf(what, sizeof what, "add positions=%s", src_name[src]);
-    compare(t, cfg, what, dev, ref, count, count, cfg->d, 0);
+    if (check_selected(ck, CHECK_PATH_ADD)) {
+        const check_mark mark = check_mark_now(t);
+        st = clpe_enqueue_add(enc, ck->dev->queue, batch, seq, &xt, &positions, 0, NULL, NULL);
+        if (!read_back(ck, t, cfg, "add", st, xbuf, dev, bytes))
+            goto done;
+        snprintf(what, sizeof what, "add positions=%s", src_name[src]);
+        compare(t, cfg, what, dev, ref, count, count, cfg->d, 0);
+        check_credit(t, CHECK_PATH_ADD, mark);
+    }
 done:
     if (xbuf) clReleaseMemObject(xbuf);
     if (obuf) clReleaseMemObject(obuf);

@@ -13,7 +13,9 @@ static void write_tally(FILE *f, const check_tally *t)
     fprintf(f, "{\"dtype\": \"%s\", \"verdict\": \"%s\"", cli_dtype_name(t->dtype),
             check_verdict(t));
     if (t->skipped) {
-        fprintf(f, ", \"reason\": ");
+        /* not offered (by the device, or by this library build: the reason
+         * says which), so not passed either */
+        fprintf(f, ", \"offered\": false, \"reason\": ");
         json_string(f, t->skip_reason);
         fputc('}', f);
         return;
@@ -30,6 +32,19 @@ static void write_tally(FILE *f, const check_tally *t)
             "\"rope_exact_samples\": %llu, \"rope_max_error_over_bound\": %.6f",
             (unsigned long long)t->rope_elements, (unsigned long long)t->rope_mismatches,
             (unsigned long long)t->rope_samples, t->rope_max_ratio);
+    /* every path selected, with what it compared: a path that ran no case
+     * shows 0 elements, never a silent pass */
+    fprintf(f, ", \"per_path\": {");
+    int first = 1;
+    for (int p = 0; p < CHECK_NPATHS; ++p) {
+        if (!t->path_selected[p])
+            continue;
+        fprintf(f, "%s\"%s\": {\"elements\": %llu, \"bit_mismatches\": %llu, \"cases\": %u}",
+                first ? "" : ", ", check_path_names[p], (unsigned long long)t->path[p].elements,
+                (unsigned long long)t->path[p].mismatches, (unsigned)t->path[p].cases);
+        first = 0;
+    }
+    fputc('}', f);
     if (t->first_mismatch[0]) {
         fprintf(f, ", \"first_mismatch\": ");
         json_string(f, t->first_mismatch);

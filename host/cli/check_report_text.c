@@ -58,6 +58,34 @@ static void print_rope(const check_device_result *res, size_t n)
     }
 }
 
+/* One line per device and path: elements compared and mismatches per
+ * dtype ("-" where the dtype did not run). */
+static void print_paths(const check_device_result *res, size_t n)
+{
+    for (size_t i = 0; i < n; ++i) {
+        if (res[i].open_error[0])
+            continue;
+        for (int p = 0; p < CHECK_NPATHS; ++p) {
+            int selected = 0;
+            for (int k = 0; k < CHECK_NDTYPES; ++k)
+                selected |= res[i].t[k].path_selected[p];
+            if (!selected)
+                continue;
+            printf("path %-16s device %u:", check_path_names[p], res[i].index);
+            for (int k = 0; k < CHECK_NDTYPES; ++k) {
+                const check_tally *t = &res[i].t[k];
+                if (t->skipped)
+                    printf("  %s -", cli_dtype_name(t->dtype));
+                else
+                    printf("  %s %llu/%llu", cli_dtype_name(t->dtype),
+                           (unsigned long long)t->path[p].mismatches,
+                           (unsigned long long)t->path[p].elements);
+            }
+            putchar('\n');
+        }
+    }
+}
+
 /* Why anything failed, one line each. */
 static void print_failures(const check_device_result *res, size_t n)
 {
@@ -84,6 +112,7 @@ void check_report_text(const check_device_result *res, size_t n, int all_pass, d
 {
     print_table(res, n);
     print_rope(res, n);
+    print_paths(res, n);
     print_failures(res, n);
     const char *paths = n && !res[0].open_error[0] ? res[0].t[0].paths : "table add";
     printf("%s: %zu device%s, paths %s, %.1f s\n", all_pass ? "PASS" : "FAIL", n,

@@ -366,8 +366,8 @@ void check_rope(check_checker *ck, check_tally *t, clpe_encoder *like, int dtype
             rope_fail(t, &cfg, "create", st);
             return;
         }
-        check_rope_case(ck, t, rope, c, &cfg);
-        check_rope_cache_case(ck, t, rope, &cfg);
+        CHECK_RUN(ck, t, CHECK_PATH_ROPE, check_rope_case(ck, t, rope, c, &cfg));
+        CHECK_RUN(ck, t, CHECK_PATH_ROPE_CACHE, check_rope_cache_case(ck, t, rope, &cfg));
         ++t->configurations;
         clpe_rope_release(rope);
     }

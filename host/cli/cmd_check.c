@@ -19,7 +19,8 @@
  * Test-only hook: with CLPE_CHECK_CORRUPT=1 in the environment, one bit of
  * the first device table read back is flipped before the comparison, so
  * the tests can see a failing run report its mismatch; CLPE_CHECK_CORRUPT=rope
- * flips one of the first rotated queries instead.
+ * flips one of the first rotated queries instead, and CLPE_CHECK_CORRUPT=kv
+ * one element of the first key cache read back.
  */
 #include "check.h"
 
@@ -37,14 +38,72 @@ static void check_config(check_checker *ck, check_tally *t, clpe_encoder *enc,
     check_table_case tables[CHECK_MAX_TABLE_CASES];
     size_t ntables = check_table_cases(ck->quick, cfg->d, &ck->rng, tables);
     for (size_t k = 0; k < ntables; ++k)
-        check_table(ck, t, enc, cfg, tables[k].start, tables[k].n, tables[k].gap);
+        CHECK_RUN(ck, t, CHECK_PATH_TABLE,
+                  check_table(ck, t, enc, cfg, tables[k].start, tables[k].n, tables[k].gap));
+    /* add and add_out: check_add credits each itself */
     check_add(ck, t, enc, cfg, CLPE_POSITIONS_IDS, 3, ck->quick ? 5 : 17);
     check_add(ck, t, enc, cfg, CLPE_POSITIONS_PER_SEQUENCE, 2, ck->quick ? 5 : 13);
     check_add(ck, t, enc, cfg, CLPE_POSITIONS_START, 2, ck->quick ? 4 : 11);
-    check_gather(ck, t, enc, cfg, 2, ck->quick ? 5 : 19);
-    check_pad_positions(ck, t, enc, cfg, 3, ck->quick ? 8 : 29);
+    CHECK_RUN(ck, t, CHECK_PATH_GATHER, check_gather(ck, t, enc, cfg, 2, ck->quick ? 5 : 19));
+    CHECK_RUN(ck, t, CHECK_PATH_PAD_POSITIONS,
+              check_pad_positions(ck, t, enc, cfg, 3, ck->quick ? 8 : 29));
     ck->ref = NULL;
     ref_clear(&ref);
+}
+
+const char *const check_path_names[CHECK_NPATHS] = {
+#define CHECK_PATH_NAME(id, name) name,
+    CHECK_PATHS(CHECK_PATH_NAME)
+#undef CHECK_PATH_NAME
+};
+
+#define PATH_BIT(id) (1u << CHECK_PATH_##id)
+/* The paths that run per encoder configuration (check_config). */
+#define ENCODER_PATHS                                                                          \
+    (PATH_BIT(TABLE) | PATH_BIT(ADD) | PATH_BIT(ADD_OUT) | PATH_BIT(GATHER) |                  \
+     PATH_BIT(PAD_POSITIONS))
+
+/* The operations checked once per dtype after the encoder's paths, each
+ * with objects sharing the first encoder's program; an operation runs when
+ * one of its paths is selected. */
+static const struct {
+    uint32_t paths;
+    void (*run)(check_checker *ck, check_tally *t, clpe_encoder *like, int dtype);
+} OPERATIONS[] = {
+    {PATH_BIT(ROPE) | PATH_BIT(ROPE_CACHE), check_rope},
+    {PATH_BIT(ROPE_KV) | PATH_BIT(ROPE_KV_PAGED), check_rope_kv},
+    {PATH_BIT(DEVICE_FUNCTIONS), check_device_functions},
+};
+
+/* --paths: a comma-separated list of path names into a mask; 0 (after a
+ * message) for an unknown name. */
+static uint32_t parse_paths(const char *list)
+{
+    uint32_t mask = 0;
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, ",");
+        int found = -1;
+        for (int k = 0; k < CHECK_NPATHS; ++k)
+            if (strlen(check_path_names[k]) == len && strncmp(p, check_path_names[k], len) == 0)
+                found = k;
+        if (found < 0) {
+            char known[256] = "";
+            for (int k = 0; k < CHECK_NPATHS; ++k) {
+                size_t used = strlen(known);
+                snprintf(known + used, sizeof known - used, "%s%s", k ? ", " : "",
+                         check_path_names[k]);
+            }
+            cli_error("--paths: unknown path '%.*s' (paths: %s)", (int)len, p, known);
+            return 0;
+        }
+        mask |= 1u << found;
+        p += len;
+        if (*p == ',')
+            ++p;
+    }
+    if (!mask)
+        cli_error("--paths: no path named in '%s'", list);
+    return mask;
 }
 
 /* An encoder for cfg, sharing the program of *proto once there is one.
@@ -71,8 +130,13 @@ static void check_device(check_checker *ck, check_tally *t)
         memset(r, 0, sizeof *r);
         r->dtype = dt;
         r->bound = check_error_bound(dt, INT64_MIN);
-        snprintf(r->paths, sizeof r->paths,
-                 "table add add_out gather pad_positions rope rope_cache");
+        for (int p = 0; p < CHECK_NPATHS; ++p) {
+            size_t used = strlen(r->paths);
+            r->path_selected[p] = (unsigned char)check_selected(ck, (check_path)p);
+            if (r->path_selected[p])
+                snprintf(r->paths + used, sizeof r->paths - used, "%s%s", used ? " " : "",
+                         check_path_names[p]);
+        }
         if (!cli_device_supports(ck->dev->device, dt)) {
             r->skipped = 1;
             snprintf(r->skip_reason, sizeof r->skip_reason, "device lacks %s",
@@ -106,16 +170,23 @@ static void check_device(check_checker *ck, check_tally *t)
                              clpe_status_string(st), (int)st);
                     break;
                 }
-                check_config(ck, r, enc, &cfg);
-                ++r->configurations;
+                if (ck->paths & ENCODER_PATHS) {
+                    check_config(ck, r, enc, &cfg);
+                    ++r->configurations;
+                }
                 if (!proto)
                     proto = enc;
                 else
                     clpe_encoder_release(enc);
+                if (!(ck->paths & ENCODER_PATHS))
+                    break; /* one encoder: the program the other operations share */
             }
+            if (!(ck->paths & ENCODER_PATHS))
+                break;
         }
-        if (!r->skipped && !r->error[0])
-            check_rope(ck, r, proto, dt);
+        for (size_t k = 0; k < sizeof OPERATIONS / sizeof OPERATIONS[0]; ++k)
+            if ((ck->paths & OPERATIONS[k].paths) && !r->skipped && !r->error[0])
+                OPERATIONS[k].run(ck, r, proto, dt);
     }
     clpe_encoder_release(proto);
 }
@@ -131,18 +202,24 @@ int cli_cmd_check(const cli_args *args)
     cli_outfile json;
     memset(&json, 0, sizeof json);
 
+    check_checker ck;
+    memset(&ck, 0, sizeof ck);
+    ck.paths = (1u << CHECK_NPATHS) - 1;
+    if (args->paths && !(ck.paths = parse_paths(args->paths)))
+        return CLI_EXIT_USAGE;
+
     /* A bad --json path fails before the long run. */
     if (args->json && (rc = cli_outfile_open(&json, args->json, "--json")) != CLI_EXIT_OK)
         return rc;
 
-    check_checker ck;
-    memset(&ck, 0, sizeof ck);
     ck.quick = args->quick;
     const char *corrupt = getenv("CLPE_CHECK_CORRUPT");
     /* "rope" flips a bit of the first rotation instead of the first table */
     ck.corrupt_rope_pending = corrupt && strcmp(corrupt, "rope") == 0;
+    ck.corrupt_kv_pending = corrupt && strcmp(corrupt, "kv") == 0;
     ck.corrupt_pending = corrupt && *corrupt && strcmp(corrupt, "0") != 0 &&
-                         !ck.corrupt_rope_pending;
+                         !ck.corrupt_rope_pending && !ck.corrupt_kv_pending;
+
 
     int all_pass = 1;
     for (unsigned idx = 0;; ++idx) {

@@ -21,6 +21,8 @@
  */
 #include "checked_size.h"
 #include "cli.h"
+#include "signals.h"
+#include "encode_multi.h"
 #include "encode_pipeline.h"
 #include "common/npy.h"
 #include "plain_write.h"
@@ -124,6 +126,14 @@ int cli_cmd_encode(const cli_args *args)
         return CLI_EXIT_USAGE;
     }
 
+    if (args->devices && cli_output_is_streamed(args->output)) {
+        cli_error("--devices needs -o to name a file: the devices write their rows at their "
+                  "own offsets, which a FIFO, device or descriptor cannot take");
+        return CLI_EXIT_USAGE;
+    }
+    if (args->devices)
+        return cli_encode_multi(args, &cfg, start, seq, header, header_len, file_bytes);
+
     cli_device dev;
     if ((rc = cli_device_open(args->device, &dev)))
         return rc;
@@ -195,6 +205,7 @@ int cli_cmd_encode(const cli_args *args)
     enc = cli_encoder_create(&dev, &cfg);
     if (!enc)
         goto done;
+    cli_signals_ignore_file_size(); /* the kernels are built: no compiler runs from here */
 
     double plain_rate = 0.0, plain_cpu = 0.0, reserved_rate = 0.0, reserved_cpu = 0.0;
     if (args->measure_write) {

@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "common/npy.h"
 #include "rope_cache.h"
+#include "signals.h"
 #include "stderr_capture.h"
 
 #include <errno.h>
@@ -288,6 +289,7 @@ static int rope_cache_run(const cli_args *args, const clpe_rope_config *cfg,
     job.rope = rope_create(&dev, cfg, sections);
     if (!job.rope)
         goto done;
+    cli_signals_ignore_file_size(); /* the kernels are built: no compiler runs from here */
     const size_t chunk_bytes = job.chunk_rows * row_bytes;
     /* [seq, streams] int64 fits: the reader of the positions file bounds it */
     const size_t positions_bytes = token_first ? (size_t)seq * job.streams * sizeof(int64_t) : 0;

@@ -90,6 +90,10 @@ static const char ENCODE_HELP[] =
     "  -o, --output FILE  the .npy file to write (required)\n"
     "  --chunk-rows R     rows per chunk (default: about 1 MiB on a CPU, 8 MiB\n"
     "                     on other devices)\n"
+    "  --devices LIST     spread the rows over several devices: 'all', or\n"
+    "                     selectors separated by commas; each gets a share in\n"
+    "                     proportion to its speed, measured first; the file's\n"
+    "                     bytes are those of one device's encode. Prints the split\n"
     "  --measure-write    first time plain writes of the same bytes to the same\n"
     "                     file system (in the output's temporary file), then the\n"
     "                     same after reserving the bytes as the encode does, and\n"
@@ -99,7 +103,7 @@ static const char ENCODE_HELP[] =
     "example: clpe encode --seq 1000000 --d 512 -o pe.npy\n";
 
 static const char CHECK_HELP[] =
-    "usage: clpe check [--device SEL | --all-devices] [--quick] [--json FILE]\n"
+    "usage: clpe check [--device SEL | --all-devices] [--quick] [--paths LIST] [--json FILE]\n"
     "\n"
     "The conformance run: on each device, for every element type it supports, both\n"
     "frequency conventions and both layouts, run the table, fused add and gather\n"
@@ -108,11 +112,19 @@ static const char CHECK_HELP[] =
     "at edge and random positions (up to +-2^63) and compare every output bit\n"
     "with the library's host emulation; sample the error against a 256-bit MPFR\n"
     "reference (float32 rotations: within 2^-22 hypot(a, b) of the exact one).\n"
-    "Prints one row per device and type; exits 1 if anything fails.\n"
+    "Also rotary into a KV cache (rope_kv: contiguous; rope_kv_paged: paged, heads\n"
+    "outside the slots), fused QKV and separate q, k, v, every cache dtype, padding\n"
+    "slots (-1), the inverse; and the OpenCL C functions of clpe_device.h compiled\n"
+    "into a kernel of the check's own (device_functions).\n"
+    "Prints one row per device and type and one line per path; exits 1 if anything\n"
+    "fails.\n"
     "\n"
     "  --device SEL       check this device (default: the default device)\n"
     "  --all-devices      check every device of every platform\n"
     "  --quick            a smaller run (a few seconds)\n"
+    "  --paths LIST       only these paths, comma-separated (default: all): table,\n"
+    "                     add, add_out, gather, pad_positions, rope, rope_cache,\n"
+    "                     rope_kv, rope_kv_paged, device_functions\n"
     "  --json FILE        also write the results as JSON\n"
     "  -q, --quiet        print only the table\n";
 

@@ -173,6 +173,11 @@ void cli_signals_init(void)
     signal(SIGXFSZ, SIG_IGN);
 }
 
+void cli_signals_ignore_file_size(void)
+{
+    signal(SIGXFSZ, SIG_IGN);
+}
+
 int cli_signals_arm(int dir_fd, const char *name)
 {
     size_t len = strlen(name);

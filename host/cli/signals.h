@@ -40,6 +40,12 @@
  * `ulimit -f` fails the write with EFBIG. */
 void cli_signals_init(void);
 
+/* SIGXFSZ ignored again. An OpenCL compiler built on LLVM (Intel's CPU
+ * runtime's) installs a crash handler for it while it builds a kernel,
+ * which prints a "PLEASE submit a bug report" banner when `ulimit -f` is
+ * reached; call this after the last build, before writing. */
+void cli_signals_ignore_file_size(void);
+
 /* The temporary file named `name` in the directory open as dir_fd is to be
  * removed on a terminating signal. Returns the slot to disarm, or -1 if all
  * CLI_SIGNALS_MAX_ARMED are taken or the name is too long. */
