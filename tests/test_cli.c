@@ -537,7 +537,8 @@ Test(cli, check_quick_covers_the_rotary_paths, .timeout = 120)
     run_result r = RUN("check", "--quick", "--json", json);
     cr_assert_eq(r.status, 0, "check failed:\n%s\n%s", r.out, r.err);
     cr_assert(strstr(r.out, "paths table add add_out gather pad_positions rope rope_cache "
-                            "rope_kv rope_kv_paged device_functions,"),
+                            "mrope mrope_cache vision vision_cache rope_kv rope_kv_paged "
+                            "device_functions,"),
               "[%s]", r.out);
     /* every dtype the device runs has its rope line, with no mismatch */
     static const char *const lines[] = {"rope on device 0 f32 : ", "rope on device 0 f16 : ",
@@ -678,10 +679,11 @@ Test(cli, encode_devices_failing_midway_leaves_no_file, .timeout = 120)
  * for every dtype the device runs, and the JSON names each one. */
 Test(cli, check_json_names_every_path_with_its_elements, .timeout = 120)
 {
-    static const char *const paths[] = {"table",    "add",          "add_out",
-                                        "gather",   "pad_positions", "rope",
-                                        "rope_cache", "rope_kv",    "rope_kv_paged",
-                                        "device_functions"};
+    static const char *const paths[] = {"table",        "add",          "add_out",
+                                        "gather",       "pad_positions", "rope",
+                                        "rope_cache",   "mrope",        "mrope_cache",
+                                        "vision",       "vision_cache", "rope_kv",
+                                        "rope_kv_paged", "device_functions"};
     char dir[64], json[128];
     make_dir(dir, sizeof dir);
     snprintf(json, sizeof json, "%s/check.json", dir);

@@ -40,6 +40,10 @@
     X(PAD_POSITIONS, "pad_positions")                                                          \
     X(ROPE, "rope")                                                                            \
     X(ROPE_CACHE, "rope_cache")                                                                \
+    X(MROPE, "mrope")                                                                          \
+    X(MROPE_CACHE, "mrope_cache")                                                              \
+    X(VISION, "vision")                                                                        \
+    X(VISION_CACHE, "vision_cache")                                                            \
     X(ROPE_KV, "rope_kv")                                                                      \
     X(ROPE_KV_PAGED, "rope_kv_paged")                                                          \
     X(DEVICE_FUNCTIONS, "device_functions")

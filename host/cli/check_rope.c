@@ -24,26 +24,47 @@ typedef struct rope_case {
     size_t q_heads, k_heads;    /* k_heads 0: queries only */
     clpe_position_source source;
     uint32_t flags;
+    /* multimodal cases: streams (0: one position per token), the pairs of
+     * each, and one frequency ladder per stream (the vision tower) */
+    uint32_t streams, section[CLPE_MROPE_MAX_STREAMS];
+    int ladder_per_stream;
 } rope_case;
 
 /* Every row of the brief's matrix appears in the first four (a quick run
  * covers them all); the rest add the scalings and more widths. */
 static const rope_case ROPE_CASES[] = {
-    {CLPE_ROPE_HALF_SPLIT, 16, 16, CLPE_ROPE_DEFAULT, 0, 4, 2, CLPE_POSITIONS_IDS, 0},
+    {CLPE_ROPE_HALF_SPLIT, 16, 16, CLPE_ROPE_DEFAULT, 0, 4, 2, CLPE_POSITIONS_IDS, 0, 0, {0}, 0},
     {CLPE_ROPE_INTERLEAVED, 12, 8, CLPE_ROPE_DEFAULT, 1, 2, 1, CLPE_POSITIONS_PER_SEQUENCE,
-     CLPE_ROPE_INVERSE},
+     CLPE_ROPE_INVERSE, 0, {0}, 0},
     {CLPE_ROPE_HALF_SPLIT, 10, 6, CLPE_ROPE_DEFAULT, 1, 3, 0, CLPE_POSITIONS_START,
-     CLPE_ROPE_INVERSE},
-    {CLPE_ROPE_INTERLEAVED, 8, 8, CLPE_ROPE_DEFAULT, 0, 1, 3, CLPE_POSITIONS_START, 0},
-    {CLPE_ROPE_HALF_SPLIT, 64, 64, CLPE_ROPE_LINEAR, 0, 2, 1, CLPE_POSITIONS_IDS, 0},
+     CLPE_ROPE_INVERSE, 0, {0}, 0},
+    {CLPE_ROPE_INTERLEAVED, 8, 8, CLPE_ROPE_DEFAULT, 0, 1, 3, CLPE_POSITIONS_START, 0, 0, {0}, 0},
+    {CLPE_ROPE_HALF_SPLIT, 64, 64, CLPE_ROPE_LINEAR, 0, 2, 1, CLPE_POSITIONS_IDS, 0, 0, {0}, 0},
     {CLPE_ROPE_INTERLEAVED, 32, 16, CLPE_ROPE_DYNAMIC, 1, 2, 2, CLPE_POSITIONS_IDS,
-     CLPE_ROPE_INVERSE},
-    {CLPE_ROPE_HALF_SPLIT, 64, 32, CLPE_ROPE_YARN, 0, 4, 1, CLPE_POSITIONS_PER_SEQUENCE, 0},
-    {CLPE_ROPE_HALF_SPLIT, 128, 128, CLPE_ROPE_LLAMA3, 1, 2, 1, CLPE_POSITIONS_START, 0},
+     CLPE_ROPE_INVERSE, 0, {0}, 0},
+    {CLPE_ROPE_HALF_SPLIT, 64, 32, CLPE_ROPE_YARN, 0, 4, 1, CLPE_POSITIONS_PER_SEQUENCE, 0, 0,
+     {0}, 0},
+    {CLPE_ROPE_HALF_SPLIT, 128, 128, CLPE_ROPE_LLAMA3, 1, 2, 1, CLPE_POSITIONS_START, 0, 0, {0},
+     0},
     {CLPE_ROPE_INTERLEAVED, 130, 96, CLPE_ROPE_DEFAULT, 0, 1, 1, CLPE_POSITIONS_IDS,
-     CLPE_ROPE_INVERSE},
+     CLPE_ROPE_INVERSE, 0, {0}, 0},
 };
 #define QUICK_ROPE_CASES 4
+
+/* Multimodal rotary: Qwen2-VL's text sections (positions [3, batch, seq])
+ * and its vision tower (a ladder per stream, positions [tokens, 2]), scaled
+ * down; a quick run takes the first of each path. */
+static const rope_case MROPE_CASES[] = {
+    {CLPE_ROPE_HALF_SPLIT, 32, 32, CLPE_ROPE_DEFAULT, 0, 4, 2, CLPE_POSITIONS_STREAMS, 0, 3,
+     {4, 6, 6}, 0},
+    {CLPE_ROPE_HALF_SPLIT, 16, 16, CLPE_ROPE_DEFAULT, 0, 2, 2,
+     CLPE_POSITIONS_STREAMS_TOKEN_FIRST, 0, 2, {4, 4}, 1},
+    {CLPE_ROPE_INTERLEAVED, 24, 24, CLPE_ROPE_LINEAR, 1, 2, 1, CLPE_POSITIONS_STREAMS,
+     CLPE_ROPE_INVERSE, 3, {2, 5, 5}, 0},
+    {CLPE_ROPE_INTERLEAVED, 20, 20, CLPE_ROPE_DEFAULT, 1, 1, 1,
+     CLPE_POSITIONS_STREAMS_TOKEN_FIRST, CLPE_ROPE_INVERSE, 2, {5, 5}, 1},
+};
+#define QUICK_MROPE_CASES 2
 
 static clpe_rope_config case_config(const rope_case *c, int dtype)
 {
@@ -167,7 +188,15 @@ static void sample_rotation(check_checker *ck, check_tally *t, const rope_case *
         uint64_t r = splitmix64(&ck->rng);
         size_t b = r % batch, tok = (r >> 16) % seq, h = (r >> 32) % l->heads;
         uint32_t i = (uint32_t)((r >> 48) % half);
+        uint32_t stream = 0;
+        for (uint32_t j = 0, end = 0; c->streams && j < c->streams; ++j)
+            if (i >= (end += c->section[j]))
+                stream = j + 1;
         int64_t p = c->source == CLPE_POSITIONS_IDS ? pos[b * seq + tok]
+                    : c->source == CLPE_POSITIONS_STREAMS
+                        ? pos[(stream * batch + b) * seq + tok]
+                    : c->source == CLPE_POSITIONS_STREAMS_TOKEN_FIRST
+                        ? pos[(b * seq + tok) * c->streams + stream]
                     : c->source == CLPE_POSITIONS_PER_SEQUENCE
                         ? (int64_t)((uint64_t)pos[b] + tok)
                         : (int64_t)((uint64_t)start + tok);
@@ -204,7 +233,9 @@ static void check_rope_case(check_checker *ck, check_tally *t, clpe_rope *rope,
     const rope_layout lq = layout_for(c, c->q_heads, batch, seq);
     const rope_layout lk = layout_for(c, c->k_heads ? c->k_heads : 1, batch, seq);
     const size_t qbytes = lq.count * esize, kbytes = lk.count * esize;
-    const size_t npos = c->source == CLPE_POSITIONS_IDS ? batch * seq : batch;
+    const size_t npos = c->streams                     ? c->streams * batch * seq
+                        : c->source == CLPE_POSITIONS_IDS ? batch * seq
+                                                          : batch;
     unsigned char *qin = malloc(qbytes), *qdev = malloc(qbytes), *qref = malloc(qbytes);
     unsigned char *kin = malloc(kbytes), *kdev = malloc(kbytes), *kref = malloc(kbytes);
     int64_t *pos = malloc(npos * sizeof *pos);
@@ -217,7 +248,11 @@ static void check_rope_case(check_checker *ck, check_tally *t, clpe_rope *rope,
     }
     check_fill_random(cfg->dtype, qin, lq.count, &ck->rng);
     check_fill_random(cfg->dtype, kin, lk.count, &ck->rng);
-    check_make_positions(&ck->rng, c->source, batch, seq, pos, &start);
+    if (c->streams)
+        for (size_t j = 0; j < npos; ++j)
+            pos[j] = check_rand_position(&ck->rng);
+    else
+        check_make_positions(&ck->rng, c->source, batch, seq, pos, &start);
     memcpy(qref, qin, qbytes);
     memcpy(kref, kin, kbytes);
     clpe_host_rope_tensor hq = {.data = qref + ROPE_OFFSET_EL * esize, .heads = lq.heads,
@@ -266,7 +301,8 @@ static void check_rope_case(check_checker *ck, check_tally *t, clpe_rope *rope,
         ck->corrupt_rope_pending = 0;
         qdev[ROPE_OFFSET_EL * esize] ^= 1; /* the lowest bit of the first query element */
     }
-    static const char *const src_name[] = {"start", "per-sequence", "ids"};
+    static const char *const src_name[] = {"start", "per-sequence", "ids", "streams",
+                                           "streams token-first"};
     char what[96];
     snprintf(what, sizeof what, "rope q (%zu heads, %s) positions=%s%s", lq.heads,
              c->heads_first ? "[b,h,s,d]" : "[b,s,h,d]", src_name[c->source],
@@ -276,7 +312,9 @@ static void check_rope_case(check_checker *ck, check_tally *t, clpe_rope *rope,
              c->k_heads ? "" : ": absent, must stay as it was");
     rope_compare(t, cfg, what, kdev, kref, lk.count,
                  c->k_heads ? batch * seq * lk.heads * c->head_dim : 0);
-    if (cfg->dtype == CLPE_DTYPE_F32 && cfg->scaling == CLPE_ROPE_DEFAULT)
+    /* MPFR's frequencies are the paper's ladder over rotary_dim: one ladder */
+    if (cfg->dtype == CLPE_DTYPE_F32 && cfg->scaling == CLPE_ROPE_DEFAULT &&
+        !c->ladder_per_stream)
         sample_rotation(ck, t, c, cfg, &lq, qin, qdev, batch, seq, pos, start);
 done:
     if (qbuf) clReleaseMemObject(qbuf);
@@ -290,16 +328,19 @@ done:
 /* The cos/sin cache of n rows from a random start, rows apart by a poisoned
  * gap, compared whole with clpe_host_rope_cache. */
 static void check_rope_cache_case(check_checker *ck, check_tally *t, clpe_rope *rope,
-                                  const clpe_rope_config *cfg)
+                                  const rope_case *c, const clpe_rope_config *cfg)
 {
     const size_t n = ck->quick ? 7 : 29, gap = 3, offset_el = 2;
     const size_t esize = dtype_size(cfg->dtype), pitch = cfg->rotary_dim + gap;
     const size_t count = offset_el + n * pitch, bytes = count * esize;
     unsigned char *cdev = malloc(bytes), *sdev = malloc(bytes);
     unsigned char *cref = malloc(bytes), *sref = malloc(bytes);
-    cl_mem cbuf = NULL, sbuf = NULL;
+    cl_mem cbuf = NULL, sbuf = NULL, pbuf = NULL;
     cl_int err = CL_SUCCESS;
-    if (!cdev || !sdev || !cref || !sref) {
+    /* a multimodal cache reads its stream positions; any other, a start */
+    const size_t npos = c->streams ? c->streams * n : 1;
+    int64_t *pos = malloc(npos * sizeof *pos);
+    if (!cdev || !sdev || !cref || !sref || !pos) {
         snprintf(t->error, sizeof t->error, "out of host memory");
         goto done;
     }
@@ -307,6 +348,9 @@ static void check_rope_cache_case(check_checker *ck, check_tally *t, clpe_rope *
     int64_t start = check_rand_position(&ck->rng);
     if (start > last_start)
         start = last_start;
+    for (size_t j = 0; j < npos; ++j)
+        pos[j] = check_rand_position(&ck->rng);
+    const clpe_position_source source = c->streams ? c->source : CLPE_POSITIONS_START;
     memset(cdev, CHECK_POISON, bytes);
     memset(cref, CHECK_POISON, bytes);
     memset(sref, CHECK_POISON, bytes);
@@ -315,19 +359,25 @@ static void check_rope_cache_case(check_checker *ck, check_tally *t, clpe_rope *
     if (cbuf)
         sbuf = clCreateBuffer(ck->dev->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes,
                               cdev, &err);
-    if (!sbuf) {
+    if (sbuf && c->streams)
+        pbuf = clCreateBuffer(ck->dev->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                              npos * sizeof *pos, pos, &err);
+    if (!sbuf || (c->streams && !pbuf)) {
         rope_fail(t, cfg, "clCreateBuffer", err);
         goto done;
     }
-    clpe_status st = clpe_host_rope_cache(rope, start, n, cref + offset_el * esize,
-                                          sref + offset_el * esize, pitch);
+    clpe_status st = clpe_host_rope_cache_at(rope, n, source, start, c->streams ? pos : NULL,
+                                             cref + offset_el * esize, sref + offset_el * esize,
+                                             pitch);
     if (st != CLPE_SUCCESS) {
         rope_fail(t, cfg, "clpe_host_rope_cache", st);
         goto done;
     }
     clpe_tensor ct = {.buffer = cbuf, .offset = offset_el * esize, .row_pitch = pitch};
     clpe_tensor stt = {.buffer = sbuf, .offset = offset_el * esize, .row_pitch = pitch};
-    st = clpe_enqueue_rope_cache(rope, ck->dev->queue, start, n, &ct, &stt, 0, NULL, NULL);
+    clpe_positions positions = {.source = source, .start = start, .buffer = pbuf};
+    st = clpe_enqueue_rope_cache_at(rope, ck->dev->queue, n, &positions, &ct, &stt, 0, NULL,
+                                    NULL);
     if (st == CLPE_SUCCESS)
         st = clEnqueueReadBuffer(ck->dev->queue, cbuf, CL_TRUE, 0, bytes, cdev, 0, NULL, NULL);
     if (st == CLPE_SUCCESS)
@@ -337,38 +387,73 @@ static void check_rope_cache_case(check_checker *ck, check_tally *t, clpe_rope *
         goto done;
     }
     char what[96];
-    snprintf(what, sizeof what, "rope_cache cos start=%lld", (long long)start);
+    const char *at = c->streams ? "positions per stream" : "start";
+    snprintf(what, sizeof what, "rope_cache cos %s=%lld", at, (long long)start);
     rope_compare(t, cfg, what, cdev, cref, count, n * cfg->rotary_dim);
-    snprintf(what, sizeof what, "rope_cache sin start=%lld", (long long)start);
+    snprintf(what, sizeof what, "rope_cache sin %s=%lld", at, (long long)start);
     rope_compare(t, cfg, what, sdev, sref, count, n * cfg->rotary_dim);
 done:
     if (cbuf) clReleaseMemObject(cbuf);
     if (sbuf) clReleaseMemObject(sbuf);
+    if (pbuf) clReleaseMemObject(pbuf);
     free(cdev); free(sdev); free(cref); free(sref);
+    free(pos);
+}
+
+/* The object of a case: plain, or multimodal with its sections. */
+static clpe_rope *case_object(check_checker *ck, clpe_encoder *like, const rope_case *c,
+                              const clpe_rope_config *cfg, clpe_status *st)
+{
+    char log[4096];
+    clpe_build_log bl = {log, sizeof log, 0};
+    if (!c->streams)
+        return like ? clpe_rope_create_like(like, cfg, st)
+                    : clpe_rope_create(ck->dev->context, ck->dev->device, cfg, &bl, st);
+    clpe_mrope_config m = {.rope = *cfg, .streams = c->streams,
+                           .ladder = c->ladder_per_stream ? CLPE_MROPE_LADDER_PER_STREAM
+                                                          : CLPE_MROPE_ONE_LADDER};
+    memcpy(m.section, c->section, sizeof m.section);
+    return like ? clpe_rope_create_mrope_like(like, &m, st)
+                : clpe_rope_create_mrope(ck->dev->context, ck->dev->device, &m, &bl, st);
+}
+
+/* Each case's rotation and cache, credited to the case's two paths. */
+static void check_cases(check_checker *ck, check_tally *t, clpe_encoder *like, int dtype,
+                        const rope_case *cases, size_t ncases, check_path rotation,
+                        check_path cache)
+{
+    for (size_t k = 0; k < ncases && !t->error[0]; ++k) {
+        const rope_case *c = &cases[k];
+        if (!check_selected(ck, rotation) && !check_selected(ck, cache))
+            return;
+        clpe_rope_config cfg = case_config(c, dtype);
+        clpe_status st = CLPE_SUCCESS;
+        clpe_rope *rope = case_object(ck, like, c, &cfg, &st);
+        if (!rope) {
+            rope_fail(t, &cfg, "create", st);
+            return;
+        }
+        CHECK_RUN(ck, t, rotation, check_rope_case(ck, t, rope, c, &cfg));
+        CHECK_RUN(ck, t, cache, check_rope_cache_case(ck, t, rope, c, &cfg));
+        ++t->configurations;
+        clpe_rope_release(rope);
+    }
 }
 
 void check_rope(check_checker *ck, check_tally *t, clpe_encoder *like, int dtype)
 {
     const size_t ncases = ck->quick ? QUICK_ROPE_CASES : sizeof ROPE_CASES / sizeof ROPE_CASES[0];
-    for (size_t k = 0; k < ncases && !t->error[0]; ++k) {
-        const rope_case *c = &ROPE_CASES[k];
-        clpe_rope_config cfg = case_config(c, dtype);
-        clpe_status st = CLPE_SUCCESS;
-        clpe_rope *rope;
-        if (like) {
-            rope = clpe_rope_create_like(like, &cfg, &st);
-        } else {
-            char log[4096];
-            clpe_build_log bl = {log, sizeof log, 0};
-            rope = clpe_rope_create(ck->dev->context, ck->dev->device, &cfg, &bl, &st);
-        }
-        if (!rope) {
-            rope_fail(t, &cfg, "create", st);
-            return;
-        }
-        CHECK_RUN(ck, t, CHECK_PATH_ROPE, check_rope_case(ck, t, rope, c, &cfg));
-        CHECK_RUN(ck, t, CHECK_PATH_ROPE_CACHE, check_rope_cache_case(ck, t, rope, &cfg));
-        ++t->configurations;
-        clpe_rope_release(rope);
+    check_cases(ck, t, like, dtype, ROPE_CASES, ncases, CHECK_PATH_ROPE, CHECK_PATH_ROPE_CACHE);
+    /* text sections, then the vision tower: every other case */
+    const size_t nm = ck->quick ? QUICK_MROPE_CASES : sizeof MROPE_CASES / sizeof MROPE_CASES[0];
+    rope_case text[4], vision[4];
+    size_t nt = 0, nv = 0;
+    for (size_t k = 0; k < nm; ++k) {
+        if (MROPE_CASES[k].ladder_per_stream)
+            vision[nv++] = MROPE_CASES[k];
+        else
+            text[nt++] = MROPE_CASES[k];
     }
+    check_cases(ck, t, like, dtype, text, nt, CHECK_PATH_MROPE, CHECK_PATH_MROPE_CACHE);
+    check_cases(ck, t, like, dtype, vision, nv, CHECK_PATH_VISION, CHECK_PATH_VISION_CACHE);
 }

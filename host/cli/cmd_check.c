@@ -70,7 +70,9 @@ static const struct {
     uint32_t paths;
     void (*run)(check_checker *ck, check_tally *t, clpe_encoder *like, int dtype);
 } OPERATIONS[] = {
-    {PATH_BIT(ROPE) | PATH_BIT(ROPE_CACHE), check_rope},
+    {PATH_BIT(ROPE) | PATH_BIT(ROPE_CACHE) | PATH_BIT(MROPE) | PATH_BIT(MROPE_CACHE) |
+         PATH_BIT(VISION) | PATH_BIT(VISION_CACHE),
+     check_rope},
     {PATH_BIT(ROPE_KV) | PATH_BIT(ROPE_KV_PAGED), check_rope_kv},
     {PATH_BIT(DEVICE_FUNCTIONS), check_device_functions},
 };
