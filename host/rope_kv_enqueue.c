@@ -155,18 +155,22 @@ static clpe_status check_buffers(const clpe_rope *rope, const kv_call *c)
         if (tensors[j]->buffer)
             status = clpe__check_buffer_in(context, tensors[j]->buffer, tensors[j]->end_bytes,
                                            CLPE_ERROR_BUFFER_TOO_SMALL);
-    size_t esize = clpe__dtype_size(c->cache.l.dtype);
+    /* the offsets are the caller's: their ends must not wrap */
+    size_t esize = clpe__dtype_size(c->cache.l.dtype), key_end = 0, value_end = 0, slots_end = 0;
+    if (status == CLPE_SUCCESS &&
+        (!clpe__add_size(c->cache.key_offset * esize, c->cache.l.span_bytes, &key_end) ||
+         !clpe__add_size(c->cache.value_offset * esize, c->cache.l.span_bytes, &value_end) ||
+         !clpe__add_size(c->slots_offset, c->tokens, &slots_end) ||
+         !clpe__mul_size(slots_end, sizeof(cl_long), &slots_end)))
+        status = CLPE_ERROR_TOO_LARGE;
     if (status == CLPE_SUCCESS)
-        status = clpe__check_buffer_in(context, c->cache.key,
-                                       c->cache.key_offset * esize + c->cache.l.span_bytes,
+        status = clpe__check_buffer_in(context, c->cache.key, key_end,
                                        CLPE_ERROR_BUFFER_TOO_SMALL);
     if (status == CLPE_SUCCESS)
-        status = clpe__check_buffer_in(context, c->cache.value,
-                                       c->cache.value_offset * esize + c->cache.l.span_bytes,
+        status = clpe__check_buffer_in(context, c->cache.value, value_end,
                                        CLPE_ERROR_BUFFER_TOO_SMALL);
     if (status == CLPE_SUCCESS)
-        status = clpe__check_buffer_in(context, c->slots,
-                                       (c->slots_offset + c->tokens) * sizeof(cl_long),
+        status = clpe__check_buffer_in(context, c->slots, slots_end,
                                        CLPE_ERROR_INDEX_BUFFER_TOO_SMALL);
     if (status == CLPE_SUCCESS && c->report)
         status = clpe__check_buffer_in(context, c->report, 2 * sizeof(cl_uint),

@@ -622,6 +622,30 @@ static void cache_entries_overlap(kv_world *w, cl_mem s) { (void)s; w->cache.slo
 static void no_slots_buffer(kv_world *w, cl_mem s) { (void)s; w->kv_slots.buffer = NULL; }
 static void flags_unknown(kv_world *w, cl_mem s) { (void)s; w->c.flags = 2; }
 
+/* offsets whose ends pass SIZE_MAX: refused, never wrapped to a small end */
+static void key_offset_wraps(kv_world *w, cl_mem s)
+{
+    (void)s;
+    w->cache.key_offset = SIZE_MAX - 3;
+}
+static void value_offset_wraps(kv_world *w, cl_mem s)
+{
+    (void)s;
+    w->cache.value_offset = SIZE_MAX - 3;
+}
+static void slots_offset_wraps(kv_world *w, cl_mem s)
+{
+    (void)s;
+    w->kv_slots.offset = SIZE_MAX - 7;
+}
+
+Test(rope_kv, offsets_near_size_max_are_refused)
+{
+    expect_rejected(key_offset_wraps, CLPE_ERROR_TOO_LARGE, "key_offset SIZE_MAX - 3");
+    expect_rejected(value_offset_wraps, CLPE_ERROR_TOO_LARGE, "value_offset SIZE_MAX - 3");
+    expect_rejected(slots_offset_wraps, CLPE_ERROR_TOO_LARGE, "slots offset SIZE_MAX - 7");
+}
+
 Test(rope_kv, bad_arguments_write_nothing)
 {
     expect_rejected(key_is_q, CLPE_ERROR_ALIASING, "key cache on q");
