@@ -815,3 +815,118 @@ Test(rope_kv, host_only_and_null_arguments)
     clpe_rope_release(rope);
     clpe_rope_release(host);
 }
+
+/* ---- the views clpe_enqueue_rope takes, taken by both KV calls ---- */
+
+/* q [hq, tokens, d], k and v [hk, tokens, d], each in a buffer of its own,
+ * viewed as [tokens, heads, d] through (head_pitch, row_pitch), rotated
+ * into a contiguous cache on the device and in the host emulation: the
+ * status of each, and the same bits (q, and both caches) when accepted.
+ * Returns the device's status after checking that clpe_enqueue_rope on
+ * the same q and k views and the host emulation give it too. */
+static clpe_status views_call(size_t tokens, size_t hq, size_t hk, size_t head_pitch,
+                              size_t row_pitch, size_t elems_per_tensor_head)
+{
+    const size_t d = 16;
+    clpe_rope_config cfg = clpe_rope_config_default(d);
+    clpe_rope *rope = make_rope(&cfg);
+    clpe_rope *host = clpe_rope_create_host(&cfg, NULL);
+    cr_assert_not_null(host);
+    uint64_t rng = 99;
+    size_t heads[3] = {hq, hk, hk}, bytes[3];
+    float *in[3], *h_in[3];
+    cl_mem buf[3];
+    for (int j = 0; j < 3; ++j) {
+        bytes[j] = heads[j] * elems_per_tensor_head * sizeof(float);
+        in[j] = malloc(bytes[j]);
+        h_in[j] = malloc(bytes[j]);
+        fill_random(CLPE_DTYPE_F32, in[j], bytes[j] / 4, &rng);
+        memcpy(h_in[j], in[j], bytes[j]);
+        buf[j] = test_buffer_from(&cl, in[j], bytes[j]);
+    }
+    const size_t blocks = 2, block = 8, cache_elems = blocks * block * hk * d;
+    float *cache0 = malloc(cache_elems * 4), *h_key = malloc(cache_elems * 4),
+          *h_value = malloc(cache_elems * 4);
+    fill_random(CLPE_DTYPE_F32, cache0, cache_elems, &rng);
+    memcpy(h_key, cache0, cache_elems * 4);
+    memcpy(h_value, cache0, cache_elems * 4);
+    cl_mem key = test_buffer_from(&cl, cache0, cache_elems * 4);
+    cl_mem value = test_buffer_from(&cl, cache0, cache_elems * 4);
+    int64_t slots[8] = {9, 2, -1, 14, 0, 7, 11, 3};
+    cr_assert(tokens <= 8);
+    cl_mem slots_buf = test_buffer_from(&cl, slots, sizeof slots);
+    clpe_rope_tensor t[3];
+    clpe_host_rope_tensor ht[3];
+    for (int j = 0; j < 3; ++j) {
+        t[j] = (clpe_rope_tensor){.buffer = buf[j], .heads = heads[j], .head_pitch = head_pitch,
+                                  .row_pitch = row_pitch};
+        ht[j] = (clpe_host_rope_tensor){.data = h_in[j], .heads = heads[j],
+                                        .head_pitch = head_pitch, .row_pitch = row_pitch};
+    }
+    clpe_kv_cache kc = {.key = key, .value = value, .dtype = CLPE_DTYPE_F32,
+                        .num_blocks = blocks, .block_size = block, .heads = hk};
+    clpe_host_kv_cache hc = {.key = h_key, .value = h_value, .dtype = CLPE_DTYPE_F32,
+                             .num_blocks = blocks, .block_size = block, .heads = hk};
+    clpe_kv_slots ks = {.buffer = slots_buf};
+    clpe_positions pos = {.source = CLPE_POSITIONS_START, .start = 40};
+    clpe_status dev = clpe_enqueue_rope_kv(rope, cl.queue, tokens, &t[0], NULL, &t[1], &t[2],
+                                           &kc, &ks, &pos, 0, 0, NULL, NULL);
+    clpe_status hst = clpe_host_rope_kv(host, tokens, &ht[0], NULL, &ht[1], &ht[2], &hc, slots,
+                                        CLPE_POSITIONS_START, 40, NULL, 0);
+    cr_assert_eq(dev, hst, "device %d (%s), host %d (%s)", dev, clpe_status_string(dev), hst,
+                 clpe_status_string(hst));
+    if (dev == CLPE_SUCCESS) {
+        float *dq = test_buffer_read(&cl, buf[0], bytes[0]);
+        float *dk = test_buffer_read(&cl, key, cache_elems * 4);
+        float *dv = test_buffer_read(&cl, value, cache_elems * 4);
+        cr_assert_eq(memcmp(dq, h_in[0], bytes[0]), 0, "q");
+        cr_assert_eq(memcmp(dk, h_key, cache_elems * 4), 0, "key cache");
+        cr_assert_eq(memcmp(dv, h_value, cache_elems * 4), 0, "value cache");
+        cr_assert_neq(memcmp(dk, cache0, cache_elems * 4), 0, "nothing cached");
+        free(dq);
+        free(dk);
+        free(dv);
+    }
+    /* clpe_enqueue_rope on the same q and k views (of fresh buffers) */
+    cl_mem rq = test_buffer_from(&cl, in[0], bytes[0]), rk = test_buffer_from(&cl, in[1], bytes[1]);
+    clpe_rope_tensor vq = t[0], vk = t[1];
+    vq.buffer = rq;
+    vk.buffer = rk;
+    clpe_status rot = clpe_enqueue_rope(rope, cl.queue, 1, tokens, &vq, &vk, &pos, 0, 0, NULL, NULL);
+    cr_assert_eq(rot, dev, "clpe_enqueue_rope %d (%s), clpe_enqueue_rope_kv %d (%s)", rot,
+                 clpe_status_string(rot), dev, clpe_status_string(dev));
+    cr_assert_eq(clFinish(cl.queue), CL_SUCCESS);
+    clReleaseMemObject(rq);
+    clReleaseMemObject(rk);
+    for (int j = 0; j < 3; ++j) {
+        clReleaseMemObject(buf[j]);
+        free(in[j]);
+        free(h_in[j]);
+    }
+    clReleaseMemObject(key);
+    clReleaseMemObject(value);
+    clReleaseMemObject(slots_buf);
+    free(cache0);
+    free(h_key);
+    free(h_value);
+    clpe_rope_release(host);
+    clpe_rope_release(rope);
+    return dev;
+}
+
+/* [heads, tokens, d] viewed as [tokens, heads, d]: head pitch tokens * d,
+ * row pitch d. */
+Test(rope_kv, head_major_views_are_accepted_on_device_and_host)
+{
+    const size_t tokens = 7, d = 16;
+    cr_assert_eq(views_call(tokens, 4, 2, tokens * d, d, tokens * d), CLPE_SUCCESS);
+    cr_assert_eq(views_call(1, 3, 1, d, d, d), CLPE_SUCCESS);
+}
+
+/* One head whose head pitch is 2^33 elements (never stepped): the same
+ * status from clpe_enqueue_rope, clpe_enqueue_rope_kv and clpe_host_rope_kv. */
+Test(rope_kv, one_head_with_a_huge_head_pitch_gets_one_status_everywhere)
+{
+    const size_t tokens = 5, d = 16;
+    cr_assert_eq(views_call(tokens, 1, 1, (size_t)1 << 33, d, tokens * d), CLPE_SUCCESS);
+}
