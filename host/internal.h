@@ -139,6 +139,8 @@ typedef struct clpe_slots {
     uint32_t n_pairs, n_cos, sin_off, cos_off, stride;
 } clpe_slots;
 
+struct clpe_kv_state;
+
 struct clpe_rope {
     clpe_rope_config cfg;          /* its arrays point at the copies below */
     uint32_t rotary_dim, n_pairs;
@@ -149,7 +151,13 @@ struct clpe_rope {
     clpe_program_shared *shared;   /* NULL for a host-only object */
     cl_mem tw_hi_buf;
     cl_mem tw_lo_buf;
+    /* clpe_enqueue_rope_kv's slot table, counters and call order, made by
+     * the first call (rope_kv_enqueue.c) */
+    _Atomic(struct clpe_kv_state *) kv_state;
 };
+
+/* Releases a rotary object's KV state (NULL: nothing). */
+void clpe__kv_state_release(struct clpe_kv_state *s);
 
 /* A multimodal rotary object: per-pair tuning words laid out as the pairs
  * are (each stream's ladder in its own section), and the section ends. */

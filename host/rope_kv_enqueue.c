@@ -1,169 +1,409 @@
 /*
- * rope_kv_enqueue.c - rotary into a KV cache (clpe_enqueue_rope_kv): every
- * argument checked before anything is enqueued, then the slot check and
- * the launches of clpe_rope_kv_*, all behind one gate.
+ * rope_kv_enqueue.c - rotary into a KV cache (clpe_enqueue_rope_kv): the
+ * call resolved (rope_kv_call.c), then the slot check and the launches of
+ * clpe_rope_kv_*, all behind one gate. Kernel arguments are set from
+ * tables built from the X-macro lists of clpe_rope_kv_interface.h.
  */
 #include "rope_kv.h"
 
 #include "clpe_rope_kv_interface.h"
 
+#include <stdlib.h>
+
 _Static_assert(PE_KV_F32 == CLPE_DTYPE_F32 && PE_KV_F16 == CLPE_DTYPE_F16 &&
                    PE_KV_BF16 == CLPE_DTYPE_BF16 && PE_KV_F64 == CLPE_DTYPE_F64,
                "the kernels' cache types are clpe_dtype's");
 
-static cl_int set_arg(cl_kernel kernel, cl_uint index, size_t size, const void *value)
+/* ---- kernel arguments from the X-macro lists ---- */
+
+/* The C type of each argument kind of the lists. */
+#define KV_TYPE_OUT cl_mem
+#define KV_TYPE_IN cl_mem
+#define KV_TYPE_POS cl_mem
+#define KV_TYPE_TWH cl_mem
+#define KV_TYPE_TWL cl_mem
+#define KV_TYPE_KV_CACHE cl_mem
+#define KV_TYPE_KV_REPORT cl_mem
+#define KV_TYPE_KV_REPORT_OUT cl_mem
+#define KV_TYPE_U32 cl_uint
+#define KV_TYPE_U64 cl_ulong
+#define KV_TYPE_I64 cl_long
+#define KV_TYPE_SCALE clpe_real_arg
+#define KV_TYPE_KV_LOCAL size_t /* bytes of local memory */
+
+/* One argument: its bytes and its value (NULL: local memory). */
+typedef struct kv_arg {
+    size_t size;
+    const void *value;
+} kv_arg;
+
+#define KV_ENTRY_VALUE(a, name) {sizeof((a)->name), &(a)->name}
+#define KV_ENTRY_OUT KV_ENTRY_VALUE
+#define KV_ENTRY_IN KV_ENTRY_VALUE
+#define KV_ENTRY_POS KV_ENTRY_VALUE
+#define KV_ENTRY_TWH KV_ENTRY_VALUE
+#define KV_ENTRY_TWL KV_ENTRY_VALUE
+#define KV_ENTRY_KV_CACHE KV_ENTRY_VALUE
+#define KV_ENTRY_KV_REPORT KV_ENTRY_VALUE
+#define KV_ENTRY_KV_REPORT_OUT KV_ENTRY_VALUE
+#define KV_ENTRY_U32 KV_ENTRY_VALUE
+#define KV_ENTRY_U64 KV_ENTRY_VALUE
+#define KV_ENTRY_I64 KV_ENTRY_VALUE
+#define KV_ENTRY_SCALE(a, name) {(a)->name.size, &(a)->name.v}
+#define KV_ENTRY_KV_LOCAL(a, name) {(a)->name, NULL}
+
+#define KV_FIELD(NAME, KIND, name) KV_TYPE_##KIND name
+#define KV_SEMI() ;
+#define KV_ENTRY(NAME, KIND, name) KV_ENTRY_##KIND(a, name)
+
+/* The values of clpe_rope_kv_*'s and clpe_kv_check_slots's arguments:
+ * one field per entry of their lists, of its kind's type. */
+typedef struct rope_kv_args {
+    PE_ROPE_KV_ARGS(KV_FIELD, KV_SEMI);
+} rope_kv_args;
+typedef struct kv_check_args {
+    PE_KV_CHECK_ARGS(KV_FIELD, KV_SEMI);
+} kv_check_args;
+
+/* Arguments [0, count) of a table whose bit in `skip` is clear, in one
+ * loop: the one place this file sets kernel arguments. */
+static cl_int set_table(cl_kernel kernel, const kv_arg *table, cl_uint count, uint64_t skip)
 {
-    return clSetKernelArg(kernel, index, size, value);
+    for (cl_uint k = 0; k < count; ++k) {
+        if ((skip >> k) & 1u)
+            continue;
+        cl_int err = clSetKernelArg(kernel, k, table[k].size, table[k].value);
+        if (err != CL_SUCCESS)
+            return err;
+    }
+    return CL_SUCCESS;
 }
 
-#define SET(k, index, value) set_arg((k), (index), sizeof(value), &(value))
+#define BIT(NAME) ((uint64_t)1 << PE_ROPE_KV_ARG_##NAME)
+/* The rotation's arguments that change from launch to launch. */
+static const uint64_t per_launch =
+    BIT(Q_BASE) | BIT(Q_OUT_BASE) | BIT(K_BASE) | BIT(V_BASE) | BIT(POSITIONS_BASE) |
+    BIT(SLOTS_BASE) | BIT(START) | BIT(ROWS);
+_Static_assert(PE_ROPE_KV_ARG_COUNT <= 64 && PE_KV_CHECK_ARG_COUNT <= 64, "skip masks are 64-bit");
 
-static cl_int set_launch_args(cl_kernel kernel, const void *call, size_t s0, size_t rows,
-                              size_t b0, size_t batch)
+static cl_int set_rope_kv_args(cl_kernel kernel, const rope_kv_args *a, bool launch)
 {
-    const clpe_kv_call *c = call;
-    const clpe_position_args *pos = &c->positions;
-    (void)b0;
-    (void)batch;
-    cl_ulong q_base = c->q.r.heads ? c->q.r.offset + s0 * c->q.r.row_pitch : 0;
-    cl_ulong q_out_base = c->q_out.r.heads ? c->q_out.r.offset + s0 * c->q_out.r.row_pitch : 0;
-    cl_ulong k_base = c->k.r.offset + s0 * c->k.r.row_pitch;
-    cl_ulong v_base = c->v.r.offset + s0 * c->v.r.row_pitch;
-    cl_ulong pos_base = pos->source == CLPE_POSITIONS_IDS            ? pos->offset + s0
-                        : pos->source == CLPE_POSITIONS_PER_SEQUENCE ? pos->offset
-                                                                     : 0;
-    cl_ulong slots_base = c->slots_offset + s0;
-    /* positions wrap modulo 2^64 like the kernels' arithmetic */
-    cl_long start = pos->source == CLPE_POSITIONS_START ? (cl_long)((uint64_t)pos->start + s0)
-                                                        : (cl_long)s0;
-    cl_uint nr = (cl_uint)rows;
-    cl_int err = SET(kernel, PE_ROPE_KV_ARG_Q_BASE, q_base);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_Q_OUT_BASE, q_out_base);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_K_BASE, k_base);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_V_BASE, v_base);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_POSITIONS_BASE, pos_base);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_SLOTS_BASE, slots_base);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_START, start);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_ROWS, nr);
-    return err;
+    const kv_arg table[PE_ROPE_KV_ARG_COUNT] = {PE_ROPE_KV_ARGS(KV_ENTRY, PE_COMMA)};
+    return set_table(kernel, table, PE_ROPE_KV_ARG_COUNT, launch ? ~per_launch : per_launch);
 }
+
+static cl_int set_check_args(cl_kernel kernel, const kv_check_args *a)
+{
+    const kv_arg table[PE_KV_CHECK_ARG_COUNT] = {PE_KV_CHECK_ARGS(KV_ENTRY, PE_COMMA)};
+    return set_table(kernel, table, PE_KV_CHECK_ARG_COUNT, 0);
+}
+
+/* ---- the rotation ---- */
 
 /* A pitch the kernel multiplies only by 0 when its dimension has one entry. */
 static cl_uint pitch32(size_t pitch, size_t count) { return count > 1 ? (cl_uint)pitch : 0; }
 
-static cl_int set_fixed_args(const clpe_rope *rope, cl_kernel kernel, const clpe_kv_call *c,
-                             cl_mem report, const clpe_launch_grid *grid)
+/* What a launch callback needs: the call and its arguments. */
+typedef struct kv_launch {
+    const clpe_kv_call *c;
+    rope_kv_args a;
+} kv_launch;
+
+static cl_int set_launch_args(cl_kernel kernel, const void *launch, size_t s0, size_t rows,
+                              size_t b0, size_t batch)
 {
-    const size_t rows = grid->rows_per_launch;
-    const clpe_kv_cache_layout *l = &c->cache;
-    clpe_real_arg amp = clpe__real_arg(rope->cfg.dtype, rope->amplitude);
-    bool half_split = rope->cfg.pairing == CLPE_ROPE_HALF_SPLIT;
-    cl_mem q = c->q.r.buffer, q_out = c->q_out.r.buffer, k = c->k.r.buffer, v = c->v.r.buffer;
-    cl_mem key = c->key, value = c->value, positions = c->positions.buffer, slots = c->slots;
-    cl_ulong key_offset = c->key_offset, value_offset = c->value_offset;
-    cl_ulong head_pitch = l->head_pitch, slot_pitch = l->slot_pitch,
-             block_pitch = l->block_pitch, block_size = l->block_size ? l->block_size : 1;
-    cl_uint cache_dtype = (cl_uint)l->dtype;
-    cl_uint q_heads = (cl_uint)c->q.r.heads, kv_heads = (cl_uint)c->k.r.heads;
-    cl_uint qhp = pitch32(c->q.r.head_pitch, c->q.r.heads), qrp = pitch32(c->q.r.row_pitch, rows);
-    cl_uint qohp = pitch32(c->q_out.r.head_pitch, c->q_out.r.heads),
-            qorp = pitch32(c->q_out.r.row_pitch, rows);
-    cl_uint khp = pitch32(c->k.r.head_pitch, c->k.r.heads), krp = pitch32(c->k.r.row_pitch, rows);
-    cl_uint vhp = pitch32(c->v.r.head_pitch, c->v.r.heads), vrp = pitch32(c->v.r.row_pitch, rows);
-    cl_uint head_dim = rope->cfg.head_dim, n_pairs = rope->n_pairs;
-    cl_uint partner = half_split ? rope->n_pairs : 1, stride = half_split ? 1 : 2;
-    cl_uint inverse = c->inverse, rows_per_item = grid->rows_per_item;
-    cl_uint source = (cl_uint)c->positions.source;
-    cl_int err = SET(kernel, PE_ROPE_KV_ARG_Q, q);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_Q_OUT, q_out);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_K, k);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_V, v);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_KEY_CACHE, key);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_VALUE_CACHE, value);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_POSITIONS, positions);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_SLOTS, slots);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_REPORT, report);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_TW_HI, rope->tw_hi_buf);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_TW_LO, rope->tw_lo_buf);
-    if (err == CL_SUCCESS) err = set_arg(kernel, PE_ROPE_KV_ARG_AMPLITUDE, amp.size, &amp.v);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_KEY_OFFSET, key_offset);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_VALUE_OFFSET, value_offset);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_CACHE_HEAD_PITCH, head_pitch);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_CACHE_SLOT_PITCH, slot_pitch);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_CACHE_BLOCK_PITCH, block_pitch);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_BLOCK_SIZE, block_size);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_CACHE_DTYPE, cache_dtype);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_Q_HEADS, q_heads);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_Q_HEAD_PITCH, qhp);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_Q_ROW_PITCH, qrp);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_Q_OUT_HEAD_PITCH, qohp);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_Q_OUT_ROW_PITCH, qorp);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_KV_HEADS, kv_heads);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_K_HEAD_PITCH, khp);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_K_ROW_PITCH, krp);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_V_HEAD_PITCH, vhp);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_V_ROW_PITCH, vrp);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_HEAD_DIM, head_dim);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_N_PAIRS, n_pairs);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_PARTNER, partner);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_STRIDE, stride);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_INVERSE, inverse);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_ROWS_PER_ITEM, rows_per_item);
-    if (err == CL_SUCCESS) err = SET(kernel, PE_ROPE_KV_ARG_POS_SOURCE, source);
-    return err;
+    const clpe_kv_call *c = ((const kv_launch *)launch)->c;
+    rope_kv_args a = ((const kv_launch *)launch)->a;
+    const clpe_position_args *pos = &c->positions;
+    (void)b0;
+    (void)batch;
+    a.q_base = c->q.r.heads ? c->q.r.offset + s0 * c->q.r.row_pitch : 0;
+    a.q_out_base = c->q_out.r.heads ? c->q_out.r.offset + s0 * c->q_out.r.row_pitch : 0;
+    a.k_base = c->k.r.offset + s0 * c->k.r.row_pitch;
+    a.v_base = c->v.r.offset + s0 * c->v.r.row_pitch;
+    a.positions_base = pos->source == CLPE_POSITIONS_IDS            ? pos->offset + s0
+                       : pos->source == CLPE_POSITIONS_PER_SEQUENCE ? pos->offset
+                                                                    : 0;
+    a.slots_base = c->slots_offset + s0;
+    /* positions wrap modulo 2^64 like the kernels' arithmetic */
+    a.start = pos->source == CLPE_POSITIONS_START ? (cl_long)((uint64_t)pos->start + s0)
+                                                  : (cl_long)s0;
+    a.rows = (cl_uint)rows;
+    return set_rope_kv_args(kernel, &a, true);
 }
 
-/* Work-items of the slot check's one work-group, and the local memory
- * its sort leaves to the rest of the kernel. */
-#define CHECK_GROUP_MAX 256
-#define CHECK_LOCAL_RESERVE 1024
+static void fixed_args(const clpe_kv_call *c, cl_mem report, const clpe_launch_grid *grid,
+                       rope_kv_args *a)
+{
+    const clpe_rope *rope = c->rope;
+    const size_t rows = grid->rows_per_launch;
+    const clpe_kv_cache_layout *l = &c->cache;
+    bool half_split = rope->cfg.pairing == CLPE_ROPE_HALF_SPLIT;
+    *a = (rope_kv_args){
+        .q = c->q.r.buffer, .q_out = c->q_out.r.buffer, .k = c->k.r.buffer, .v = c->v.r.buffer,
+        .key_cache = c->key, .value_cache = c->value, .positions = c->positions.buffer,
+        .slots = c->slots, .report = report, .tw_hi = rope->tw_hi_buf, .tw_lo = rope->tw_lo_buf,
+        .amplitude = clpe__real_arg(rope->cfg.dtype, rope->amplitude),
+        .key_offset = c->key_offset, .value_offset = c->value_offset,
+        .cache_head_pitch = l->head_pitch, .cache_slot_pitch = l->slot_pitch,
+        .cache_block_pitch = l->block_pitch, .block_size = l->block_size ? l->block_size : 1,
+        .cache_dtype = (cl_uint)l->dtype,
+        .q_heads = (cl_uint)c->q.r.heads,
+        .q_head_pitch = pitch32(c->q.r.head_pitch, c->q.r.heads),
+        .q_row_pitch = pitch32(c->q.r.row_pitch, rows),
+        .q_out_head_pitch = pitch32(c->q_out.r.head_pitch, c->q_out.r.heads),
+        .q_out_row_pitch = pitch32(c->q_out.r.row_pitch, rows),
+        .kv_heads = (cl_uint)c->k.r.heads,
+        .k_head_pitch = pitch32(c->k.r.head_pitch, c->k.r.heads),
+        .k_row_pitch = pitch32(c->k.r.row_pitch, rows),
+        .v_head_pitch = pitch32(c->v.r.head_pitch, c->v.r.heads),
+        .v_row_pitch = pitch32(c->v.r.row_pitch, rows),
+        .head_dim = rope->cfg.head_dim, .n_pairs = rope->n_pairs,
+        .partner = half_split ? rope->n_pairs : 1, .stride = half_split ? 1 : 2,
+        .inverse = c->inverse, .rows_per_item = grid->rows_per_item,
+        .pos_source = (cl_uint)c->positions.source};
+}
 
-/* The slot check, one work-group, its report in `report`. */
-static clpe_status enqueue_check(clpe_program_shared *shared, cl_command_queue queue,
-                                 const clpe_kv_call *c, cl_mem report, cl_uint num_events,
-                                 const cl_event *wait_list, cl_event *done)
+/* ---- the object's slot-check state ---- */
+
+/* What every KV call on one object shares: the hash table of the slot
+ * check, and the counters and the report of calls without one. Calls on
+ * the object run one after another on the device (each waits for the end
+ * of the one before, on any queue), so one table and one report serve
+ * them all. */
+struct clpe_kv_state {
+    pthread_mutex_t lock;           /* guards everything below */
+    cl_mem stats;                   /* uint[4]: [0..1] report of a call without one,
+                                       [PE_KV_STAT_REFUSED_CALLS] refused calls */
+    cl_mem table;                   /* PE_KV_CHECK_CLAIM's table */
+    size_t table_entries;
+    cl_event last;                  /* the end of the last call */
+    cl_command_queue last_queue;    /* its queue, flushed when the next call is on another */
+    size_t check_group;             /* clpe_kv_check_slots's work-group limit */
+    cl_ulong local_mem;             /* the device's local memory */
+    unsigned path;                  /* CLPE_KV_SLOT_CHECK: 0 chosen by size, 1 sort, 2 hash */
+};
+
+void clpe__kv_state_release(struct clpe_kv_state *s)
+{
+    if (!s)
+        return;
+    if (s->stats)
+        clReleaseMemObject(s->stats);
+    if (s->table)
+        clReleaseMemObject(s->table);
+    if (s->last)
+        clReleaseEvent(s->last);
+    if (s->last_queue)
+        clReleaseCommandQueue(s->last_queue);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+static clpe_status state_make(clpe_rope *rope, struct clpe_kv_state **out)
+{
+    clpe_program_shared *shared = rope->shared;
+    struct clpe_kv_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return CLPE_ERROR_OUT_OF_HOST_MEMORY;
+    if (pthread_mutex_init(&s->lock, NULL) != 0) {
+        free(s);
+        return CLPE_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    s->path = (unsigned)clpe__knob("CLPE_KV_SLOT_CHECK", 0, 2, 0);
+    cl_uint zero[4] = {0, 0, 0, 0};
+    cl_int err = CL_SUCCESS;
+    s->stats = clCreateBuffer(shared->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                              sizeof zero, zero, &err);
+    cl_kernel kernel = NULL;
+    clpe_status status = err;
+    if (status == CLPE_SUCCESS)
+        status = clpe__kernel_acquire(shared, CLPE_KERNEL_KV_CHECK_SLOTS, &kernel);
+    if (status == CLPE_SUCCESS) {
+        status = clGetKernelWorkGroupInfo(kernel, shared->device, CL_KERNEL_WORK_GROUP_SIZE,
+                                          sizeof s->check_group, &s->check_group, NULL);
+        clpe__kernel_return(shared, CLPE_KERNEL_KV_CHECK_SLOTS, kernel);
+    }
+    if (status == CLPE_SUCCESS)
+        status = clGetDeviceInfo(shared->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof s->local_mem,
+                                 &s->local_mem, NULL);
+    if (status != CLPE_SUCCESS) {
+        clpe__kv_state_release(s);
+        return status;
+    }
+    *out = s;
+    return CLPE_SUCCESS;
+}
+
+/* The object's state, made by its first call (two threads may race to
+ * make it: one keeps its own, the other's is released). */
+static clpe_status state_of(clpe_rope *rope, struct clpe_kv_state **out)
+{
+    struct clpe_kv_state *s = atomic_load(&rope->kv_state);
+    if (s) {
+        *out = s;
+        return CLPE_SUCCESS;
+    }
+    clpe_status status = state_make(rope, &s);
+    if (status != CLPE_SUCCESS)
+        return status;
+    struct clpe_kv_state *expected = NULL;
+    if (!atomic_compare_exchange_strong(&rope->kv_state, &expected, s)) {
+        clpe__kv_state_release(s);
+        s = expected;
+    }
+    *out = s;
+    return CLPE_SUCCESS;
+}
+
+/* ---- the slot check ---- */
+
+/* Work-items of the sort's one work-group, the local memory its sort
+ * leaves to the rest of the kernel, the tokens up to which the sort (one
+ * launch) beats the hash table (three commands) when the size chooses,
+ * and the work-group of the hash path's launches. */
+#define SORT_GROUP_MAX 256
+#define SORT_LOCAL_RESERVE 1024
+#define SORT_TOKENS_MAX 512
+#define HASH_GROUP 64
+
+/* Sort keys (a power of two >= tokens) for the sort path, or 0 where the
+ * hash table takes the call: forced by the knob, past SORT_TOKENS_MAX, or
+ * where the keys do not fit local memory or slots do not fit 32 bits. */
+static cl_uint sort_size_for(const struct clpe_kv_state *s, const clpe_kv_call *c)
+{
+    if (s->path == 2 || (s->path == 0 && c->tokens > SORT_TOKENS_MAX))
+        return 0;
+    cl_uint size = 1;
+    while (size < c->tokens)
+        size *= 2;
+    if ((cl_ulong)size * sizeof(cl_ulong) + SORT_LOCAL_RESERVE > s->local_mem ||
+        c->cache.capacity > ((size_t)1 << 32))
+        return 0;
+    return size;
+}
+
+/* The hash table of at least 2 * tokens entries (a power of two). */
+static clpe_status table_for(struct clpe_kv_state *s, cl_context context, size_t tokens,
+                             size_t *entries)
+{
+    size_t want = 64;
+    while (want < 2 * tokens)
+        want *= 2;
+    if (s->table_entries < want) {
+        cl_int err = CL_SUCCESS;
+        cl_mem table =
+            clCreateBuffer(context, CL_MEM_READ_WRITE, want * sizeof(cl_uint), NULL, &err);
+        if (err != CL_SUCCESS)
+            return err;
+        if (s->table)
+            clReleaseMemObject(s->table); /* OpenCL keeps it for commands still using it */
+        s->table = table;
+        s->table_entries = want;
+    }
+    *entries = want;
+    return CLPE_SUCCESS;
+}
+
+/* The check, its report in `report`, its end in *done. */
+static clpe_status enqueue_check(clpe_program_shared *shared, struct clpe_kv_state *s,
+                                 cl_command_queue queue, const clpe_kv_call *c, cl_mem report,
+                                 cl_uint num_events, const cl_event *wait_list, cl_event *done)
 {
     cl_kernel kernel;
     clpe_status status = clpe__kernel_acquire(shared, CLPE_KERNEL_KV_CHECK_SLOTS, &kernel);
     if (status != CLPE_SUCCESS)
         return status;
-    size_t group = 1;
-    status = clGetKernelWorkGroupInfo(kernel, shared->device, CL_KERNEL_WORK_GROUP_SIZE,
-                                      sizeof group, &group, NULL);
-    cl_ulong local_mem = 0;
-    if (status == CLPE_SUCCESS)
-        status = clGetDeviceInfo(shared->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local_mem,
-                                 &local_mem, NULL);
-    if (status == CLPE_SUCCESS) {
+    kv_check_args a = {.slots = c->slots, .slots_base = c->slots_offset,
+                       .tokens = (cl_uint)c->tokens, .capacity = c->cache.capacity,
+                       .report = report, .stats = s->stats, .sort_keys = sizeof(cl_ulong),
+                       .table = s->stats};
+    a.sort_size = sort_size_for(s, c);
+    if (a.sort_size) {
         size_t local = 1;
-        while (local * 2 <= group && local * 2 <= CHECK_GROUP_MAX && local < c->tokens)
+        while (local * 2 <= s->check_group && local * 2 <= SORT_GROUP_MAX && local < c->tokens)
             local *= 2;
-        /* sort where the (slot, token) pairs fit in local memory (with room
-         * for the kernel's own words), else compare every pair */
-        cl_uint sort_size = 1;
-        while (sort_size < c->tokens)
-            sort_size *= 2;
-        if ((cl_ulong)sort_size * sizeof(cl_ulong) + CHECK_LOCAL_RESERVE > local_mem ||
-            c->cache.capacity > ((size_t)1 << 32) || c->tokens < 2)
-            sort_size = 0;
-        size_t sort_bytes = (sort_size ? sort_size : 1) * sizeof(cl_ulong);
-        cl_mem slots = c->slots;
-        cl_ulong base = c->slots_offset, capacity = c->cache.capacity;
-        cl_uint tokens = (cl_uint)c->tokens;
-        cl_int err = SET(kernel, PE_KV_CHECK_ARG_SLOTS, slots);
-        if (err == CL_SUCCESS)
-            err = clSetKernelArg(kernel, PE_KV_CHECK_ARG_SORT_KEYS, sort_bytes, NULL);
-        if (err == CL_SUCCESS) err = SET(kernel, PE_KV_CHECK_ARG_SORT_SIZE, sort_size);
-        if (err == CL_SUCCESS) err = SET(kernel, PE_KV_CHECK_ARG_SLOTS_BASE, base);
-        if (err == CL_SUCCESS) err = SET(kernel, PE_KV_CHECK_ARG_TOKENS, tokens);
-        if (err == CL_SUCCESS) err = SET(kernel, PE_KV_CHECK_ARG_CAPACITY, capacity);
-        if (err == CL_SUCCESS) err = SET(kernel, PE_KV_CHECK_ARG_REPORT_OUT, report);
-        if (err == CL_SUCCESS)
-            err = clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &local, &local, num_events,
-                                         wait_list, done);
-        status = err;
+        a.phase = PE_KV_CHECK_SORT;
+        a.sort_keys = a.sort_size * sizeof(cl_ulong);
+        status = set_check_args(kernel, &a);
+        if (status == CLPE_SUCCESS)
+            status = clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &local, &local, num_events,
+                                            wait_list, done);
+    } else {
+        size_t entries = 0, local = HASH_GROUP < s->check_group ? HASH_GROUP : s->check_group;
+        size_t global = (c->tokens + local - 1) / local * local;
+        cl_event cleared = NULL, claimed = NULL;
+        status = table_for(s, shared->context, c->tokens, &entries);
+        if (status == CLPE_SUCCESS) {
+            cl_uint empty = PE_KV_EMPTY;
+            a.table = s->table;
+            a.table_mask = (cl_uint)(entries - 1);
+            status = clEnqueueFillBuffer(queue, s->table, &empty, sizeof empty, 0,
+                                         entries * sizeof empty, num_events, wait_list, &cleared);
+        }
+        a.phase = PE_KV_CHECK_CLAIM;
+        if (status == CLPE_SUCCESS)
+            status = set_check_args(kernel, &a);
+        if (status == CLPE_SUCCESS)
+            status = clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, &local, 1, &cleared,
+                                            &claimed);
+        a.phase = PE_KV_CHECK_VERIFY;
+        if (status == CLPE_SUCCESS)
+            status = set_check_args(kernel, &a);
+        if (status == CLPE_SUCCESS)
+            status = clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, &local, 1, &claimed,
+                                            done);
+        if (cleared)
+            clReleaseEvent(cleared);
+        if (claimed)
+            clReleaseEvent(claimed);
     }
     clpe__kernel_return(shared, CLPE_KERNEL_KV_CHECK_SLOTS, kernel);
+    return status;
+}
+
+/* The caller's wait list and gate, and the object's last call. */
+#define WAIT_INLINE 8
+
+static clpe_status enqueue_call(clpe_rope *rope, struct clpe_kv_state *s,
+                                cl_command_queue queue, const clpe_kv_call *c,
+                                const clpe_launch_grid *grid, const clpe_call_gate *gate,
+                                cl_event *end)
+{
+    clpe_program_shared *shared = rope->shared;
+    cl_event inline_waits[WAIT_INLINE], *waits = inline_waits;
+    cl_uint num_waits = gate->num_events + (s->last ? 1 : 0);
+    if (num_waits > WAIT_INLINE && !(waits = malloc(num_waits * sizeof *waits)))
+        return CLPE_ERROR_OUT_OF_HOST_MEMORY;
+    for (cl_uint k = 0; k < gate->num_events; ++k)
+        waits[k] = gate->wait_list[k];
+    if (s->last)
+        waits[gate->num_events] = s->last;
+    /* a call on another queue waits for the last one: that queue must be
+     * flushed for the wait to end */
+    if (s->last_queue && s->last_queue != queue)
+        clFlush(s->last_queue);
+    cl_mem report = c->report ? c->report : s->stats;
+    cl_event checked = NULL;
+    cl_kernel kernel = NULL;
+    clpe_kernel_id id = clpe__kernel_for(CLPE_OP_ROPE_KV, rope->cfg.dtype);
+    clpe_status status =
+        enqueue_check(shared, s, queue, c, report, num_waits, waits, &checked);
+    if (status == CLPE_SUCCESS)
+        status = clpe__kernel_acquire(shared, id, &kernel);
+    if (status == CLPE_SUCCESS) {
+        kv_launch launch = {.c = c};
+        fixed_args(c, report, grid, &launch.a);
+        status = set_rope_kv_args(kernel, &launch.a, false);
+        if (status == CLPE_SUCCESS)
+            status = clpe__run_launches(grid, queue, kernel, set_launch_args, &launch, true, 1,
+                                        &checked, end);
+        clpe__kernel_return(shared, id, kernel);
+    }
+    if (checked)
+        clReleaseEvent(checked);
+    if (waits != inline_waits)
+        free(waits);
     return status;
 }
 
@@ -187,6 +427,10 @@ clpe_status clpe_enqueue_rope_kv(clpe_rope *rope, cl_command_queue queue, size_t
         return status;
     if (tokens == 0)
         return clpe__enqueue_nothing(queue, num_events, wait_list, event);
+    struct clpe_kv_state *s = NULL;
+    status = state_of(rope, &s);
+    if (status != CLPE_SUCCESS)
+        return status;
 
     clpe_program_shared *shared = rope->shared;
     clpe_launch_grid grid = {.program = shared, .pairs = (rope->cfg.head_dim + 1u) / 2u,
@@ -202,37 +446,62 @@ clpe_status clpe_enqueue_rope_kv(clpe_rope *rope, cl_command_queue queue, size_t
                         &grid.batch_per_launch);
     grid.rows_per_item = shared->shape.rows_per_item;
 
-    /* The report the launches read: the caller's, or one of the call's own
-     * (released here; OpenCL keeps it until the commands that use it end). */
-    cl_mem report = c.report;
-    if (!report) {
-        cl_int err = CL_SUCCESS;
-        report = clCreateBuffer(shared->context, CL_MEM_READ_WRITE, 2 * sizeof(cl_uint), NULL,
-                                &err);
-        if (err != CL_SUCCESS)
-            return err;
-    }
     clpe_call_gate gate = {NULL, NULL, 0};
-    cl_event checked = NULL;
-    cl_kernel kernel = NULL;
-    clpe_kernel_id id = clpe__kernel_for(CLPE_OP_ROPE_KV, rope->cfg.dtype);
+    cl_event end = NULL;
+    pthread_mutex_lock(&s->lock);
     status = clpe__gate_open(shared->context, num_events, wait_list, &gate);
     if (status == CLPE_SUCCESS)
-        status = enqueue_check(shared, queue, &c, report, gate.num_events, gate.wait_list,
-                               &checked);
-    if (status == CLPE_SUCCESS)
-        status = clpe__kernel_acquire(shared, id, &kernel);
+        status = enqueue_call(rope, s, queue, &c, &grid, &gate, &end);
     if (status == CLPE_SUCCESS) {
-        status = set_fixed_args(rope, kernel, &c, report, &grid);
-        if (status == CLPE_SUCCESS)
-            status = clpe__run_launches(&grid, queue, kernel, set_launch_args, &c, true, 1,
-                                        &checked, event);
-        clpe__kernel_return(shared, id, kernel);
+        if (s->last)
+            clReleaseEvent(s->last);
+        s->last = end;
+        if (s->last_queue != queue) {
+            clRetainCommandQueue(queue);
+            if (s->last_queue)
+                clReleaseCommandQueue(s->last_queue);
+            s->last_queue = queue;
+        }
+        if (event) {
+            clRetainEvent(end);
+            *event = end;
+        }
     }
     clpe__gate_close(&gate, status);
-    if (checked)
-        clReleaseEvent(checked);
-    if (!c.report)
-        clReleaseMemObject(report);
+    pthread_mutex_unlock(&s->lock);
+    return status;
+}
+
+clpe_status clpe_rope_kv_refused_calls(clpe_rope *rope, cl_command_queue queue, uint64_t *calls)
+{
+    if (!rope)
+        return CLPE_ERROR_NULL_ENCODER;
+    if (!calls)
+        return CLPE_ERROR_NULL_POINTER;
+    clpe_status status = clpe__check_call_on(rope->shared, queue, 0, NULL);
+    if (status == CLPE_SUCCESS)
+        status = clpe__check_queue_on(rope->shared, queue, 0, NULL);
+    if (status != CLPE_SUCCESS)
+        return status;
+    *calls = 0;
+    struct clpe_kv_state *s = atomic_load(&rope->kv_state);
+    if (!s)
+        return CLPE_SUCCESS; /* no call yet */
+    pthread_mutex_lock(&s->lock);
+    if (s->last_queue && s->last_queue != queue)
+        clFlush(s->last_queue);
+    cl_uint count = 0, zero = 0;
+    size_t at = PE_KV_STAT_REFUSED_CALLS * sizeof(cl_uint);
+    cl_event read = NULL;
+    status = clEnqueueReadBuffer(queue, s->stats, CL_TRUE, at, sizeof count, &count,
+                                 s->last ? 1 : 0, s->last ? &s->last : NULL, &read);
+    if (status == CLPE_SUCCESS)
+        status = clEnqueueWriteBuffer(queue, s->stats, CL_TRUE, at, sizeof zero, &zero, 1, &read,
+                                      NULL);
+    if (read)
+        clReleaseEvent(read);
+    pthread_mutex_unlock(&s->lock);
+    if (status == CLPE_SUCCESS)
+        *calls = count;
     return status;
 }

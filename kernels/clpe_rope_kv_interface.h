@@ -77,21 +77,37 @@
 #define PE_ROPE_KV_ENUM_ENTRY(NAME, KIND, name) PE_ROPE_KV_ARG_##NAME
 enum pe_rope_kv_arg { PE_ROPE_KV_ARGS(PE_ROPE_KV_ENUM_ENTRY, PE_COMMA), PE_ROPE_KV_ARG_COUNT };
 
-/* clpe_kv_check_slots: one work-group reads every slot of the call and
- * writes report[0] (tokens whose slot is out of [-1, capacity) or equals
- * an earlier token's) and report[1] (the first such token, or 0xFFFFFFFF).
- * With sort_size (a power of two >= tokens; capacity <= 2^32) it finds the
- * repeated slots by sorting (slot, token) pairs in sort_keys, local memory
- * of sort_size ulongs; with 0, by comparing each slot with every earlier
- * one. */
+/* clpe_kv_check_slots: finds the tokens whose slot is out of [-1,
+ * capacity) or equals an earlier token's, and writes report[0] (how many)
+ * and report[1] (the first of them, or 0xFFFFFFFF); a call refused adds 1
+ * to stats[PE_KV_STAT_REFUSED_CALLS]. Its phase says how:
+ *  - PE_KV_CHECK_SORT: one work-group sorts the (slot, token) pairs in
+ *    sort_keys, local memory of sort_size ulongs (a power of two >=
+ *    tokens; capacity <= 2^32), the whole check in one launch;
+ *  - PE_KV_CHECK_CLAIM, then PE_KV_CHECK_VERIFY, one token per
+ *    work-item: each token with a slot claims it in table, an open-
+ *    addressing hash table of table_mask + 1 uints (2 * tokens or more,
+ *    every entry PE_KV_EMPTY before CLAIM), each entry ending with the
+ *    first token of its slot; VERIFY refuses every token that is not the
+ *    first of its slot, and every slot out of range. CLAIM also resets
+ *    the report. Linear in tokens, whatever the local memory. */
+#define PE_KV_CHECK_SORT 0
+#define PE_KV_CHECK_CLAIM 1
+#define PE_KV_CHECK_VERIFY 2
+#define PE_KV_EMPTY 0xFFFFFFFFu
+#define PE_KV_STAT_REFUSED_CALLS 2
 #define PE_KV_CHECK_ARGS(X, SEP)                                                         \
     X(SLOTS, POS, slots) SEP()                                                           \
     X(SLOTS_BASE, U64, slots_base) SEP()                                                 \
     X(TOKENS, U32, tokens) SEP()                                                         \
     X(CAPACITY, U64, capacity) SEP()            /* num_blocks * block_size */            \
     X(REPORT_OUT, KV_REPORT_OUT, report) SEP()                                           \
+    X(STATS, KV_REPORT_OUT, stats) SEP()        /* the object's counters */              \
+    X(PHASE, U32, phase) SEP()                                                           \
     X(SORT_KEYS, KV_LOCAL, sort_keys) SEP()                                              \
-    X(SORT_SIZE, U32, sort_size)
+    X(SORT_SIZE, U32, sort_size) SEP()                                                   \
+    X(TABLE, KV_REPORT_OUT, table) SEP()                                                 \
+    X(TABLE_MASK, U32, table_mask)
 
 #define PE_KV_CHECK_ENUM_ENTRY(NAME, KIND, name) PE_KV_CHECK_ARG_##NAME
 enum pe_kv_check_arg { PE_KV_CHECK_ARGS(PE_KV_CHECK_ENUM_ENTRY, PE_COMMA), PE_KV_CHECK_ARG_COUNT };

@@ -562,7 +562,7 @@ static void expect_refused_slots(size_t tokens, int64_t bad_value, size_t bad_in
 Test(rope_kv, slot_past_the_cache_writes_nothing) { expect_refused_slots(12, 32, 5, -1); }
 Test(rope_kv, slot_below_minus_one_writes_nothing) { expect_refused_slots(12, -2, 0, -1); }
 Test(rope_kv, slot_used_twice_writes_nothing) { expect_refused_slots(12, 0, 9, 2); }
-/* one token: the check compares instead of sorting */
+/* one token: nothing to sort, the range alone refuses it */
 Test(rope_kv, lone_token_past_the_cache_writes_nothing) { expect_refused_slots(1, 40, 0, -1); }
 
 /* ---- bad arguments: a status, nothing enqueued, nothing written ---- */
