@@ -10,10 +10,6 @@
 
 #include <stdlib.h>
 
-_Static_assert(PE_KV_F32 == CLPE_DTYPE_F32 && PE_KV_F16 == CLPE_DTYPE_F16 &&
-                   PE_KV_BF16 == CLPE_DTYPE_BF16 && PE_KV_F64 == CLPE_DTYPE_F64,
-               "the kernels' cache types are clpe_dtype's");
-
 /* ---- kernel arguments from the X-macro lists ---- */
 
 /* The C type of each argument kind of the lists. */
@@ -147,7 +143,6 @@ static void fixed_args(const clpe_kv_call *c, cl_mem report, const clpe_launch_g
         .key_offset = c->key_offset, .value_offset = c->value_offset,
         .cache_head_pitch = l->head_pitch, .cache_slot_pitch = l->slot_pitch,
         .cache_block_pitch = l->block_pitch, .block_size = l->block_size ? l->block_size : 1,
-        .cache_dtype = (cl_uint)l->dtype,
         .q_heads = (cl_uint)c->q.r.heads,
         .q_head_pitch = pitch32(c->q.r.head_pitch, c->q.r.heads),
         .q_row_pitch = pitch32(c->q.r.row_pitch, rows),
@@ -368,6 +363,16 @@ static clpe_status enqueue_check(clpe_program_shared *shared, struct clpe_kv_sta
     return status;
 }
 
+/* The rotation's kernel: one per (storage type, cache type), the cache's
+ * type fixed when the program is built. */
+static clpe_kernel_id kernel_for(const clpe_rope *rope, clpe_dtype cache)
+{
+    if (cache == rope->cfg.dtype)
+        return clpe__kernel_for(CLPE_OP_ROPE_KV, rope->cfg.dtype);
+    return cache == CLPE_DTYPE_F16 ? CLPE_KERNEL_ROPE_KV_F32_TO_F16
+                                   : CLPE_KERNEL_ROPE_KV_F32_TO_BF16;
+}
+
 /* The caller's wait list and gate, and the object's last call. */
 #define WAIT_INLINE 8
 
@@ -392,7 +397,7 @@ static clpe_status enqueue_call(clpe_rope *rope, struct clpe_kv_state *s,
     cl_mem report = c->report ? c->report : s->stats;
     cl_event checked = NULL;
     cl_kernel kernel = NULL;
-    clpe_kernel_id id = clpe__kernel_for(CLPE_OP_ROPE_KV, rope->cfg.dtype);
+    clpe_kernel_id id = kernel_for(rope, c->cache.dtype);
     clpe_status status =
         enqueue_check(shared, s, queue, c, report, num_waits, waits, &checked);
     if (status == CLPE_SUCCESS)

@@ -7,24 +7,19 @@
 #ifndef CLPE_ROPE_KV_INTERFACE_H
 #define CLPE_ROPE_KV_INTERFACE_H
 
-/* Cache element types, as clpe_dtype in clpe.h (the host checks they are
- * equal). */
-#define PE_KV_F32 0
-#define PE_KV_F16 1
-#define PE_KV_BF16 2
-#define PE_KV_F64 3
-
 /*
- * The arguments of clpe_rope_kv_*: tokens [rows] of q, k and v ([rows,
- * heads, head_dim] through head and row pitches, 32-bit within a launch);
- * q rotated into q_out (q itself when q_out is NULL; q NULL: none), k
- * rotated and v copied into the key and value caches at each token's slot
- * (-1: not written). Cache indices are 64-bit: entry (slot, head h, element
- * j) is at offset + (slot / block_size) * block_pitch + (slot % block_size)
- * * slot_pitch + h * head_pitch + j elements of cache_dtype. Dimension 0
- * counts columns in twos: a work-item of PE_W pairs rotates those of its
- * pairs below n_pairs and copies the columns [2 i0, 2 i_end) of v and,
- * past rotary_dim, of k (and of q into q_out). Nothing is written when
+ * The arguments of clpe_rope_kv_<cache> (clpe_rope_kv_f32, ..., and
+ * clpe_rope_kv_f32_to_f16 / _to_bf16 for half and bfloat16 caches under
+ * float32): tokens [rows] of q, k and v ([rows, heads, head_dim] through
+ * head and row pitches, 32-bit within a launch); q rotated into q_out (q
+ * itself when q_out is NULL; q NULL: none), k rotated and v copied into
+ * the key and value caches at each token's slot (-1: not written). Cache
+ * indices are 64-bit, in elements of the cache's type: entry (slot, head
+ * h, element j) is at offset + (slot / block_size) * block_pitch + (slot %
+ * block_size) * slot_pitch + h * head_pitch + j. Dimension 0 counts
+ * columns in twos: a work-item of PE_W pairs rotates those of its pairs
+ * below n_pairs and copies the columns [2 i0, 2 i_end) of v and, past
+ * rotary_dim, of k (and of q into q_out). Nothing is written when
  * report[0] (written by clpe_kv_check_slots) is not zero.
  */
 #define PE_ROPE_KV_ARGS(X, SEP)                                                          \
@@ -53,8 +48,6 @@
     X(CACHE_SLOT_PITCH, U64, cache_slot_pitch) SEP()                                     \
     X(CACHE_BLOCK_PITCH, U64, cache_block_pitch) SEP()                                   \
     X(BLOCK_SIZE, U64, block_size) SEP()                                                 \
-    X(CACHE_DTYPE, U32, cache_dtype) SEP()      /* PE_KV_*: the storage type's, or */    \
-                                                /* f16 / bf16 under f32 */               \
     X(Q_HEADS, U32, q_heads) SEP()                                                       \
     X(Q_HEAD_PITCH, U32, q_head_pitch) SEP()                                             \
     X(Q_ROW_PITCH, U32, q_row_pitch) SEP()                                               \

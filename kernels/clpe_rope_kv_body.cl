@@ -1,0 +1,253 @@
+/*
+ * clpe_rope_kv_body.cl - the kernel clpe_rope_kv_<PE_KV_NAME> for one
+ * storage type (PE_T, PE_R) and one cache type (PE_KV_T: the storage type
+ * itself with PE_KV_SAME, else half or bfloat16 under float32, stored by
+ * PE_KV_PUT and PE_KV_PUT16). Included by clpe_rope_kv.cl once per cache
+ * type.
+ *
+ * Launch shape, as clpe_rope.cl's: dimension 0 counts a head's columns in
+ * twos, PE_W pairs' worth per work-item, dimension 1 a block of
+ * rows_per_item tokens. A work-item rotates those of its pairs below
+ * n_pairs, for every head of q and k, and copies its columns [2 i0,
+ * 2 (i0 + PE_W)) of v and, past rotary_dim, of k (and of q into q_out).
+ * Each token's angles are computed once and applied to every head; the
+ * phases are set from the block's first position (every token's with
+ * ids) and then advanced by the odometer, one add per token, as rotation
+ * does.
+ */
+#define PE_KV_FN(base) PE_CAT(base, PE_CAT(_, PE_KV_NAME))
+#define PE_KV_BITS PE_CAT(pe_bits_, PE_NAME)
+
+/* ---- destinations ---- */
+
+/* A value of the arithmetic type into element j of a cache entry. */
+static inline void PE_KV_FN(pe_kv_put)(global PE_KV_T *entry, uint j, PE_R x)
+{
+#if PE_KV_SAME
+    PE_FN(pe_store)(entry, j, x);
+#else
+    PE_KV_PUT(entry, j, x);
+#endif
+}
+
+/* Elements [j, j_end) of src into dst, both of the storage type: their
+ * bits. */
+static inline void PE_KV_FN(pe_kv_copy_bits)(global PE_T *dst, global const PE_T *src, uint j,
+                                             uint j_end)
+{
+    global PE_KV_BITS *to = (global PE_KV_BITS *)dst;
+    global const PE_KV_BITS *from = (global const PE_KV_BITS *)src;
+#if PE_GROUPS
+    for (; j + 16 <= j_end; j += 16)
+        vstore16(vload16(0, from + j), 0, to + j);
+#endif
+    for (; j < j_end; ++j)
+        to[j] = from[j];
+}
+
+/* Elements [j, j_end) of a head into a cache entry: their bits where the
+ * types agree, else each converted. */
+static inline void PE_KV_FN(pe_kv_copy)(global PE_KV_T *entry, global const PE_T *head, uint j,
+                                        uint j_end)
+{
+#if PE_KV_SAME
+    PE_KV_FN(pe_kv_copy_bits)(entry, head, j, j_end);
+#else
+#if PE_GROUPS
+    for (; j + 16 <= j_end; j += 16)
+        PE_KV_PUT16(entry, j, pe_load16_f32(head, j, false), false);
+#endif
+    for (; j < j_end; ++j)
+        PE_KV_PUT(entry, j, PE_FN(pe_load)(head, j));
+#endif
+}
+
+/* Pair i (angle c, s) of one head, rotated from src into dst, of the
+ * storage type (q in place, or into q_out). */
+static inline void PE_KV_FN(pe_kv_rotate)(global PE_T *dst, global const PE_T *src, uint i,
+                                          PE_R c, PE_R s, uint stride, uint partner)
+{
+    uint ka = i * stride, kb = ka + partner;
+    PE_R a = PE_FN(pe_load)(src, ka), b = PE_FN(pe_load)(src, kb);
+    PE_FN(pe_store)(dst, ka, fma(a, c, -(b * s)));
+    PE_FN(pe_store)(dst, kb, fma(a, s, b * c));
+}
+
+/* The same into a cache entry. */
+static inline void PE_KV_FN(pe_kv_rotate_cached)(global PE_KV_T *entry, global const PE_T *src,
+                                                 uint i, PE_R c, PE_R s, uint stride,
+                                                 uint partner)
+{
+    uint ka = i * stride, kb = ka + partner;
+    PE_R a = PE_FN(pe_load)(src, ka), b = PE_FN(pe_load)(src, kb);
+    PE_KV_FN(pe_kv_put)(entry, ka, fma(a, c, -(b * s)));
+    PE_KV_FN(pe_kv_put)(entry, kb, fma(a, s, b * c));
+}
+
+#if PE_GROUPS
+#define PE_KV_ROTATE_ZIPPED PE_CAT(pe_rotate_zipped_, PE_GV)
+/* Pairs i .. i + PE_GL - 1 of one head (angles c, s), rotated: the results
+ * ra and rb belong at elements ka and kb (two vectors of zipped pairs when
+ * interleaved, the two halves when split). */
+static inline void PE_KV_FN(pe_kv_rotate_group)(global const PE_T *src, uint i, PE_GV c,
+                                                PE_GV s, uint stride, uint partner, PE_GV *ra,
+                                                PE_GV *rb, uint *ka, uint *kb)
+{
+    if (stride == 2) {
+        *ka = 2 * i;
+        *kb = *ka + PE_GL;
+        *ra = PE_KV_ROTATE_ZIPPED(PE_GFN(pe_load)(src, *ka, false), c.lo, s.lo);
+        *rb = PE_KV_ROTATE_ZIPPED(PE_GFN(pe_load)(src, *kb, false), c.hi, s.hi);
+    } else {
+        *ka = i;
+        *kb = i + partner;
+        PE_GV a = PE_GFN(pe_load)(src, *ka, false), b = PE_GFN(pe_load)(src, *kb, false);
+        *ra = fma(a, c, -(b * s));
+        *rb = fma(a, s, b * c);
+    }
+}
+
+/* The group's results into a cache entry. */
+static inline void PE_KV_FN(pe_kv_put_group)(global PE_KV_T *entry, uint ka, PE_GV ra, uint kb,
+                                             PE_GV rb)
+{
+#if PE_KV_SAME
+    PE_GFN(pe_store)(entry, ka, ra, false);
+    PE_GFN(pe_store)(entry, kb, rb, false);
+#else
+    PE_KV_PUT16(entry, ka, ra, false);
+    PE_KV_PUT16(entry, kb, rb, false);
+#endif
+}
+#undef PE_KV_ROTATE_ZIPPED
+#endif
+
+/* ---- the kernel ---- */
+
+kernel void PE_KV_FN(clpe_rope_kv)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA))
+{
+    uint i0 = (uint)get_global_id(0) * PE_W;
+    uint s_begin = (uint)get_global_id(1) * rows_per_item;
+    uint n_cols = (head_dim + 1) / 2; /* columns counted in twos */
+    if (i0 >= n_cols || s_begin >= rows || report[0] != 0)
+        return;
+    uint s_stop = s_begin + min(rows_per_item, rows - s_begin);
+    uint i_rot = max(i0, min(i0 + PE_W, n_pairs)); /* pairs [i0, i_rot) rotated */
+    uint c_begin = 2 * i0, c_end = min(2 * (i0 + PE_W), head_dim); /* columns copied */
+    uint tail = max(c_begin, 2 * n_pairs); /* ... of k and q past rotary_dim */
+    PE_R sign = inverse ? (PE_R)-1 : (PE_R)1;
+    bool ids = pos_source == PE_POS_IDS;
+    global PE_T *q_dst = q_out ? q_out : q;
+    uint qd_head_pitch = q_out ? q_out_head_pitch : q_head_pitch;
+    uint qd_row_pitch = q_out ? q_out_row_pitch : q_row_pitch;
+    ulong qd_base = q_out ? q_out_base : q_base;
+
+    /* the phases of the work-item's pairs: groups of PE_GL as vectors, then
+     * the rest one at a time, with an odometer each where a work-item has
+     * at most two (the GPU shape), else from the position (a tail) */
+    uint groups = 0;
+#if PE_GROUPS
+    PE_FN(pe_phases) ph;
+    if (i_rot > i0) {
+        PE_FN(pe_phases_load)(&ph, tw_hi, tw_lo, i0, i_rot, i_rot);
+        groups = ph.groups;
+    }
+#endif
+    uint i_one = i0 + PE_GL * groups; /* the first pair rotated alone */
+#if PE_W <= 2
+    PE_ODO o[PE_W];
+    for (uint j = 0; j < PE_W; ++j)
+        PE_ODO_FN(load)(&o[j], tw_hi, tw_lo, min(i0 + j, n_pairs - 1));
+#endif
+
+    for (uint s = s_begin; s < s_stop; ++s) {
+        ulong p = ids                         ? (ulong)positions[positions_base + s]
+                  : pos_source == PE_POS_START ? (ulong)start + s
+                                               : (ulong)positions[positions_base] +
+                                                     (ulong)start + s;
+        long slot = slots[slots_base + s];
+        global const PE_T *qrow = q ? q + (q_base + s * q_row_pitch) : 0;
+        global PE_T *qdrow = q ? q_dst + (qd_base + s * qd_row_pitch) : 0;
+        global const PE_T *krow = k + (k_base + s * k_row_pitch);
+        global const PE_T *vrow = v + (v_base + s * v_row_pitch);
+        uint k_heads = slot >= 0 ? kv_heads : 0; /* padding: nothing cached */
+        ulong entry = slot >= 0 ? ((ulong)slot / block_size) * cache_block_pitch +
+                                      ((ulong)slot % block_size) * cache_slot_pitch
+                                : 0;
+        global PE_KV_T *key_entry = key_cache + (key_offset + entry);
+        global PE_KV_T *value_entry = value_cache + (value_offset + entry);
+        bool set = s == s_begin || ids;
+
+#if PE_GROUPS
+        if (groups && set)
+            PE_FN(pe_phases_set)(&ph, p);
+        for (uint n = 0; n < groups; ++n) {
+            PE_GV sv, cv, ra, rb;
+            uint ka, kb, i = i0 + PE_GL * n;
+            PE_GODO_FN(sin_cos)(&ph.group[n], &sv, &cv);
+            cv = cv * amplitude;
+            sv = (sv * amplitude) * sign;
+            for (uint h = 0; qrow && h < q_heads; ++h) {
+                PE_KV_FN(pe_kv_rotate_group)(qrow + h * q_head_pitch, i, cv, sv, stride, partner,
+                                             &ra, &rb, &ka, &kb);
+                global PE_T *dst = qdrow + h * qd_head_pitch;
+                PE_GFN(pe_store)(dst, ka, ra, false);
+                PE_GFN(pe_store)(dst, kb, rb, false);
+            }
+            for (uint h = 0; h < k_heads; ++h) {
+                PE_KV_FN(pe_kv_rotate_group)(krow + h * k_head_pitch, i, cv, sv, stride, partner,
+                                             &ra, &rb, &ka, &kb);
+                PE_KV_FN(pe_kv_put_group)(key_entry + h * cache_head_pitch, ka, ra, kb, rb);
+            }
+        }
+#endif
+        for (uint i = i_one; i < i_rot; ++i) {
+            PE_R sv, cv;
+#if PE_W <= 2
+            if (set)
+                PE_ODO_FN(set)(&o[i - i0], p);
+            PE_ODO_FN(sin_cos)(&o[i - i0], &sv, &cv);
+#else
+            PE_SINCOS_AT(p, tw_hi, tw_lo, i, &sv, &cv);
+#endif
+            cv = cv * amplitude;
+            sv = (sv * amplitude) * sign;
+            for (uint h = 0; qrow && h < q_heads; ++h)
+                PE_KV_FN(pe_kv_rotate)(qdrow + h * qd_head_pitch, qrow + h * q_head_pitch, i, cv,
+                                       sv, stride, partner);
+            for (uint h = 0; h < k_heads; ++h)
+                PE_KV_FN(pe_kv_rotate_cached)(key_entry + h * cache_head_pitch,
+                                              krow + h * k_head_pitch, i, cv, sv, stride,
+                                              partner);
+        }
+        for (uint h = 0; h < k_heads; ++h) {
+            PE_KV_FN(pe_kv_copy)(value_entry + h * cache_head_pitch, vrow + h * v_head_pitch,
+                                 c_begin, c_end);
+            PE_KV_FN(pe_kv_copy)(key_entry + h * cache_head_pitch, krow + h * k_head_pitch, tail,
+                                 c_end);
+        }
+        for (uint h = 0; q_out && qrow && h < q_heads; ++h)
+            PE_KV_FN(pe_kv_copy_bits)(qdrow + h * qd_head_pitch, qrow + h * q_head_pitch, tail,
+                                      c_end);
+
+        /* the next token, one odometer tick; past INT64_MAX with the exact
+         * wrap, as rotation's */
+        if (!ids) {
+            bool wraps = p == 0x7FFFFFFFFFFFFFFFUL;
+#if PE_GROUPS
+            if (groups)
+                PE_FN(pe_phases_tick)(&ph, wraps, true);
+#endif
+#if PE_W <= 2
+            for (uint j = 0; j < PE_W; ++j) {
+                PE_ODO_FN(tick)(&o[j]);
+                if (wraps)
+                    PE_ODO_FN(wrap)(&o[j]);
+            }
+#endif
+        }
+    }
+}
+
+#undef PE_KV_FN
+#undef PE_KV_BITS
