@@ -37,11 +37,17 @@
 
 #ifndef PE_KV_BITS_TYPES
 #define PE_KV_BITS_TYPES
-/* An unsigned type of each storage type's size: copies move bits. */
+/* An unsigned type of each storage type's size, and a vector of PE_GL of
+ * them: copies move bits. */
 typedef uint pe_bits_f32;
 typedef ushort pe_bits_f16;
 typedef ushort pe_bits_bf16;
 typedef ulong pe_bits_f64;
+typedef uint16 pe_bitsv_f32;
+typedef ushort16 pe_bitsv_f16;
+typedef ushort16 pe_bitsv_bf16;
+typedef ulong8 pe_bitsv_f64;
+#define PE_ARG_NAME(NAME, KIND, name) name
 #endif
 
 /* The cache of the storage type itself. */

@@ -17,6 +17,7 @@
  */
 #define PE_KV_FN(base) PE_CAT(base, PE_CAT(_, PE_KV_NAME))
 #define PE_KV_BITS PE_CAT(pe_bits_, PE_NAME)
+#define PE_KV_BITSV PE_CAT(pe_bitsv_, PE_NAME)
 
 /* ---- destinations ---- */
 
@@ -31,15 +32,20 @@ static inline void PE_KV_FN(pe_kv_put)(global PE_KV_T *entry, uint j, PE_R x)
 }
 
 /* Elements [j, j_end) of src into dst, both of the storage type: their
- * bits. */
+ * bits (aligned: every PE_GL elements from j are one aligned vector). */
 static inline void PE_KV_FN(pe_kv_copy_bits)(global PE_T *dst, global const PE_T *src, uint j,
-                                             uint j_end)
+                                             uint j_end, bool aligned)
 {
     global PE_KV_BITS *to = (global PE_KV_BITS *)dst;
     global const PE_KV_BITS *from = (global const PE_KV_BITS *)src;
+    aligned = aligned && j % PE_GL == 0; /* a tail past rotary_dim may start anywhere */
 #if PE_GROUPS
-    for (; j + 16 <= j_end; j += 16)
-        vstore16(vload16(0, from + j), 0, to + j);
+    for (; j + PE_GL <= j_end; j += PE_GL) {
+        if (aligned)
+            *(global PE_KV_BITSV *)(to + j) = *(global const PE_KV_BITSV *)(from + j);
+        else
+            PE_CAT(vstore, PE_GL)(PE_CAT(vload, PE_GL)(0, from + j), 0, to + j);
+    }
 #endif
     for (; j < j_end; ++j)
         to[j] = from[j];
@@ -48,14 +54,15 @@ static inline void PE_KV_FN(pe_kv_copy_bits)(global PE_T *dst, global const PE_T
 /* Elements [j, j_end) of a head into a cache entry: their bits where the
  * types agree, else each converted. */
 static inline void PE_KV_FN(pe_kv_copy)(global PE_KV_T *entry, global const PE_T *head, uint j,
-                                        uint j_end)
+                                        uint j_end, bool aligned)
 {
 #if PE_KV_SAME
-    PE_KV_FN(pe_kv_copy_bits)(entry, head, j, j_end);
+    PE_KV_FN(pe_kv_copy_bits)(entry, head, j, j_end, aligned);
 #else
+    aligned = aligned && j % 16 == 0;
 #if PE_GROUPS
     for (; j + 16 <= j_end; j += 16)
-        PE_KV_PUT16(entry, j, pe_load16_f32(head, j, false), false);
+        PE_KV_PUT16(entry, j, pe_load16_f32(head, j, aligned), aligned);
 #endif
     for (; j < j_end; ++j)
         PE_KV_PUT(entry, j, PE_FN(pe_load)(head, j));
@@ -91,17 +98,17 @@ static inline void PE_KV_FN(pe_kv_rotate_cached)(global PE_KV_T *entry, global c
  * interleaved, the two halves when split). */
 static inline void PE_KV_FN(pe_kv_rotate_group)(global const PE_T *src, uint i, PE_GV c,
                                                 PE_GV s, uint stride, uint partner, PE_GV *ra,
-                                                PE_GV *rb, uint *ka, uint *kb)
+                                                PE_GV *rb, uint *ka, uint *kb, bool aligned)
 {
     if (stride == 2) {
         *ka = 2 * i;
         *kb = *ka + PE_GL;
-        *ra = PE_KV_ROTATE_ZIPPED(PE_GFN(pe_load)(src, *ka, false), c.lo, s.lo);
-        *rb = PE_KV_ROTATE_ZIPPED(PE_GFN(pe_load)(src, *kb, false), c.hi, s.hi);
+        *ra = PE_KV_ROTATE_ZIPPED(PE_GFN(pe_load)(src, *ka, aligned), c.lo, s.lo);
+        *rb = PE_KV_ROTATE_ZIPPED(PE_GFN(pe_load)(src, *kb, aligned), c.hi, s.hi);
     } else {
         *ka = i;
         *kb = i + partner;
-        PE_GV a = PE_GFN(pe_load)(src, *ka, false), b = PE_GFN(pe_load)(src, *kb, false);
+        PE_GV a = PE_GFN(pe_load)(src, *ka, aligned), b = PE_GFN(pe_load)(src, *kb, aligned);
         *ra = fma(a, c, -(b * s));
         *rb = fma(a, s, b * c);
     }
@@ -109,22 +116,41 @@ static inline void PE_KV_FN(pe_kv_rotate_group)(global const PE_T *src, uint i, 
 
 /* The group's results into a cache entry. */
 static inline void PE_KV_FN(pe_kv_put_group)(global PE_KV_T *entry, uint ka, PE_GV ra, uint kb,
-                                             PE_GV rb)
+                                             PE_GV rb, bool aligned)
 {
 #if PE_KV_SAME
-    PE_GFN(pe_store)(entry, ka, ra, false);
-    PE_GFN(pe_store)(entry, kb, rb, false);
+    PE_GFN(pe_store)(entry, ka, ra, aligned);
+    PE_GFN(pe_store)(entry, kb, rb, aligned);
 #else
-    PE_KV_PUT16(entry, ka, ra, false);
-    PE_KV_PUT16(entry, kb, rb, false);
+    PE_KV_PUT16(entry, ka, ra, aligned);
+    PE_KV_PUT16(entry, kb, rb, aligned);
 #endif
 }
 #undef PE_KV_ROTATE_ZIPPED
 #endif
 
-/* ---- the kernel ---- */
+#if PE_GROUPS && PE_X86
+/* The lines of pairs [i0, i0 + n) of every head of one token's q, k and v,
+ * asked for as that token's turn nears (pe_prefetch_pairs). */
+static inline void PE_KV_FN(pe_kv_prefetch)(global const PE_T *q, uint q_heads, uint q_pitch,
+                                            global const PE_T *k, global const PE_T *v,
+                                            uint kv_heads, uint k_pitch, uint v_pitch, uint i0,
+                                            uint n, uint stride, uint partner)
+{
+    for (uint h = 0; q && h < q_heads; ++h)
+        pe_prefetch_pairs(q + h * q_pitch, sizeof(PE_T), stride == 2, 0, partner, i0, n, true);
+    for (uint h = 0; h < kv_heads; ++h) {
+        pe_prefetch_pairs(k + h * k_pitch, sizeof(PE_T), stride == 2, 0, partner, i0, n, false);
+        pe_prefetch_pairs(v + h * v_pitch, sizeof(PE_T), true, 0, 0, i0, n, false);
+    }
+}
+#endif
 
-kernel void PE_KV_FN(clpe_rope_kv)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA))
+/* ---- the walk over the tokens ---- */
+
+/* The kernel's work, its arguments as they are; aligned: every vector
+ * moved is aligned to its size (the vector shape; pe_kv_aligned). */
+PE_INLINE void PE_KV_FN(pe_kv_walk)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA), bool aligned)
 {
     uint i0 = (uint)get_global_id(0) * PE_W;
     uint s_begin = (uint)get_global_id(1) * rows_per_item;
@@ -177,6 +203,15 @@ kernel void PE_KV_FN(clpe_rope_kv)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA))
         global PE_KV_T *key_entry = key_cache + (key_offset + entry);
         global PE_KV_T *value_entry = value_cache + (value_offset + entry);
         bool set = s == s_begin || ids;
+#if PE_GROUPS && PE_X86
+        /* the lines of the token 8 ahead asked for, as rotation does */
+        if (s + 8 < rows && groups)
+            PE_KV_FN(pe_kv_prefetch)(q ? q + (q_base + (s + 8) * q_row_pitch) : 0, q_heads,
+                                     q_head_pitch, k + (k_base + (s + 8) * k_row_pitch),
+                                     v + (v_base + (s + 8) * v_row_pitch), kv_heads,
+                                     k_head_pitch, v_head_pitch, i0, PE_GL * groups, stride,
+                                     partner);
+#endif
 
 #if PE_GROUPS
         if (groups && set)
@@ -189,15 +224,16 @@ kernel void PE_KV_FN(clpe_rope_kv)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA))
             sv = (sv * amplitude) * sign;
             for (uint h = 0; qrow && h < q_heads; ++h) {
                 PE_KV_FN(pe_kv_rotate_group)(qrow + h * q_head_pitch, i, cv, sv, stride, partner,
-                                             &ra, &rb, &ka, &kb);
+                                             &ra, &rb, &ka, &kb, aligned);
                 global PE_T *dst = qdrow + h * qd_head_pitch;
-                PE_GFN(pe_store)(dst, ka, ra, false);
-                PE_GFN(pe_store)(dst, kb, rb, false);
+                PE_GFN(pe_store)(dst, ka, ra, aligned);
+                PE_GFN(pe_store)(dst, kb, rb, aligned);
             }
             for (uint h = 0; h < k_heads; ++h) {
                 PE_KV_FN(pe_kv_rotate_group)(krow + h * k_head_pitch, i, cv, sv, stride, partner,
-                                             &ra, &rb, &ka, &kb);
-                PE_KV_FN(pe_kv_put_group)(key_entry + h * cache_head_pitch, ka, ra, kb, rb);
+                                             &ra, &rb, &ka, &kb, aligned);
+                PE_KV_FN(pe_kv_put_group)(key_entry + h * cache_head_pitch, ka, ra, kb, rb,
+                                          aligned);
             }
         }
 #endif
@@ -222,13 +258,13 @@ kernel void PE_KV_FN(clpe_rope_kv)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA))
         }
         for (uint h = 0; h < k_heads; ++h) {
             PE_KV_FN(pe_kv_copy)(value_entry + h * cache_head_pitch, vrow + h * v_head_pitch,
-                                 c_begin, c_end);
+                                 c_begin, c_end, aligned);
             PE_KV_FN(pe_kv_copy)(key_entry + h * cache_head_pitch, krow + h * k_head_pitch, tail,
-                                 c_end);
+                                 c_end, aligned);
         }
         for (uint h = 0; q_out && qrow && h < q_heads; ++h)
             PE_KV_FN(pe_kv_copy_bits)(qdrow + h * qd_head_pitch, qrow + h * q_head_pitch, tail,
-                                      c_end);
+                                      c_end, aligned);
 
         /* the next token, one odometer tick; past INT64_MAX with the exact
          * wrap, as rotation's */
@@ -249,5 +285,43 @@ kernel void PE_KV_FN(clpe_rope_kv)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA))
     }
 }
 
+/* ---- the kernel ---- */
+
+#if PE_GROUPS
+/* Whether every vector the walk moves is aligned to its size: the tensors
+ * and caches start on such a boundary and every pitch and offset is a
+ * multiple of PE_GL elements (as pe_rope_aligned in clpe_rope_vector.cl). */
+PE_INLINE bool PE_KV_FN(pe_kv_aligned)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA))
+{
+    const ulong bytes = PE_GL * sizeof(PE_T), cache_bytes = PE_GL * sizeof(PE_KV_T);
+    bool ok = (stride == 2 || partner % PE_GL == 0) &&
+              (ulong)(k + k_base) % bytes == 0 && (ulong)(v + v_base) % bytes == 0 &&
+              (k_head_pitch | k_row_pitch | v_head_pitch | v_row_pitch) % PE_GL == 0 &&
+              (ulong)(key_cache + key_offset) % cache_bytes == 0 &&
+              (ulong)(value_cache + value_offset) % cache_bytes == 0 &&
+              (cache_head_pitch | cache_slot_pitch | cache_block_pitch) % PE_GL == 0;
+    if (q)
+        ok = ok && (ulong)(q + q_base) % bytes == 0 && (q_head_pitch | q_row_pitch) % PE_GL == 0;
+    if (q_out)
+        ok = ok && (ulong)(q_out + q_out_base) % bytes == 0 &&
+             (q_out_head_pitch | q_out_row_pitch) % PE_GL == 0;
+    return ok;
+}
+#endif
+
+/* The walk, compiled once for aligned vectors and once for any (the
+ * vector shape only). */
+kernel void PE_KV_FN(clpe_rope_kv)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA))
+{
+#if PE_GROUPS
+    if (PE_KV_FN(pe_kv_aligned)(PE_ROPE_KV_ARGS(PE_ARG_NAME, PE_COMMA))) {
+        PE_KV_FN(pe_kv_walk)(PE_ROPE_KV_ARGS(PE_ARG_NAME, PE_COMMA), true);
+        return;
+    }
+#endif
+    PE_KV_FN(pe_kv_walk)(PE_ROPE_KV_ARGS(PE_ARG_NAME, PE_COMMA), false);
+}
+
 #undef PE_KV_FN
 #undef PE_KV_BITS
+#undef PE_KV_BITSV
