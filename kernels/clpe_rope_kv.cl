@@ -48,6 +48,19 @@ typedef ushort16 pe_bitsv_f16;
 typedef ushort16 pe_bitsv_bf16;
 typedef ulong8 pe_bitsv_f64;
 #define PE_ARG_NAME(NAME, KIND, name) name
+/* A store of a whole aligned vector into the cache, which nothing reads
+ * soon: on x86 (PoCL) a non-temporal store, so the line is not first read
+ * for ownership (the copy a fused call replaces, memcpy, streams its
+ * stores too; at 32,768 tokens of 32 + 8 + 8 heads of 128 float32 that
+ * read was the difference). PE_KV_STREAMED orders them before the
+ * work-item ends. Elsewhere a plain store. */
+#if PE_X86
+#define PE_KV_STREAM(value, pointer) __builtin_nontemporal_store((value), (pointer))
+#define PE_KV_STREAMED() __builtin_ia32_sfence()
+#else
+#define PE_KV_STREAM(value, pointer) (*(pointer) = (value))
+#define PE_KV_STREAMED()
+#endif
 #endif
 
 /* The cache of the storage type itself. */

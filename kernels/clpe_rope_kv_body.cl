@@ -32,7 +32,8 @@ static inline void PE_KV_FN(pe_kv_put)(global PE_KV_T *entry, uint j, PE_R x)
 }
 
 /* Elements [j, j_end) of src into dst, both of the storage type: their
- * bits (aligned: every PE_GL elements from j are one aligned vector). */
+ * bits (aligned: every PE_GL elements from j are one aligned vector,
+ * streamed past the caches). */
 static inline void PE_KV_FN(pe_kv_copy_bits)(global PE_T *dst, global const PE_T *src, uint j,
                                              uint j_end, bool aligned)
 {
@@ -42,7 +43,7 @@ static inline void PE_KV_FN(pe_kv_copy_bits)(global PE_T *dst, global const PE_T
 #if PE_GROUPS
     for (; j + PE_GL <= j_end; j += PE_GL) {
         if (aligned)
-            *(global PE_KV_BITSV *)(to + j) = *(global const PE_KV_BITSV *)(from + j);
+            PE_KV_STREAM(*(global const PE_KV_BITSV *)(from + j), (global PE_KV_BITSV *)(to + j));
         else
             PE_CAT(vstore, PE_GL)(PE_CAT(vload, PE_GL)(0, from + j), 0, to + j);
     }
@@ -118,7 +119,16 @@ static inline void PE_KV_FN(pe_kv_rotate_group)(global const PE_T *src, uint i, 
 static inline void PE_KV_FN(pe_kv_put_group)(global PE_KV_T *entry, uint ka, PE_GV ra, uint kb,
                                              PE_GV rb, bool aligned)
 {
-#if PE_KV_SAME
+#if PE_KV_SAME && !PE_NARROW
+    /* 32- and 64-bit storage: the vector is the stored bits, streamed */
+    if (aligned) {
+        PE_KV_STREAM(ra, (global PE_GV *)(entry + ka));
+        PE_KV_STREAM(rb, (global PE_GV *)(entry + kb));
+        return;
+    }
+    PE_GFN(pe_store)(entry, ka, ra, false);
+    PE_GFN(pe_store)(entry, kb, rb, false);
+#elif PE_KV_SAME
     PE_GFN(pe_store)(entry, ka, ra, aligned);
     PE_GFN(pe_store)(entry, kb, rb, aligned);
 #else
@@ -283,6 +293,8 @@ PE_INLINE void PE_KV_FN(pe_kv_walk)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA), bool al
 #endif
         }
     }
+    if (aligned)
+        PE_KV_STREAMED();
 }
 
 /* ---- the kernel ---- */

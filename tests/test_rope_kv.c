@@ -88,6 +88,7 @@ typedef struct kv_case {
     clpe_position_source source;
     int64_t start;
     uint32_t flags;
+    bool aligned;        /* the cache packed, at offset 0: every vector aligned */
 } kv_case;
 
 /* Everything one call touches, on the host (the inputs as made) and on the device. */
@@ -163,7 +164,11 @@ static void world_make(kv_world *w, const kv_case *c, uint64_t seed)
     /* the cache: contiguous [2 sequences, 16 slots] or paged [8 blocks of 4] */
     w->num_blocks = c->paged ? 8 : 2;
     w->block_size = c->paged ? 4 : 16;
-    if (c->heads_outer) {
+    if (c->aligned) {
+        w->head_pitch = hd;
+        w->slot_pitch = c->hk * hd;
+        w->block_pitch = w->block_size * w->slot_pitch;
+    } else if (c->heads_outer) {
         w->head_pitch = w->block_size * hd;
         w->slot_pitch = hd;
         w->block_pitch = c->hk * w->block_size * hd + 2;
@@ -179,7 +184,8 @@ static void world_make(kv_world *w, const kv_case *c, uint64_t seed)
     fill_random(c->cache_dtype, w->value_init, w->cache_bytes / w->ces, &rng);
     w->key_buf = test_buffer_from(&cl, w->key_init, w->cache_bytes);
     w->value_buf = test_buffer_from(&cl, w->value_init, w->cache_bytes);
-    w->cache = (clpe_kv_cache){.key = w->key_buf, .value = w->value_buf, .key_offset = 3 * w->ces,
+    w->cache = (clpe_kv_cache){.key = w->key_buf, .value = w->value_buf,
+                               .key_offset = c->aligned ? 0 : 3 * w->ces,
                                .value_offset = 0, .dtype = c->cache_dtype,
                                .num_blocks = w->num_blocks, .block_size = w->block_size,
                                .heads = c->hk, .head_pitch = w->head_pitch,
@@ -460,16 +466,16 @@ Test(rope_kv, device_equals_host_and_rope_then_copy)
                 bool paged = layout & 1, fused = layout & 2;
                 /* full rotary, GQA 4:2, q in place; the cache contiguous or paged */
                 kv_case a = {dtypes[t], dtypes[t], (clpe_rope_pairing)pairing, 88, 0, 23, 4, 2,
-                             fused, false, paged, false, CLPE_POSITIONS_IDS, 1000003, 0};
+                             fused, false, paged, false, CLPE_POSITIONS_IDS, 1000003, 0, false};
                 run_case(&a, seed++);
                 /* partial rotary, into q_out, heads outside the slots, from a start */
                 kv_case b = {dtypes[t], dtypes[t], (clpe_rope_pairing)pairing, 40, 24, 17, 3, 1,
-                             fused, true, paged, true, CLPE_POSITIONS_START, 77, 0};
+                             fused, true, paged, true, CLPE_POSITIONS_START, 77, 0, false};
                 run_case(&b, seed++);
                 /* no GQA, the inverse, one position per call near INT64_MAX */
                 kv_case d = {dtypes[t], dtypes[t], (clpe_rope_pairing)pairing, 20, 0, 9, 2, 2,
                              fused, false, !paged, layout == 1, CLPE_POSITIONS_PER_SEQUENCE,
-                             INT64_MAX - 5, CLPE_ROPE_INVERSE};
+                             INT64_MAX - 5, CLPE_ROPE_INVERSE, false};
                 run_case(&d, seed++);
             }
 }
@@ -481,12 +487,36 @@ Test(rope_kv, float32_into_half_and_bfloat16_caches)
         for (int layout = 0; layout < 4; ++layout) {
             kv_case a = {CLPE_DTYPE_F32, dtypes[cache], (clpe_rope_pairing)(layout & 1), 128, 0,
                          30, 8, 2, layout & 2, false, layout & 1, false, CLPE_POSITIONS_IDS, 5,
-                         0};
+                         0, false};
             run_case(&a, seed++);
             kv_case b = {CLPE_DTYPE_F32, dtypes[cache], CLPE_ROPE_HALF_SPLIT, 36, 12, 7, 3, 1,
-                         layout & 2, true, layout & 1, layout & 1, CLPE_POSITIONS_START, 0, 0};
+                         layout & 2, true, layout & 1, layout & 1, CLPE_POSITIONS_START, 0, 0,
+                         false};
             run_case(&b, seed++);
         }
+}
+
+/* Every vector the vector shape moves aligned (a fused QKV buffer of heads
+ * of 128, a packed cache at offset 0): the walk's aligned variant, and its
+ * streamed cache stores, give the host's bits too. */
+Test(rope_kv, aligned_layouts_equal_the_host)
+{
+    uint64_t seed = 300;
+    for (int t = 0; t < 4; ++t)
+        for (int pairing = 0; pairing < 2; ++pairing) {
+            kv_case a = {dtypes[t], dtypes[t], (clpe_rope_pairing)pairing, 128, 0, 21, 4, 2, true,
+                         false, pairing == 1, false, CLPE_POSITIONS_START, 11, 0, true};
+            run_case(&a, seed++);
+            /* partial rotary: the key's tail starts inside a vector */
+            kv_case b = {dtypes[t], dtypes[t], (clpe_rope_pairing)pairing, 64, 40, 13, 2, 1, true,
+                         true, pairing == 0, false, CLPE_POSITIONS_IDS, 7, 0, true};
+            run_case(&b, seed++);
+        }
+    for (int cache = 1; cache <= 2; ++cache) {
+        kv_case c = {CLPE_DTYPE_F32, dtypes[cache], CLPE_ROPE_HALF_SPLIT, 128, 0, 19, 4, 2, true,
+                     false, true, false, CLPE_POSITIONS_START, 3, 0, true};
+        run_case(&c, seed++);
+    }
 }
 
 /* Launches of 3 tokens: the call splits, the slot check covers them all. */
@@ -496,7 +526,7 @@ Test(rope_kv, split_launches_equal_the_host)
     uint64_t seed = 200;
     for (int t = 0; t < 4; ++t) {
         kv_case a = {dtypes[t], dtypes[t], CLPE_ROPE_HALF_SPLIT, 64, 0, 29, 4, 2, true, false,
-                     true, false, CLPE_POSITIONS_IDS, 12, 0};
+                     true, false, CLPE_POSITIONS_IDS, 12, 0, false};
         run_case(&a, seed++);
     }
 }
@@ -509,7 +539,7 @@ static void expect_refused_slots(size_t tokens, int64_t bad_value, size_t bad_in
     clpe_rope_config cfg = clpe_rope_config_default(32);
     clpe_rope *rope = make_rope(&cfg);
     kv_case c = {CLPE_DTYPE_F32, CLPE_DTYPE_F32, CLPE_ROPE_HALF_SPLIT, 32, 0, tokens, 4, 2, true,
-                 false, true, false, CLPE_POSITIONS_START, 3, 0};
+                 false, true, false, CLPE_POSITIONS_START, 3, 0, false};
     kv_world w;
     world_make(&w, &c, 7);
     w.slots[bad_index] = dup_of >= 0 ? w.slots[dup_of] : bad_value;
@@ -574,7 +604,7 @@ static void expect_rejected(spoil_fn spoil, clpe_status want, const char *what)
     clpe_rope_config cfg = clpe_rope_config_default(16);
     clpe_rope *rope = make_rope(&cfg);
     kv_case c = {CLPE_DTYPE_F32, CLPE_DTYPE_F32, CLPE_ROPE_HALF_SPLIT, 16, 0, 6, 2, 1, false,
-                 false, false, false, CLPE_POSITIONS_START, 0, 0};
+                 false, false, false, CLPE_POSITIONS_START, 0, 0, false};
     kv_world w;
     world_make(&w, &c, 11);
     cl_mem spare = test_buffer_poisoned(&cl, 64, 0x5A);
@@ -672,7 +702,7 @@ Test(rope_kv, fused_q_in_place_is_allowed_and_overlap_is_not)
     clpe_rope_config cfg = clpe_rope_config_default(16);
     clpe_rope *rope = make_rope(&cfg);
     kv_case c = {CLPE_DTYPE_F32, CLPE_DTYPE_F32, CLPE_ROPE_HALF_SPLIT, 16, 0, 6, 2, 1, true,
-                 false, false, false, CLPE_POSITIONS_START, 0, 0};
+                 false, false, false, CLPE_POSITIONS_START, 0, 0, false};
     kv_world w;
     world_make(&w, &c, 13);
     w.q.heads = 3; /* q's third head is k's first */
@@ -892,7 +922,8 @@ static clpe_status views_call(size_t tokens, size_t hq, size_t hk, size_t head_p
     clpe_rope_tensor vq = t[0], vk = t[1];
     vq.buffer = rq;
     vk.buffer = rk;
-    clpe_status rot = clpe_enqueue_rope(rope, cl.queue, 1, tokens, &vq, &vk, &pos, 0, 0, NULL, NULL);
+    clpe_status rot =
+        clpe_enqueue_rope(rope, cl.queue, 1, tokens, &vq, &vk, &pos, 0, 0, NULL, NULL);
     cr_assert_eq(rot, dev, "clpe_enqueue_rope %d (%s), clpe_enqueue_rope_kv %d (%s)", rot,
                  clpe_status_string(rot), dev, clpe_status_string(dev));
     cr_assert_eq(clFinish(cl.queue), CL_SUCCESS);
