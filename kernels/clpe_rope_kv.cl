@@ -61,6 +61,13 @@ typedef ulong8 pe_bitsv_f64;
 #define PE_KV_STREAM(value, pointer) (*(pointer) = (value))
 #define PE_KV_STREAMED()
 #endif
+#if PE_PAIRS > 1
+/* Sixteen values as the bits a 16-bit cache of that name stores. */
+static inline ushort16 pe_kv_bits16_f16(float16 v) { return pe_float16_to_half_bits(v); }
+static inline ushort16 pe_kv_bits16_bf16(float16 v) { return pe_bf16_16(v); }
+static inline ushort16 pe_kv_bits16_f32_to_f16(float16 v) { return pe_float16_to_half_bits(v); }
+static inline ushort16 pe_kv_bits16_f32_to_bf16(float16 v) { return pe_bf16_16(v); }
+#endif
 #endif
 
 /* The cache of the storage type itself. */

@@ -62,8 +62,13 @@ static inline void PE_KV_FN(pe_kv_copy)(global PE_KV_T *entry, global const PE_T
 #else
     aligned = aligned && j % 16 == 0;
 #if PE_GROUPS
-    for (; j + 16 <= j_end; j += 16)
-        PE_KV_PUT16(entry, j, pe_load16_f32(head, j, aligned), aligned);
+    for (; j + 16 <= j_end; j += 16) {
+        float16 x = pe_load16_f32(head, j, aligned);
+        if (aligned)
+            PE_KV_STREAM(PE_KV_FN(pe_kv_bits16)(x), (global ushort16 *)(entry + j));
+        else
+            PE_KV_PUT16(entry, j, x, false);
+    }
 #endif
     for (; j < j_end; ++j)
         PE_KV_PUT(entry, j, PE_FN(pe_load)(head, j));
@@ -93,6 +98,16 @@ static inline void PE_KV_FN(pe_kv_rotate_cached)(global PE_KV_T *entry, global c
 }
 
 #if PE_GROUPS
+#if PE_NARROW || !PE_KV_SAME
+/* Sixteen values into a 16-bit cache. */
+static inline void PE_KV_FN(pe_kv_put16)(global PE_KV_T *entry, uint j, float16 x, bool aligned)
+{
+    if (aligned)
+        *(global ushort16 *)(entry + j) = PE_KV_FN(pe_kv_bits16)(x);
+    else
+        vstore16(PE_KV_FN(pe_kv_bits16)(x), 0, (global ushort *)(entry + j));
+}
+#endif
 #define PE_KV_ROTATE_ZIPPED PE_CAT(pe_rotate_zipped_, PE_GV)
 /* Pairs i .. i + PE_GL - 1 of one head (angles c, s), rotated: the results
  * ra and rb belong at elements ka and kb (two vectors of zipped pairs when
@@ -128,12 +143,11 @@ static inline void PE_KV_FN(pe_kv_put_group)(global PE_KV_T *entry, uint ka, PE_
     }
     PE_GFN(pe_store)(entry, ka, ra, false);
     PE_GFN(pe_store)(entry, kb, rb, false);
-#elif PE_KV_SAME
-    PE_GFN(pe_store)(entry, ka, ra, aligned);
-    PE_GFN(pe_store)(entry, kb, rb, aligned);
 #else
-    PE_KV_PUT16(entry, ka, ra, aligned);
-    PE_KV_PUT16(entry, kb, rb, aligned);
+    /* a 16-bit cache: half a line per vector, not streamed (a line streamed
+     * in halves far apart in time is written twice; measured slower) */
+    PE_KV_FN(pe_kv_put16)(entry, ka, ra, aligned);
+    PE_KV_FN(pe_kv_put16)(entry, kb, rb, aligned);
 #endif
 }
 #undef PE_KV_ROTATE_ZIPPED
