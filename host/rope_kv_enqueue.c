@@ -26,6 +26,7 @@
 #define KV_TYPE_I64 cl_long
 #define KV_TYPE_SCALE clpe_real_arg
 #define KV_TYPE_KV_LOCAL size_t /* bytes of local memory */
+#define KV_TYPE_KV_ENTRIES_OUT cl_mem
 
 /* One argument: its bytes and its value (NULL: local memory). */
 typedef struct kv_arg {
@@ -42,6 +43,7 @@ typedef struct kv_arg {
 #define KV_ENTRY_KV_CACHE KV_ENTRY_VALUE
 #define KV_ENTRY_KV_REPORT KV_ENTRY_VALUE
 #define KV_ENTRY_KV_REPORT_OUT KV_ENTRY_VALUE
+#define KV_ENTRY_KV_ENTRIES_OUT KV_ENTRY_VALUE
 #define KV_ENTRY_U32 KV_ENTRY_VALUE
 #define KV_ENTRY_U64 KV_ENTRY_VALUE
 #define KV_ENTRY_I64 KV_ENTRY_VALUE
@@ -79,7 +81,7 @@ static cl_int set_table(cl_kernel kernel, const kv_arg *table, cl_uint count, ui
 /* The rotation's arguments that change from launch to launch. */
 static const uint64_t per_launch =
     BIT(Q_BASE) | BIT(Q_OUT_BASE) | BIT(K_BASE) | BIT(V_BASE) | BIT(POSITIONS_BASE) |
-    BIT(SLOTS_BASE) | BIT(START) | BIT(ROWS);
+    BIT(ENTRIES_BASE) | BIT(START) | BIT(ROWS);
 _Static_assert(PE_ROPE_KV_ARG_COUNT <= 64 && PE_KV_CHECK_ARG_COUNT <= 64, "skip masks are 64-bit");
 
 static cl_int set_rope_kv_args(cl_kernel kernel, const rope_kv_args *a, bool launch)
@@ -120,7 +122,7 @@ static cl_int set_launch_args(cl_kernel kernel, const void *launch, size_t s0, s
     a.positions_base = pos->source == CLPE_POSITIONS_IDS            ? pos->offset + s0
                        : pos->source == CLPE_POSITIONS_PER_SEQUENCE ? pos->offset
                                                                     : 0;
-    a.slots_base = c->slots_offset + s0;
+    a.entries_base = s0;
     /* positions wrap modulo 2^64 like the kernels' arithmetic */
     a.start = pos->source == CLPE_POSITIONS_START ? (cl_long)((uint64_t)pos->start + s0)
                                                   : (cl_long)s0;
@@ -128,8 +130,18 @@ static cl_int set_launch_args(cl_kernel kernel, const void *launch, size_t s0, s
     return set_rope_kv_args(kernel, &a, true);
 }
 
-static void fixed_args(const clpe_kv_call *c, cl_mem report, const clpe_launch_grid *grid,
-                       rope_kv_args *a)
+/* The largest power of two up to 64 that divides every entry offset
+ * (pitches is the OR of the pitches entries step by). */
+static cl_uint entry_align(size_t pitches)
+{
+    cl_uint align = 64;
+    while (align > 1 && pitches % align)
+        align /= 2;
+    return align;
+}
+
+static void fixed_args(const clpe_kv_call *c, cl_mem report, cl_mem entries,
+                       const clpe_launch_grid *grid, rope_kv_args *a)
 {
     const clpe_rope *rope = c->rope;
     const size_t rows = grid->rows_per_launch;
@@ -138,11 +150,11 @@ static void fixed_args(const clpe_kv_call *c, cl_mem report, const clpe_launch_g
     *a = (rope_kv_args){
         .q = c->q.r.buffer, .q_out = c->q_out.r.buffer, .k = c->k.r.buffer, .v = c->v.r.buffer,
         .key_cache = c->key, .value_cache = c->value, .positions = c->positions.buffer,
-        .slots = c->slots, .report = report, .tw_hi = rope->tw_hi_buf, .tw_lo = rope->tw_lo_buf,
+        .entries = entries, .report = report, .tw_hi = rope->tw_hi_buf, .tw_lo = rope->tw_lo_buf,
         .amplitude = clpe__real_arg(rope->cfg.dtype, rope->amplitude),
         .key_offset = c->key_offset, .value_offset = c->value_offset,
-        .cache_head_pitch = l->head_pitch, .cache_slot_pitch = l->slot_pitch,
-        .cache_block_pitch = l->block_pitch, .block_size = l->block_size ? l->block_size : 1,
+        .cache_head_pitch = l->head_pitch,
+        .entry_align = entry_align(l->slot_pitch | (l->num_blocks > 1 ? l->block_pitch : 0)),
         .q_heads = (cl_uint)c->q.r.heads,
         .q_head_pitch = pitch32(c->q.r.head_pitch, c->q.r.heads),
         .q_row_pitch = pitch32(c->q.r.row_pitch, rows),
@@ -172,6 +184,8 @@ struct clpe_kv_state {
                                        [PE_KV_STAT_REFUSED_CALLS] refused calls */
     cl_mem table;                   /* PE_KV_CHECK_CLAIM's table */
     size_t table_entries;
+    cl_mem entries;                 /* each token's cache entry, from the check */
+    size_t entries_tokens;
     cl_event last;                  /* the end of the last call */
     cl_command_queue last_queue;    /* its queue, flushed when the next call is on another */
     size_t check_group;             /* clpe_kv_check_slots's work-group limit */
@@ -187,6 +201,8 @@ void clpe__kv_state_release(struct clpe_kv_state *s)
         clReleaseMemObject(s->stats);
     if (s->table)
         clReleaseMemObject(s->table);
+    if (s->entries)
+        clReleaseMemObject(s->entries);
     if (s->last)
         clReleaseEvent(s->last);
     if (s->last_queue)
@@ -284,29 +300,29 @@ static cl_uint sort_size_for(const struct clpe_kv_state *s, const clpe_kv_call *
     return size;
 }
 
-/* The hash table of at least 2 * tokens entries (a power of two). */
-static clpe_status table_for(struct clpe_kv_state *s, cl_context context, size_t tokens,
-                             size_t *entries)
+/* A scratch buffer of the state holding `want` elements of `size` bytes or
+ * more, grown (to a power of two, at least 64) when it does not. */
+static clpe_status scratch_for(cl_context context, size_t want, size_t size, cl_mem *buffer,
+                               size_t *have)
 {
-    size_t want = 64;
-    while (want < 2 * tokens)
-        want *= 2;
-    if (s->table_entries < want) {
-        cl_int err = CL_SUCCESS;
-        cl_mem table =
-            clCreateBuffer(context, CL_MEM_READ_WRITE, want * sizeof(cl_uint), NULL, &err);
-        if (err != CL_SUCCESS)
-            return err;
-        if (s->table)
-            clReleaseMemObject(s->table); /* OpenCL keeps it for commands still using it */
-        s->table = table;
-        s->table_entries = want;
-    }
-    *entries = want;
+    if (*have >= want && *buffer)
+        return CLPE_SUCCESS;
+    size_t count = 64;
+    while (count < want)
+        count *= 2;
+    cl_int err = CL_SUCCESS;
+    cl_mem grown = clCreateBuffer(context, CL_MEM_READ_WRITE, count * size, NULL, &err);
+    if (err != CL_SUCCESS)
+        return err;
+    if (*buffer)
+        clReleaseMemObject(*buffer); /* OpenCL keeps it for commands still using it */
+    *buffer = grown;
+    *have = count;
     return CLPE_SUCCESS;
 }
 
-/* The check, its report in `report`, its end in *done. */
+/* The check, its report in `report`, each token's entry in s->entries, its
+ * end in *done. */
 static clpe_status enqueue_check(clpe_program_shared *shared, struct clpe_kv_state *s,
                                  cl_command_queue queue, const clpe_kv_call *c, cl_mem report,
                                  cl_uint num_events, const cl_event *wait_list, cl_event *done)
@@ -315,10 +331,19 @@ static clpe_status enqueue_check(clpe_program_shared *shared, struct clpe_kv_sta
     clpe_status status = clpe__kernel_acquire(shared, CLPE_KERNEL_KV_CHECK_SLOTS, &kernel);
     if (status != CLPE_SUCCESS)
         return status;
+    status = scratch_for(shared->context, c->tokens, sizeof(cl_long), &s->entries,
+                         &s->entries_tokens);
+    if (status != CLPE_SUCCESS) {
+        clpe__kernel_return(shared, CLPE_KERNEL_KV_CHECK_SLOTS, kernel);
+        return status;
+    }
+    const clpe_kv_cache_layout *l = &c->cache;
     kv_check_args a = {.slots = c->slots, .slots_base = c->slots_offset,
-                       .tokens = (cl_uint)c->tokens, .capacity = c->cache.capacity,
+                       .tokens = (cl_uint)c->tokens, .capacity = l->capacity,
                        .report = report, .stats = s->stats, .sort_keys = sizeof(cl_ulong),
-                       .table = s->stats};
+                       .table = s->stats, .entries = s->entries,
+                       .block_size = l->block_size ? l->block_size : 1,
+                       .slot_pitch = l->slot_pitch, .block_pitch = l->block_pitch};
     a.sort_size = sort_size_for(s, c);
     if (a.sort_size) {
         size_t local = 1;
@@ -331,12 +356,17 @@ static clpe_status enqueue_check(clpe_program_shared *shared, struct clpe_kv_sta
             status = clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &local, &local, num_events,
                                             wait_list, done);
     } else {
-        size_t entries = 0, local = HASH_GROUP < s->check_group ? HASH_GROUP : s->check_group;
+        size_t local = HASH_GROUP < s->check_group ? HASH_GROUP : s->check_group;
         size_t global = (c->tokens + local - 1) / local * local;
         cl_event cleared = NULL, claimed = NULL;
-        status = table_for(s, shared->context, c->tokens, &entries);
+        /* 2 * tokens entries at least: half full at most */
+        status = scratch_for(shared->context, 2 * c->tokens, sizeof(cl_uint), &s->table,
+                             &s->table_entries);
         if (status == CLPE_SUCCESS) {
             cl_uint empty = PE_KV_EMPTY;
+            size_t entries = 64;
+            while (entries < 2 * c->tokens)
+                entries *= 2;
             a.table = s->table;
             a.table_mask = (cl_uint)(entries - 1);
             status = clEnqueueFillBuffer(queue, s->table, &empty, sizeof empty, 0,
@@ -404,7 +434,7 @@ static clpe_status enqueue_call(clpe_rope *rope, struct clpe_kv_state *s,
         status = clpe__kernel_acquire(shared, id, &kernel);
     if (status == CLPE_SUCCESS) {
         kv_launch launch = {.c = c};
-        fixed_args(c, report, grid, &launch.a);
+        fixed_args(c, report, s->entries, grid, &launch.a);
         status = set_rope_kv_args(kernel, &launch.a, false);
         if (status == CLPE_SUCCESS)
             status = clpe__run_launches(grid, queue, kernel, set_launch_args, &launch, true, 1,

@@ -215,17 +215,14 @@ PE_INLINE void PE_KV_FN(pe_kv_walk)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA), bool al
                   : pos_source == PE_POS_START ? (ulong)start + s
                                                : (ulong)positions[positions_base] +
                                                      (ulong)start + s;
-        long slot = slots[slots_base + s];
+        long entry = entries[entries_base + s];
         global const PE_T *qrow = q ? q + (q_base + s * q_row_pitch) : 0;
         global PE_T *qdrow = q ? q_dst + (qd_base + s * qd_row_pitch) : 0;
         global const PE_T *krow = k + (k_base + s * k_row_pitch);
         global const PE_T *vrow = v + (v_base + s * v_row_pitch);
-        uint k_heads = slot >= 0 ? kv_heads : 0; /* padding: nothing cached */
-        ulong entry = slot >= 0 ? ((ulong)slot / block_size) * cache_block_pitch +
-                                      ((ulong)slot % block_size) * cache_slot_pitch
-                                : 0;
-        global PE_KV_T *key_entry = key_cache + (key_offset + entry);
-        global PE_KV_T *value_entry = value_cache + (value_offset + entry);
+        uint k_heads = entry >= 0 ? kv_heads : 0; /* padding: nothing cached */
+        global PE_KV_T *key_entry = key_cache + (key_offset + (ulong)entry);
+        global PE_KV_T *value_entry = value_cache + (value_offset + (ulong)entry);
         bool set = s == s_begin || ids;
 #if PE_GROUPS && PE_X86
         /* the lines of the token 8 ahead asked for, as rotation does */
@@ -325,7 +322,7 @@ PE_INLINE bool PE_KV_FN(pe_kv_aligned)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA))
               (k_head_pitch | k_row_pitch | v_head_pitch | v_row_pitch) % PE_GL == 0 &&
               (ulong)(key_cache + key_offset) % cache_bytes == 0 &&
               (ulong)(value_cache + value_offset) % cache_bytes == 0 &&
-              (cache_head_pitch | cache_slot_pitch | cache_block_pitch) % PE_GL == 0;
+              cache_head_pitch % PE_GL == 0 && entry_align % PE_GL == 0;
     if (q)
         ok = ok && (ulong)(q + q_base) % bytes == 0 && (q_head_pitch | q_row_pitch) % PE_GL == 0;
     if (q_out)

@@ -8,11 +8,23 @@
 
 #define PE_KIND_KV_REPORT_OUT global uint *
 #define PE_KIND_KV_LOCAL local ulong *
+#define PE_KIND_KV_ENTRIES_OUT global long *
 
 /* A token's slot out of [-1, capacity). */
 static inline bool pe_kv_slot_out(long slot, ulong capacity)
 {
     return slot < -1 || (slot >= 0 && (ulong)slot >= capacity);
+}
+
+/* Token t's cache entry, in elements from slot 0 (-1: none, or a slot
+ * out of range: the call is refused then). */
+static inline long pe_kv_entry(long slot, ulong capacity, ulong block_size, ulong slot_pitch,
+                               ulong block_pitch)
+{
+    if (slot < 0 || (ulong)slot >= capacity)
+        return -1;
+    ulong block = (ulong)slot / block_size, within = (ulong)slot % block_size;
+    return (long)(block * block_pitch + within * slot_pitch);
 }
 
 /* The first entry of a slot's probe sequence: Fibonacci hashing of the
@@ -119,6 +131,9 @@ kernel void clpe_kv_check_slots(PE_KV_CHECK_ARGS(PE_PARAM, PE_COMMA))
         first_bad = 0xFFFFFFFFu;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
+    if (phase != PE_KV_CHECK_VERIFY)
+        for (uint u = t; u < tokens; u += (uint)get_global_size(0))
+            entries[u] = pe_kv_entry(all[u], capacity, block_size, slot_pitch, block_pitch);
     if (phase == PE_KV_CHECK_SORT) {
         pe_kv_check_sort(all, tokens, capacity, sort_keys, sort_size, &bad_count, &first_bad);
     } else if (phase == PE_KV_CHECK_CLAIM) {
@@ -148,3 +163,4 @@ kernel void clpe_kv_check_slots(PE_KV_CHECK_ARGS(PE_PARAM, PE_COMMA))
 
 #undef PE_KIND_KV_REPORT_OUT
 #undef PE_KIND_KV_LOCAL
+#undef PE_KIND_KV_ENTRIES_OUT

@@ -13,10 +13,13 @@
  * float32): tokens [rows] of q, k and v ([rows, heads, head_dim] through
  * head and row pitches, 32-bit within a launch); q rotated into q_out (q
  * itself when q_out is NULL; q NULL: none), k rotated and v copied into
- * the key and value caches at each token's slot (-1: not written). Cache
- * indices are 64-bit, in elements of the cache's type: entry (slot, head
- * h, element j) is at offset + (slot / block_size) * block_pitch + (slot %
- * block_size) * slot_pitch + h * head_pitch + j. Dimension 0 counts
+ * the key and value caches at each token's slot (-1: not written). The
+ * slot check leaves each token's cache entry in entries, in elements of
+ * the cache's type from slot 0 (-1: none): entry (slot, head h, element
+ * j) is at offset + entries[t] + h * head_pitch + j, the entries offset
+ * by (slot / block_size) * block_pitch + (slot % block_size) * slot_pitch,
+ * 64-bit, computed once per token there rather than in every work-item
+ * of the token here. Dimension 0 counts
  * columns in twos: a work-item of PE_W pairs rotates those of its pairs
  * below n_pairs and copies the columns [2 i0, 2 i_end) of v and, past
  * rotary_dim, of k (and of q into q_out). Nothing is written when
@@ -30,7 +33,7 @@
     X(KEY_CACHE, KV_CACHE, key_cache) SEP()                                              \
     X(VALUE_CACHE, KV_CACHE, value_cache) SEP()                                          \
     X(POSITIONS, POS, positions) SEP()                                                   \
-    X(SLOTS, POS, slots) SEP()                                                           \
+    X(ENTRIES, POS, entries) SEP()              /* clpe_kv_check_slots's */              \
     X(REPORT, KV_REPORT, report) SEP()                                                   \
     X(TW_HI, TWH, tw_hi) SEP()                                                           \
     X(TW_LO, TWL, tw_lo) SEP()                                                           \
@@ -39,15 +42,13 @@
     X(K_BASE, U64, k_base) SEP()                                                         \
     X(V_BASE, U64, v_base) SEP()                                                         \
     X(POSITIONS_BASE, U64, positions_base) SEP()                                         \
-    X(SLOTS_BASE, U64, slots_base) SEP()                                                 \
+    X(ENTRIES_BASE, U64, entries_base) SEP()                                             \
     X(START, I64, start) SEP()                  /* as for the rotary kernels */          \
     X(AMPLITUDE, SCALE, amplitude) SEP()                                                 \
     X(KEY_OFFSET, U64, key_offset) SEP()        /* cache elements to slot 0 */           \
     X(VALUE_OFFSET, U64, value_offset) SEP()                                             \
     X(CACHE_HEAD_PITCH, U64, cache_head_pitch) SEP()                                     \
-    X(CACHE_SLOT_PITCH, U64, cache_slot_pitch) SEP()                                     \
-    X(CACHE_BLOCK_PITCH, U64, cache_block_pitch) SEP()                                   \
-    X(BLOCK_SIZE, U64, block_size) SEP()                                                 \
+    X(ENTRY_ALIGN, U32, entry_align) SEP()      /* a power of two dividing every entry */ \
     X(Q_HEADS, U32, q_heads) SEP()                                                       \
     X(Q_HEAD_PITCH, U32, q_head_pitch) SEP()                                             \
     X(Q_ROW_PITCH, U32, q_row_pitch) SEP()                                               \
@@ -83,7 +84,9 @@ enum pe_rope_kv_arg { PE_ROPE_KV_ARGS(PE_ROPE_KV_ENUM_ENTRY, PE_COMMA), PE_ROPE_
  *    every entry PE_KV_EMPTY before CLAIM), each entry ending with the
  *    first token of its slot; VERIFY refuses every token that is not the
  *    first of its slot, and every slot out of range. CLAIM also resets
- *    the report. Linear in tokens, whatever the local memory. */
+ *    the report. Linear in tokens, whatever the local memory.
+ * Every phase but VERIFY also writes entries[t], token t's cache entry
+ * (see PE_ROPE_KV_ARGS), for the rotation. */
 #define PE_KV_CHECK_SORT 0
 #define PE_KV_CHECK_CLAIM 1
 #define PE_KV_CHECK_VERIFY 2
@@ -100,7 +103,11 @@ enum pe_rope_kv_arg { PE_ROPE_KV_ARGS(PE_ROPE_KV_ENUM_ENTRY, PE_COMMA), PE_ROPE_
     X(SORT_KEYS, KV_LOCAL, sort_keys) SEP()                                              \
     X(SORT_SIZE, U32, sort_size) SEP()                                                   \
     X(TABLE, KV_REPORT_OUT, table) SEP()                                                 \
-    X(TABLE_MASK, U32, table_mask)
+    X(TABLE_MASK, U32, table_mask) SEP()                                                 \
+    X(ENTRIES, KV_ENTRIES_OUT, entries) SEP()                                            \
+    X(BLOCK_SIZE, U64, block_size) SEP()                                                 \
+    X(SLOT_PITCH, U64, slot_pitch) SEP()                                                 \
+    X(BLOCK_PITCH, U64, block_pitch)
 
 #define PE_KV_CHECK_ENUM_ENTRY(NAME, KIND, name) PE_KV_CHECK_ARG_##NAME
 enum pe_kv_check_arg { PE_KV_CHECK_ARGS(PE_KV_CHECK_ENUM_ENTRY, PE_COMMA), PE_KV_CHECK_ARG_COUNT };
