@@ -186,8 +186,7 @@ struct clpe_kv_state {
     size_t table_entries;
     cl_mem entries;                 /* each token's cache entry, from the check */
     size_t entries_tokens;
-    cl_event last;                  /* the end of the last call */
-    cl_command_queue last_queue;    /* its queue, flushed when the next call is on another */
+    cl_command_queue last_queue;    /* the last call's queue: a call on another waits for it */
     size_t check_group;             /* clpe_kv_check_slots's work-group limit */
     cl_ulong local_mem;             /* the device's local memory */
     unsigned path;                  /* CLPE_KV_SLOT_CHECK: 0 chosen by size, 1 sort, 2 hash */
@@ -203,8 +202,6 @@ void clpe__kv_state_release(struct clpe_kv_state *s)
         clReleaseMemObject(s->table);
     if (s->entries)
         clReleaseMemObject(s->entries);
-    if (s->last)
-        clReleaseEvent(s->last);
     if (s->last_queue)
         clReleaseCommandQueue(s->last_queue);
     pthread_mutex_destroy(&s->lock);
@@ -322,11 +319,13 @@ static clpe_status scratch_for(cl_context context, size_t want, size_t size, cl_
 }
 
 /* The check, its report in `report`, each token's entry in s->entries, its
- * end in *done. */
+ * end in *done (NULL: an in-order queue, where what follows waits anyway;
+ * then its commands need no events between them either). */
 static clpe_status enqueue_check(clpe_program_shared *shared, struct clpe_kv_state *s,
                                  cl_command_queue queue, const clpe_kv_call *c, cl_mem report,
                                  cl_uint num_events, const cl_event *wait_list, cl_event *done)
 {
+    bool ordered = !done;
     cl_kernel kernel;
     clpe_status status = clpe__kernel_acquire(shared, CLPE_KERNEL_KV_CHECK_SLOTS, &kernel);
     if (status != CLPE_SUCCESS)
@@ -370,20 +369,22 @@ static clpe_status enqueue_check(clpe_program_shared *shared, struct clpe_kv_sta
             a.table = s->table;
             a.table_mask = (cl_uint)(entries - 1);
             status = clEnqueueFillBuffer(queue, s->table, &empty, sizeof empty, 0,
-                                         entries * sizeof empty, num_events, wait_list, &cleared);
+                                         entries * sizeof empty, num_events, wait_list,
+                                         ordered ? NULL : &cleared);
         }
         a.phase = PE_KV_CHECK_CLAIM;
         if (status == CLPE_SUCCESS)
             status = set_check_args(kernel, &a);
         if (status == CLPE_SUCCESS)
-            status = clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, &local, 1, &cleared,
-                                            &claimed);
+            status = clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, &local,
+                                            ordered ? 0 : 1, ordered ? NULL : &cleared,
+                                            ordered ? NULL : &claimed);
         a.phase = PE_KV_CHECK_VERIFY;
         if (status == CLPE_SUCCESS)
             status = set_check_args(kernel, &a);
         if (status == CLPE_SUCCESS)
-            status = clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, &local, 1, &claimed,
-                                            done);
+            status = clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, &local,
+                                            ordered ? 0 : 1, ordered ? NULL : &claimed, done);
         if (cleared)
             clReleaseEvent(cleared);
         if (claimed)
@@ -403,33 +404,61 @@ static clpe_kernel_id kernel_for(const clpe_rope *rope, clpe_dtype cache)
                                    : CLPE_KERNEL_ROPE_KV_F32_TO_BF16;
 }
 
-/* The caller's wait list and gate, and the object's last call. */
+/* Whether commands of the queue run in the order they are enqueued. */
+static bool in_order(cl_command_queue queue)
+{
+    cl_command_queue_properties props = 0;
+    return clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL) ==
+               CL_SUCCESS &&
+           !(props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+}
+
+/* An event that completes after the object's previous calls, or NULL when
+ * queue runs them first anyway (the same in-order queue). Another queue
+ * gets a marker on the last call's queue, flushed so the wait can end;
+ * an out-of-order queue a marker on itself. */
+static clpe_status after_previous(struct clpe_kv_state *s, cl_command_queue queue, bool ordered,
+                                  cl_event *prior)
+{
+    *prior = NULL;
+    if (!s->last_queue || (s->last_queue == queue && ordered))
+        return CLPE_SUCCESS;
+    clpe_status status = clEnqueueMarkerWithWaitList(s->last_queue, 0, NULL, prior);
+    if (status == CLPE_SUCCESS && s->last_queue != queue)
+        status = clFlush(s->last_queue);
+    return status;
+}
+
+/* The caller's wait list and gate, and the object's previous calls. */
 #define WAIT_INLINE 8
 
 static clpe_status enqueue_call(clpe_rope *rope, struct clpe_kv_state *s,
                                 cl_command_queue queue, const clpe_kv_call *c,
                                 const clpe_launch_grid *grid, const clpe_call_gate *gate,
-                                cl_event *end)
+                                cl_event *event)
 {
     clpe_program_shared *shared = rope->shared;
+    bool ordered = in_order(queue);
+    cl_event prior = NULL;
+    clpe_status status = after_previous(s, queue, ordered, &prior);
+    if (status != CLPE_SUCCESS)
+        return status;
     cl_event inline_waits[WAIT_INLINE], *waits = inline_waits;
-    cl_uint num_waits = gate->num_events + (s->last ? 1 : 0);
-    if (num_waits > WAIT_INLINE && !(waits = malloc(num_waits * sizeof *waits)))
+    cl_uint num_waits = gate->num_events + (prior ? 1 : 0);
+    if (num_waits > WAIT_INLINE && !(waits = malloc(num_waits * sizeof *waits))) {
+        clReleaseEvent(prior);
         return CLPE_ERROR_OUT_OF_HOST_MEMORY;
+    }
     for (cl_uint k = 0; k < gate->num_events; ++k)
         waits[k] = gate->wait_list[k];
-    if (s->last)
-        waits[gate->num_events] = s->last;
-    /* a call on another queue waits for the last one: that queue must be
-     * flushed for the wait to end */
-    if (s->last_queue && s->last_queue != queue)
-        clFlush(s->last_queue);
+    if (prior)
+        waits[gate->num_events] = prior;
     cl_mem report = c->report ? c->report : s->stats;
     cl_event checked = NULL;
     cl_kernel kernel = NULL;
     clpe_kernel_id id = kernel_for(rope, c->cache.dtype);
-    clpe_status status =
-        enqueue_check(shared, s, queue, c, report, num_waits, waits, &checked);
+    status = enqueue_check(shared, s, queue, c, report, num_waits, waits,
+                           ordered ? NULL : &checked);
     if (status == CLPE_SUCCESS)
         status = clpe__kernel_acquire(shared, id, &kernel);
     if (status == CLPE_SUCCESS) {
@@ -437,12 +466,14 @@ static clpe_status enqueue_call(clpe_rope *rope, struct clpe_kv_state *s,
         fixed_args(c, report, s->entries, grid, &launch.a);
         status = set_rope_kv_args(kernel, &launch.a, false);
         if (status == CLPE_SUCCESS)
-            status = clpe__run_launches(grid, queue, kernel, set_launch_args, &launch, true, 1,
-                                        &checked, end);
+            status = clpe__run_launches(grid, queue, kernel, set_launch_args, &launch, true,
+                                        checked ? 1 : 0, checked ? &checked : NULL, event);
         clpe__kernel_return(shared, id, kernel);
     }
     if (checked)
         clReleaseEvent(checked);
+    if (prior)
+        clReleaseEvent(prior);
     if (waits != inline_waits)
         free(waits);
     return status;
@@ -488,25 +519,15 @@ clpe_status clpe_enqueue_rope_kv(clpe_rope *rope, cl_command_queue queue, size_t
     grid.rows_per_item = shared->shape.rows_per_item;
 
     clpe_call_gate gate = {NULL, NULL, 0};
-    cl_event end = NULL;
     pthread_mutex_lock(&s->lock);
     status = clpe__gate_open(shared->context, num_events, wait_list, &gate);
     if (status == CLPE_SUCCESS)
-        status = enqueue_call(rope, s, queue, &c, &grid, &gate, &end);
-    if (status == CLPE_SUCCESS) {
-        if (s->last)
-            clReleaseEvent(s->last);
-        s->last = end;
-        if (s->last_queue != queue) {
-            clRetainCommandQueue(queue);
-            if (s->last_queue)
-                clReleaseCommandQueue(s->last_queue);
-            s->last_queue = queue;
-        }
-        if (event) {
-            clRetainEvent(end);
-            *event = end;
-        }
+        status = enqueue_call(rope, s, queue, &c, &grid, &gate, event);
+    if (status == CLPE_SUCCESS && s->last_queue != queue) {
+        clRetainCommandQueue(queue);
+        if (s->last_queue)
+            clReleaseCommandQueue(s->last_queue);
+        s->last_queue = queue;
     }
     clpe__gate_close(&gate, status);
     pthread_mutex_unlock(&s->lock);
@@ -529,18 +550,18 @@ clpe_status clpe_rope_kv_refused_calls(clpe_rope *rope, cl_command_queue queue, 
     if (!s)
         return CLPE_SUCCESS; /* no call yet */
     pthread_mutex_lock(&s->lock);
-    if (s->last_queue && s->last_queue != queue)
-        clFlush(s->last_queue);
+    cl_event prior = NULL;
     cl_uint count = 0, zero = 0;
     size_t at = PE_KV_STAT_REFUSED_CALLS * sizeof(cl_uint);
-    cl_event read = NULL;
-    status = clEnqueueReadBuffer(queue, s->stats, CL_TRUE, at, sizeof count, &count,
-                                 s->last ? 1 : 0, s->last ? &s->last : NULL, &read);
+    status = after_previous(s, queue, in_order(queue), &prior);
     if (status == CLPE_SUCCESS)
-        status = clEnqueueWriteBuffer(queue, s->stats, CL_TRUE, at, sizeof zero, &zero, 1, &read,
+        status = clEnqueueReadBuffer(queue, s->stats, CL_TRUE, at, sizeof count, &count,
+                                     prior ? 1 : 0, prior ? &prior : NULL, NULL);
+    if (status == CLPE_SUCCESS)
+        status = clEnqueueWriteBuffer(queue, s->stats, CL_TRUE, at, sizeof zero, &zero, 0, NULL,
                                       NULL);
-    if (read)
-        clReleaseEvent(read);
+    if (prior)
+        clReleaseEvent(prior);
     pthread_mutex_unlock(&s->lock);
     if (status == CLPE_SUCCESS)
         *calls = count;
