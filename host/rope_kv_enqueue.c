@@ -1,8 +1,9 @@
 /*
  * rope_kv_enqueue.c - rotary into a KV cache (clpe_enqueue_rope_kv): the
  * call resolved (rope_kv_call.c), then the slot check and the launches of
- * clpe_rope_kv_*, all behind one gate. Kernel arguments are set from
- * tables built from the X-macro lists of clpe_rope_kv_interface.h.
+ * clpe_rope_kv_*, whose kernel alone writes what the caller sees. Kernel
+ * arguments are set from tables built from the X-macro lists of
+ * clpe_rope_kv_interface.h.
  */
 #include "rope_kv.h"
 
@@ -81,7 +82,7 @@ static cl_int set_table(cl_kernel kernel, const kv_arg *table, cl_uint count, ui
 /* The rotation's arguments that change from launch to launch. */
 static const uint64_t per_launch =
     BIT(Q_BASE) | BIT(Q_OUT_BASE) | BIT(K_BASE) | BIT(V_BASE) | BIT(POSITIONS_BASE) |
-    BIT(ENTRIES_BASE) | BIT(START) | BIT(ROWS);
+    BIT(ENTRIES_BASE) | BIT(START) | BIT(ROWS) | BIT(FIRST);
 _Static_assert(PE_ROPE_KV_ARG_COUNT <= 64 && PE_KV_CHECK_ARG_COUNT <= 64, "skip masks are 64-bit");
 
 static cl_int set_rope_kv_args(cl_kernel kernel, const rope_kv_args *a, bool launch)
@@ -127,6 +128,7 @@ static cl_int set_launch_args(cl_kernel kernel, const void *launch, size_t s0, s
     a.start = pos->source == CLPE_POSITIONS_START ? (cl_long)((uint64_t)pos->start + s0)
                                                   : (cl_long)s0;
     a.rows = (cl_uint)rows;
+    a.first = s0 == 0;
     return set_rope_kv_args(kernel, &a, true);
 }
 
@@ -140,7 +142,7 @@ static cl_uint entry_align(size_t pitches)
     return align;
 }
 
-static void fixed_args(const clpe_kv_call *c, cl_mem report, cl_mem entries,
+static void fixed_args(const clpe_kv_call *c, cl_mem stats, cl_mem entries,
                        const clpe_launch_grid *grid, rope_kv_args *a)
 {
     const clpe_rope *rope = c->rope;
@@ -150,7 +152,8 @@ static void fixed_args(const clpe_kv_call *c, cl_mem report, cl_mem entries,
     *a = (rope_kv_args){
         .q = c->q.r.buffer, .q_out = c->q_out.r.buffer, .k = c->k.r.buffer, .v = c->v.r.buffer,
         .key_cache = c->key, .value_cache = c->value, .positions = c->positions.buffer,
-        .entries = entries, .report = report, .tw_hi = rope->tw_hi_buf, .tw_lo = rope->tw_lo_buf,
+        .entries = entries, .report = stats, .report_out = c->report, .stats = stats,
+        .tw_hi = rope->tw_hi_buf, .tw_lo = rope->tw_lo_buf,
         .amplitude = clpe__real_arg(rope->cfg.dtype, rope->amplitude),
         .key_offset = c->key_offset, .value_offset = c->value_offset,
         .cache_head_pitch = l->head_pitch,
@@ -318,11 +321,11 @@ static clpe_status scratch_for(cl_context context, size_t want, size_t size, cl_
     return CLPE_SUCCESS;
 }
 
-/* The check, its report in `report`, each token's entry in s->entries, its
- * end in *done (NULL: an in-order queue, where what follows waits anyway;
+/* The check, its report in the object's own buffer (s->stats), each
+ * token's entry in s->entries, its end in *done (NULL: an in-order queue, where what follows waits anyway;
  * then its commands need no events between them either). */
 static clpe_status enqueue_check(clpe_program_shared *shared, struct clpe_kv_state *s,
-                                 cl_command_queue queue, const clpe_kv_call *c, cl_mem report,
+                                 cl_command_queue queue, const clpe_kv_call *c,
                                  cl_uint num_events, const cl_event *wait_list, cl_event *done)
 {
     bool ordered = !done;
@@ -330,16 +333,10 @@ static clpe_status enqueue_check(clpe_program_shared *shared, struct clpe_kv_sta
     clpe_status status = clpe__kernel_acquire(shared, CLPE_KERNEL_KV_CHECK_SLOTS, &kernel);
     if (status != CLPE_SUCCESS)
         return status;
-    status = scratch_for(shared->context, c->tokens, sizeof(cl_long), &s->entries,
-                         &s->entries_tokens);
-    if (status != CLPE_SUCCESS) {
-        clpe__kernel_return(shared, CLPE_KERNEL_KV_CHECK_SLOTS, kernel);
-        return status;
-    }
     const clpe_kv_cache_layout *l = &c->cache;
     kv_check_args a = {.slots = c->slots, .slots_base = c->slots_offset,
                        .tokens = (cl_uint)c->tokens, .capacity = l->capacity,
-                       .report = report, .stats = s->stats, .sort_keys = sizeof(cl_ulong),
+                       .report = s->stats, .sort_keys = sizeof(cl_ulong),
                        .table = s->stats, .entries = s->entries,
                        .block_size = l->block_size ? l->block_size : 1,
                        .slot_pitch = l->slot_pitch, .block_pitch = l->block_pitch};
@@ -429,13 +426,18 @@ static clpe_status after_previous(struct clpe_kv_state *s, cl_command_queue queu
     return status;
 }
 
-/* The caller's wait list and gate, and the object's previous calls. */
+/* The caller's wait list, and the object's previous calls. */
 #define WAIT_INLINE 8
 
+/* The check, then the rotation. No gate: the check writes only what the
+ * object keeps (its report, the hash table, the entries), so a call whose
+ * rotation cannot be enqueued after it writes nothing the caller sees; the
+ * rotation, of several launches, holds them behind a gate of its own
+ * (clpe__run_launches). */
 static clpe_status enqueue_call(clpe_rope *rope, struct clpe_kv_state *s,
                                 cl_command_queue queue, const clpe_kv_call *c,
-                                const clpe_launch_grid *grid, const clpe_call_gate *gate,
-                                cl_event *event)
+                                const clpe_launch_grid *grid, cl_uint num_events,
+                                const cl_event *wait_list, cl_event *event)
 {
     clpe_program_shared *shared = rope->shared;
     bool ordered = in_order(queue);
@@ -444,32 +446,37 @@ static clpe_status enqueue_call(clpe_rope *rope, struct clpe_kv_state *s,
     if (status != CLPE_SUCCESS)
         return status;
     cl_event inline_waits[WAIT_INLINE], *waits = inline_waits;
-    cl_uint num_waits = gate->num_events + (prior ? 1 : 0);
+    cl_uint num_waits = num_events + (prior ? 1 : 0);
     if (num_waits > WAIT_INLINE && !(waits = malloc(num_waits * sizeof *waits))) {
         clReleaseEvent(prior);
         return CLPE_ERROR_OUT_OF_HOST_MEMORY;
     }
-    for (cl_uint k = 0; k < gate->num_events; ++k)
-        waits[k] = gate->wait_list[k];
+    for (cl_uint k = 0; k < num_events; ++k)
+        waits[k] = wait_list[k];
     if (prior)
-        waits[gate->num_events] = prior;
-    cl_mem report = c->report ? c->report : s->stats;
+        waits[num_events] = prior;
     cl_event checked = NULL;
     cl_kernel kernel = NULL;
     clpe_kernel_id id = kernel_for(rope, c->cache.dtype);
-    status = enqueue_check(shared, s, queue, c, report, num_waits, waits,
-                           ordered ? NULL : &checked);
-    if (status == CLPE_SUCCESS)
-        status = clpe__kernel_acquire(shared, id, &kernel);
+    /* the rotation's kernel and arguments first: nothing left to fail but
+     * its enqueue once the check is in the queue */
+    status = clpe__kernel_acquire(shared, id, &kernel);
+    kv_launch launch = {.c = c};
     if (status == CLPE_SUCCESS) {
-        kv_launch launch = {.c = c};
-        fixed_args(c, report, s->entries, grid, &launch.a);
-        status = set_rope_kv_args(kernel, &launch.a, false);
-        if (status == CLPE_SUCCESS)
-            status = clpe__run_launches(grid, queue, kernel, set_launch_args, &launch, true,
-                                        checked ? 1 : 0, checked ? &checked : NULL, event);
-        clpe__kernel_return(shared, id, kernel);
+        status = scratch_for(shared->context, c->tokens, sizeof(cl_long), &s->entries,
+                             &s->entries_tokens);
+        fixed_args(c, s->stats, s->entries, grid, &launch.a);
     }
+    if (status == CLPE_SUCCESS)
+        status = set_rope_kv_args(kernel, &launch.a, false);
+    if (status == CLPE_SUCCESS)
+        status = enqueue_check(shared, s, queue, c, num_waits, num_waits ? waits : NULL,
+                               ordered ? NULL : &checked);
+    if (status == CLPE_SUCCESS)
+        status = clpe__run_launches(grid, queue, kernel, set_launch_args, &launch, false,
+                                    checked ? 1 : 0, checked ? &checked : NULL, event);
+    if (kernel)
+        clpe__kernel_return(shared, id, kernel);
     if (checked)
         clReleaseEvent(checked);
     if (prior)
@@ -518,18 +525,14 @@ clpe_status clpe_enqueue_rope_kv(clpe_rope *rope, cl_command_queue queue, size_t
                         &grid.batch_per_launch);
     grid.rows_per_item = shared->shape.rows_per_item;
 
-    clpe_call_gate gate = {NULL, NULL, 0};
     pthread_mutex_lock(&s->lock);
-    status = clpe__gate_open(shared->context, num_events, wait_list, &gate);
-    if (status == CLPE_SUCCESS)
-        status = enqueue_call(rope, s, queue, &c, &grid, &gate, event);
+    status = enqueue_call(rope, s, queue, &c, &grid, num_events, wait_list, event);
     if (status == CLPE_SUCCESS && s->last_queue != queue) {
         clRetainCommandQueue(queue);
         if (s->last_queue)
             clReleaseCommandQueue(s->last_queue);
         s->last_queue = queue;
     }
-    clpe__gate_close(&gate, status);
     pthread_mutex_unlock(&s->lock);
     return status;
 }

@@ -34,6 +34,7 @@
 #define PE_GFN(base) PE_CAT(PE_CAT(base, PE_GL), PE_CAT(_, PE_NAME))
 #define PE_KIND_KV_CACHE global PE_KV_T *
 #define PE_KIND_KV_REPORT global const uint *
+#define PE_KIND_KV_REPORT_OUT global uint *
 
 #ifndef PE_KV_BITS_TYPES
 #define PE_KV_BITS_TYPES
@@ -108,4 +109,5 @@ static inline ushort16 pe_kv_bits16_f32_to_bf16(float16 v) { return pe_bf16_16(v
 #undef PE_GFN
 #undef PE_KIND_KV_CACHE
 #undef PE_KIND_KV_REPORT
+#undef PE_KIND_KV_REPORT_OUT
 #endif

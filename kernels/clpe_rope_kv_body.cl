@@ -336,6 +336,15 @@ PE_INLINE bool PE_KV_FN(pe_kv_aligned)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA))
  * vector shape only). */
 kernel void PE_KV_FN(clpe_rope_kv)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA))
 {
+    if (first && get_global_id(0) == 0 && get_global_id(1) == 0) {
+        uint refused = report[0];
+        if (report_out) {
+            report_out[0] = refused;
+            report_out[1] = report[1];
+        }
+        if (refused)
+            atomic_inc(&stats[PE_KV_STAT_REFUSED_CALLS]);
+    }
 #if PE_GROUPS
     if (PE_KV_FN(pe_kv_aligned)(PE_ROPE_KV_ARGS(PE_ARG_NAME, PE_COMMA))) {
         PE_KV_FN(pe_kv_walk)(PE_ROPE_KV_ARGS(PE_ARG_NAME, PE_COMMA), true);

@@ -151,12 +151,8 @@ kernel void clpe_kv_check_slots(PE_KV_CHECK_ARGS(PE_PARAM, PE_COMMA))
     if (lid == 0 && phase == PE_KV_CHECK_SORT) {
         report[0] = bad_count;
         report[1] = first_bad;
-        if (bad_count)
-            atomic_inc(&stats[PE_KV_STAT_REFUSED_CALLS]);
     } else if (lid == 0 && bad_count) {
-        /* the group that finds the call's first refusal counts the call */
-        if (atomic_add(&report[0], bad_count) == 0)
-            atomic_inc(&stats[PE_KV_STAT_REFUSED_CALLS]);
+        atomic_add(&report[0], bad_count);
         atomic_min(&report[1], first_bad);
     }
 }

@@ -23,7 +23,10 @@
  * columns in twos: a work-item of PE_W pairs rotates those of its pairs
  * below n_pairs and copies the columns [2 i0, 2 i_end) of v and, past
  * rotary_dim, of k (and of q into q_out). Nothing is written when
- * report[0] (written by clpe_kv_check_slots) is not zero.
+ * report[0] (written by clpe_kv_check_slots) is not zero. Work-item (0, 0)
+ * of the first launch passes the report on into report_out and counts a
+ * refused call in stats[PE_KV_STAT_REFUSED_CALLS]: every write the caller
+ * sees is this kernel's.
  */
 #define PE_ROPE_KV_ARGS(X, SEP)                                                          \
     X(Q, OUT, q) SEP()                          /* NULL: no queries */                   \
@@ -34,7 +37,9 @@
     X(VALUE_CACHE, KV_CACHE, value_cache) SEP()                                          \
     X(POSITIONS, POS, positions) SEP()                                                   \
     X(ENTRIES, POS, entries) SEP()              /* clpe_kv_check_slots's */              \
-    X(REPORT, KV_REPORT, report) SEP()                                                   \
+    X(REPORT, KV_REPORT, report) SEP()          /* the check's, the object's own */      \
+    X(REPORT_OUT, KV_REPORT_OUT, report_out) SEP() /* the caller's, or NULL */          \
+    X(STATS, KV_REPORT_OUT, stats) SEP()        /* the object's counters */              \
     X(TW_HI, TWH, tw_hi) SEP()                                                           \
     X(TW_LO, TWL, tw_lo) SEP()                                                           \
     X(Q_BASE, U64, q_base) SEP()                /* elements to this launch's first token */ \
@@ -65,6 +70,7 @@
     X(STRIDE, U32, stride) SEP()                                                         \
     X(INVERSE, U32, inverse) SEP()                                                       \
     X(ROWS, U32, rows) SEP()                                                             \
+    X(FIRST, U32, first) SEP()                  /* 1: the launch of token 0 */           \
     X(ROWS_PER_ITEM, U32, rows_per_item) SEP()                                           \
     X(POS_SOURCE, U32, pos_source)
 
@@ -73,8 +79,10 @@ enum pe_rope_kv_arg { PE_ROPE_KV_ARGS(PE_ROPE_KV_ENUM_ENTRY, PE_COMMA), PE_ROPE_
 
 /* clpe_kv_check_slots: finds the tokens whose slot is out of [-1,
  * capacity) or equals an earlier token's, and writes report[0] (how many)
- * and report[1] (the first of them, or 0xFFFFFFFF); a call refused adds 1
- * to stats[PE_KV_STAT_REFUSED_CALLS]. Its phase says how:
+ * and report[1] (the first of them, or 0xFFFFFFFF) into the object's own
+ * buffer, which nothing outside the library sees (the rotation passes the
+ * report on), so a call whose rotation cannot be enqueued after its check
+ * still writes nothing the caller sees. Its phase says how:
  *  - PE_KV_CHECK_SORT: one work-group sorts the (slot, token) pairs in
  *    sort_keys, local memory of sort_size ulongs (a power of two >=
  *    tokens; capacity <= 2^32), the whole check in one launch;
@@ -98,7 +106,6 @@ enum pe_rope_kv_arg { PE_ROPE_KV_ARGS(PE_ROPE_KV_ENUM_ENTRY, PE_COMMA), PE_ROPE_
     X(TOKENS, U32, tokens) SEP()                                                         \
     X(CAPACITY, U64, capacity) SEP()            /* num_blocks * block_size */            \
     X(REPORT_OUT, KV_REPORT_OUT, report) SEP()                                           \
-    X(STATS, KV_REPORT_OUT, stats) SEP()        /* the object's counters */              \
     X(PHASE, U32, phase) SEP()                                                           \
     X(SORT_KEYS, KV_LOCAL, sort_keys) SEP()                                              \
     X(SORT_SIZE, U32, sort_size) SEP()                                                   \
