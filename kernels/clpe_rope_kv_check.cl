@@ -90,15 +90,13 @@ static inline void pe_kv_claim(global const long *all, uint t, ulong capacity,
     long slot = all[t];
     if (slot < 0 || (ulong)slot >= capacity)
         return;
-    for (uint h = pe_kv_hash(slot, mask);; h = (h + 1) & mask) {
-        uint old = atomic_cmpxchg(&table[h], PE_KV_EMPTY, t);
-        if (old == PE_KV_EMPTY)
-            return;
-        if (all[old] == slot) {
-            atomic_min(&table[h], t);
-            return;
-        }
+    uint h = pe_kv_hash(slot, mask), old = atomic_cmpxchg(&table[h], PE_KV_EMPTY, t);
+    while (old != PE_KV_EMPTY && all[old] != slot) {
+        h = (h + 1) & mask;
+        old = atomic_cmpxchg(&table[h], PE_KV_EMPTY, t);
     }
+    if (old != PE_KV_EMPTY)
+        atomic_min(&table[h], t);
 }
 
 /* Whether token t is refused: its slot out of range, or its slot's entry
@@ -112,13 +110,15 @@ static inline bool pe_kv_refused(global const long *all, uint t, ulong capacity,
         return true;
     if (slot < 0)
         return false;
-    for (uint h = pe_kv_hash(slot, mask);; h = (h + 1) & mask) {
-        uint owner = table[h];
-        if (owner == PE_KV_EMPTY)
-            return true; /* unreachable after CLAIM: refuse rather than write */
-        if (all[owner] == slot)
-            return owner != t;
+    /* one exit, after the loop (an exit from inside it came out wrong for
+     * some lanes on Rusticl's llvmpipe); an empty entry is unreachable
+     * after CLAIM, and refuses rather than writes */
+    uint h = pe_kv_hash(slot, mask), owner = table[h];
+    while (owner != PE_KV_EMPTY && all[owner] != slot) {
+        h = (h + 1) & mask;
+        owner = table[h];
     }
+    return owner != t;
 }
 
 kernel void clpe_kv_check_slots(PE_KV_CHECK_ARGS(PE_PARAM, PE_COMMA))
