@@ -82,7 +82,7 @@ static cl_int set_table(cl_kernel kernel, const kv_arg *table, cl_uint count, ui
 /* The rotation's arguments that change from launch to launch. */
 static const uint64_t per_launch =
     BIT(Q_BASE) | BIT(Q_OUT_BASE) | BIT(K_BASE) | BIT(V_BASE) | BIT(POSITIONS_BASE) |
-    BIT(ENTRIES_BASE) | BIT(START) | BIT(ROWS) | BIT(FIRST);
+    BIT(ENTRIES_BASE) | BIT(SLOTS_BASE) | BIT(START) | BIT(ROWS) | BIT(FIRST);
 _Static_assert(PE_ROPE_KV_ARG_COUNT <= 64 && PE_KV_CHECK_ARG_COUNT <= 64, "skip masks are 64-bit");
 
 static cl_int set_rope_kv_args(cl_kernel kernel, const rope_kv_args *a, bool launch)
@@ -124,6 +124,7 @@ static cl_int set_launch_args(cl_kernel kernel, const void *launch, size_t s0, s
                        : pos->source == CLPE_POSITIONS_PER_SEQUENCE ? pos->offset
                                                                     : 0;
     a.entries_base = s0;
+    a.slots_base = c->slots_offset + s0;
     /* positions wrap modulo 2^64 like the kernels' arithmetic */
     a.start = pos->source == CLPE_POSITIONS_START ? (cl_long)((uint64_t)pos->start + s0)
                                                   : (cl_long)s0;
@@ -142,7 +143,7 @@ static cl_uint entry_align(size_t pitches)
     return align;
 }
 
-static void fixed_args(const clpe_kv_call *c, cl_mem stats, cl_mem entries,
+static void fixed_args(const clpe_kv_call *c, cl_mem stats, cl_mem entries, bool inline_check,
                        const clpe_launch_grid *grid, rope_kv_args *a)
 {
     const clpe_rope *rope = c->rope;
@@ -171,7 +172,10 @@ static void fixed_args(const clpe_kv_call *c, cl_mem stats, cl_mem entries,
         .head_dim = rope->cfg.head_dim, .n_pairs = rope->n_pairs,
         .partner = half_split ? rope->n_pairs : 1, .stride = half_split ? 1 : 2,
         .inverse = c->inverse, .rows_per_item = grid->rows_per_item,
-        .pos_source = (cl_uint)c->positions.source};
+        .pos_source = (cl_uint)c->positions.source, .inline_check = inline_check,
+        .slots = c->slots, .call_slots_base = c->slots_offset, .call_tokens = (cl_uint)c->tokens,
+        .capacity = l->capacity, .block_size = l->block_size ? l->block_size : 1,
+        .slot_pitch = l->slot_pitch, .block_pitch = l->block_pitch};
 }
 
 /* ---- the object's slot-check state ---- */
@@ -192,7 +196,8 @@ struct clpe_kv_state {
     cl_command_queue last_queue;    /* the last call's queue: a call on another waits for it */
     size_t check_group;             /* clpe_kv_check_slots's work-group limit */
     cl_ulong local_mem;             /* the device's local memory */
-    unsigned path;                  /* CLPE_KV_SLOT_CHECK: 0 chosen by size, 1 sort, 2 hash */
+    unsigned path;                  /* CLPE_KV_SLOT_CHECK: 0 chosen by size, 1 sort, 2 hash,
+                                       3 in the rotation */
 };
 
 void clpe__kv_state_release(struct clpe_kv_state *s)
@@ -221,7 +226,7 @@ static clpe_status state_make(clpe_rope *rope, struct clpe_kv_state **out)
         free(s);
         return CLPE_ERROR_OUT_OF_HOST_MEMORY;
     }
-    s->path = (unsigned)clpe__knob("CLPE_KV_SLOT_CHECK", 0, 2, 0);
+    s->path = (unsigned)clpe__knob("CLPE_KV_SLOT_CHECK", 0, 3, 0);
     cl_uint zero[4] = {0, 0, 0, 0};
     cl_int err = CL_SUCCESS;
     s->stats = clCreateBuffer(shared->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
@@ -281,6 +286,16 @@ static clpe_status state_of(clpe_rope *rope, struct clpe_kv_state **out)
 #define SORT_TOKENS_MAX 128
 #define SORT_TOKENS_FORCED_MAX 4096
 #define HASH_GROUP 64
+
+/* Whether the rotation checks the slots itself (no check before it): a
+ * small call, when the size chooses (one command where a check of its own
+ * costs more host time than the check does device time), and up to eight
+ * times that when the knob forces it. */
+static bool check_inline(const struct clpe_kv_state *s, const clpe_kv_call *c)
+{
+    return (s->path == 0 && c->tokens <= PE_KV_INLINE_TOKENS_MAX) ||
+           (s->path == 3 && c->tokens <= 8 * PE_KV_INLINE_TOKENS_MAX);
+}
 
 /* Sort keys (a power of two >= tokens) for the sort path, or 0 where the
  * hash table takes the call: forced by the knob, past the sort's token
@@ -460,19 +475,23 @@ static clpe_status enqueue_call(clpe_rope *rope, struct clpe_kv_state *s,
     clpe_kernel_id id = kernel_for(rope, c->cache.dtype);
     /* the rotation's kernel and arguments first: nothing left to fail but
      * its enqueue once the check is in the queue */
+    bool inline_check = check_inline(s, c);
     status = clpe__kernel_acquire(shared, id, &kernel);
     kv_launch launch = {.c = c};
-    if (status == CLPE_SUCCESS) {
+    if (status == CLPE_SUCCESS && !inline_check)
         status = scratch_for(shared->context, c->tokens, sizeof(cl_long), &s->entries,
                              &s->entries_tokens);
-        fixed_args(c, s->stats, s->entries, grid, &launch.a);
-    }
-    if (status == CLPE_SUCCESS)
+    if (status == CLPE_SUCCESS) {
+        fixed_args(c, s->stats, s->entries, inline_check, grid, &launch.a);
         status = set_rope_kv_args(kernel, &launch.a, false);
-    if (status == CLPE_SUCCESS)
+    }
+    if (status == CLPE_SUCCESS && !inline_check)
         status = enqueue_check(shared, s, queue, c, num_waits, num_waits ? waits : NULL,
                                ordered ? NULL : &checked);
-    if (status == CLPE_SUCCESS)
+    if (status == CLPE_SUCCESS && inline_check)
+        status = clpe__run_launches(grid, queue, kernel, set_launch_args, &launch, false,
+                                    num_waits, num_waits ? waits : NULL, event);
+    else if (status == CLPE_SUCCESS)
         status = clpe__run_launches(grid, queue, kernel, set_launch_args, &launch, false,
                                     checked ? 1 : 0, checked ? &checked : NULL, event);
     if (kernel)

@@ -772,10 +772,12 @@ typedef struct clpe_kv_cache {
  *    call has), [1] the first of them (0xFFFFFFFF when none);
  *  - always, report or not, in the object's count of refused calls,
  *    clpe_rope_kv_refused_calls.
- * The check takes time linear in tokens at any size: a small call sorts
- * its (slot, token) pairs in one work-group's local memory, a larger one
- * claims each slot in a hash table of 2 * tokens entries or more that the
- * object keeps (grown by the call that needs it). Because the object keeps
+ * The check takes time linear in tokens at any size: the rotation itself
+ * checks the slots of a call of a few tokens (one command, as
+ * clpe_enqueue_rope is), a small call sorts its (slot, token) pairs in one
+ * work-group's local memory, a larger one claims each slot in a hash table
+ * of 2 * tokens entries or more that the object keeps (grown by the call
+ * that needs it). Because the object keeps
  * that table and the report of calls without one, its KV calls run one
  * after another on the device: each waits for the end of the object's
  * previous call, on whatever queue (in one in-order queue that costs

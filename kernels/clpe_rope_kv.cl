@@ -49,6 +49,45 @@ typedef ushort16 pe_bitsv_f16;
 typedef ushort16 pe_bitsv_bf16;
 typedef ulong8 pe_bitsv_f64;
 #define PE_ARG_NAME(NAME, KIND, name) name
+
+/* A token's slot out of [-1, capacity). */
+static inline bool pe_kv_slot_out(long slot, ulong capacity)
+{
+    return slot < -1 || (slot >= 0 && (ulong)slot >= capacity);
+}
+
+/* Token t's cache entry, in elements from slot 0 (-1: none, or a slot
+ * out of range: the call is refused then). */
+static inline long pe_kv_entry(long slot, ulong capacity, ulong block_size, ulong slot_pitch,
+                               ulong block_pitch)
+{
+    if (slot < 0 || (ulong)slot >= capacity)
+        return -1;
+    ulong block = (ulong)slot / block_size, within = (ulong)slot % block_size;
+    return (long)(block * block_pitch + within * slot_pitch);
+}
+
+/* The verdict on a small call's slots, taken by every work-item of the
+ * rotation itself (INLINE_CHECK): how many tokens are refused (a slot out
+ * of range, or one an earlier token has) and the first of them. Each slot
+ * is compared with every earlier one, n^2 / 2 compares, which is less than
+ * a launch of its own up to PE_KV_INLINE_TOKENS_MAX tokens. */
+static inline void pe_kv_check_inline(global const long *all, uint tokens, ulong capacity,
+                                      uint *refused, uint *first)
+{
+    *refused = 0;
+    *first = 0xFFFFFFFFu;
+    for (uint t = 0; t < tokens; ++t) {
+        long slot = all[t];
+        bool bad = pe_kv_slot_out(slot, capacity);
+        for (uint u = 0; u < t && !bad && slot >= 0; ++u)
+            bad = all[u] == slot;
+        if (bad) {
+            *refused += 1;
+            *first = min(*first, t);
+        }
+    }
+}
 /* A store of a whole aligned vector into the cache, which nothing reads
  * soon: on x86 (PoCL) a non-temporal store, so the line is not first read
  * for ownership (the copy a fused call replaces, memcpy, streams its

@@ -179,7 +179,7 @@ PE_INLINE void PE_KV_FN(pe_kv_walk)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA), bool al
     uint i0 = (uint)get_global_id(0) * PE_W;
     uint s_begin = (uint)get_global_id(1) * rows_per_item;
     uint n_cols = (head_dim + 1) / 2; /* columns counted in twos */
-    if (i0 >= n_cols || s_begin >= rows || report[0] != 0)
+    if (i0 >= n_cols || s_begin >= rows)
         return;
     uint s_stop = s_begin + min(rows_per_item, rows - s_begin);
     uint i_rot = max(i0, min(i0 + PE_W, n_pairs)); /* pairs [i0, i_rot) rotated */
@@ -215,7 +215,9 @@ PE_INLINE void PE_KV_FN(pe_kv_walk)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA), bool al
                   : pos_source == PE_POS_START ? (ulong)start + s
                                                : (ulong)positions[positions_base] +
                                                      (ulong)start + s;
-        long entry = entries[entries_base + s];
+        long entry = inline_check ? pe_kv_entry(slots[slots_base + s], capacity, block_size,
+                                                slot_pitch, block_pitch)
+                                  : entries[entries_base + s];
         global const PE_T *qrow = q ? q + (q_base + s * q_row_pitch) : 0;
         global PE_T *qdrow = q ? q_dst + (qd_base + s * qd_row_pitch) : 0;
         global const PE_T *krow = k + (k_base + s * k_row_pitch);
@@ -336,15 +338,24 @@ PE_INLINE bool PE_KV_FN(pe_kv_aligned)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA))
  * vector shape only). */
 kernel void PE_KV_FN(clpe_rope_kv)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA))
 {
+    uint refused, first_refused;
+    if (inline_check) {
+        pe_kv_check_inline(slots + call_slots_base, call_tokens, capacity, &refused,
+                           &first_refused);
+    } else {
+        refused = report[0];
+        first_refused = report[1];
+    }
     if (first && get_global_id(0) == 0 && get_global_id(1) == 0) {
-        uint refused = report[0];
         if (report_out) {
             report_out[0] = refused;
-            report_out[1] = report[1];
+            report_out[1] = first_refused;
         }
         if (refused)
             atomic_inc(&stats[PE_KV_STAT_REFUSED_CALLS]);
     }
+    if (refused)
+        return; /* a bad slot: nothing written */
 #if PE_GROUPS
     if (PE_KV_FN(pe_kv_aligned)(PE_ROPE_KV_ARGS(PE_ARG_NAME, PE_COMMA))) {
         PE_KV_FN(pe_kv_walk)(PE_ROPE_KV_ARGS(PE_ARG_NAME, PE_COMMA), true);

@@ -3,29 +3,12 @@
  * (clpe_kv_check_slots, clpe_rope_kv_interface.h says how), which runs
  * before the rotation (clpe_rope_kv.cl) and tells it, through the report,
  * whether to write anything. Included by clpe_kernels.cl once, in rotary
- * builds.
+ * builds, after clpe_rope_kv.cl (pe_kv_slot_out, pe_kv_entry).
  */
 
 #define PE_KIND_KV_REPORT_OUT global uint *
 #define PE_KIND_KV_LOCAL local ulong *
 #define PE_KIND_KV_ENTRIES_OUT global long *
-
-/* A token's slot out of [-1, capacity). */
-static inline bool pe_kv_slot_out(long slot, ulong capacity)
-{
-    return slot < -1 || (slot >= 0 && (ulong)slot >= capacity);
-}
-
-/* Token t's cache entry, in elements from slot 0 (-1: none, or a slot
- * out of range: the call is refused then). */
-static inline long pe_kv_entry(long slot, ulong capacity, ulong block_size, ulong slot_pitch,
-                               ulong block_pitch)
-{
-    if (slot < 0 || (ulong)slot >= capacity)
-        return -1;
-    ulong block = (ulong)slot / block_size, within = (ulong)slot % block_size;
-    return (long)(block * block_pitch + within * slot_pitch);
-}
 
 /* The first entry of a slot's probe sequence: Fibonacci hashing of the
  * 64-bit slot, so consecutive slots (a contiguous or a paged cache fills

@@ -26,7 +26,10 @@
  * report[0] (written by clpe_kv_check_slots) is not zero. Work-item (0, 0)
  * of the first launch passes the report on into report_out and counts a
  * refused call in stats[PE_KV_STAT_REFUSED_CALLS]: every write the caller
- * sees is this kernel's.
+ * sees is this kernel's. With inline_check (small calls: at most
+ * PE_KV_INLINE_TOKENS_MAX tokens) no check runs before: every work-item
+ * checks all call_tokens slots itself (pe_kv_check_inline) and finds its
+ * tokens' entries from their slots, one command in all, as rotation is.
  */
 #define PE_ROPE_KV_ARGS(X, SEP)                                                          \
     X(Q, OUT, q) SEP()                          /* NULL: no queries */                   \
@@ -54,6 +57,15 @@
     X(VALUE_OFFSET, U64, value_offset) SEP()                                             \
     X(CACHE_HEAD_PITCH, U64, cache_head_pitch) SEP()                                     \
     X(ENTRY_ALIGN, U32, entry_align) SEP()      /* a power of two dividing every entry */ \
+    X(INLINE_CHECK, U32, inline_check) SEP()    /* 1: no check before; see below */      \
+    X(SLOTS, POS, slots) SEP()                  /* the call's slots ... */               \
+    X(CALL_SLOTS_BASE, U64, call_slots_base) SEP() /* ... from this element */          \
+    X(SLOTS_BASE, U64, slots_base) SEP()        /* this launch's first token's */        \
+    X(CALL_TOKENS, U32, call_tokens) SEP()                                               \
+    X(CAPACITY, U64, capacity) SEP()                                                     \
+    X(BLOCK_SIZE, U64, block_size) SEP()                                                 \
+    X(SLOT_PITCH, U64, slot_pitch) SEP()                                                 \
+    X(BLOCK_PITCH, U64, block_pitch) SEP()                                               \
     X(Q_HEADS, U32, q_heads) SEP()                                                       \
     X(Q_HEAD_PITCH, U32, q_head_pitch) SEP()                                             \
     X(Q_ROW_PITCH, U32, q_row_pitch) SEP()                                               \
@@ -100,6 +112,7 @@ enum pe_rope_kv_arg { PE_ROPE_KV_ARGS(PE_ROPE_KV_ENUM_ENTRY, PE_COMMA), PE_ROPE_
 #define PE_KV_CHECK_VERIFY 2
 #define PE_KV_EMPTY 0xFFFFFFFFu
 #define PE_KV_STAT_REFUSED_CALLS 2
+#define PE_KV_INLINE_TOKENS_MAX 32
 #define PE_KV_CHECK_ARGS(X, SEP)                                                         \
     X(SLOTS, POS, slots) SEP()                                                           \
     X(SLOTS_BASE, U64, slots_base) SEP()                                                 \

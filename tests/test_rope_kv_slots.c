@@ -1,7 +1,8 @@
 /*
  * test_rope_kv_slots.c - the slot check of clpe_enqueue_rope_kv on each of
  * its paths (CLPE_KV_SLOT_CHECK: 1 the one-work-group sort, 2 the hash
- * table, 0 chosen by size), small and past what local memory holds: a
+ * table, 3 inside the rotation, 0 chosen by size), small and past what
+ * local memory holds: a
  * repeated slot and a slot out of range at the first, a middle and the
  * last token are refused with the report saying which, nothing is
  * written, and the refusal is counted whether or not the call has a
@@ -242,10 +243,21 @@ Test(rope_kv_slots, hash_path)
     check_path(2, 70000); /* past what the sort's local memory holds on PoCL */
 }
 
+Test(rope_kv_slots, inline_path) /* every work-item of the rotation */
+{
+    check_path(3, 12);
+    check_path(3, 200);
+}
+
+/* 12 tokens in the rotation, 100 by the sort, 70,000 by the hash table;
+ * launches of 3 tokens, each checking the whole call */
 Test(rope_kv_slots, path_chosen_by_size)
 {
     check_path(0, 12);
+    check_path(0, 100);
     check_path(0, 70000);
+    setenv("CLPE_MAX_LAUNCH_ROWS", "3", 1);
+    check_path(0, 12);
 }
 
 /* A refused call without a report buffer is counted; the count restarts
