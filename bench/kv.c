@@ -13,36 +13,17 @@
  *    first one's slot, so nothing is rotated or written) on each path of
  *    CLPE_KV_SLOT_CHECK, against clpe_enqueue_rope of the same tokens; the
  *    figure is check / rope.
- * Wall clock, clFinish included, best of the calls of a round.
+ * Wall clock (timing.c), clFinish included, best of the calls of a round.
  */
 #include "clpe.h"
+#include "timing.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define MAX_LIST 16
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return n ? (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2])) : 0.0;
-}
 
 typedef struct kv_options {
     const char *device;
@@ -203,7 +184,7 @@ static cl_int best_of(const kv_env *e, const kv_problem *p, clpe_dtype dtype, kv
 {
     *best = 1e30;
     for (size_t c = 0; c < calls; ++c) {
-        double t0 = now();
+        double t0 = bench_now();
         cl_int err = op == OP_ROPE_KV     ? run_rope_kv(e, p, dtype)
                      : op == OP_ROPE_COPY ? run_rope_copy(e, p)
                                           : run_rope(e, p);
@@ -211,7 +192,7 @@ static cl_int best_of(const kv_env *e, const kv_problem *p, clpe_dtype dtype, kv
             err = clFinish(e->queue);
         if (err != CL_SUCCESS)
             return err;
-        double t = now() - t0;
+        double t = bench_now() - t0;
         if (t < *best)
             *best = t;
     }
@@ -303,8 +284,8 @@ static int fused(const kv_env *e, const kv_options *o)
                 return 1;
             }
             printf("  %-5s %7zu  %10.2f  %12.2f  %6.3f\n", types[k].name, o->tokens[n],
-                   1e3 * median(fused_s, rounds), 1e3 * median(pair_s, rounds),
-                   median(ratio, rounds));
+                   1e3 * bench_median(fused_s, rounds), 1e3 * bench_median(pair_s, rounds),
+                   bench_median(ratio, rounds));
             free_problem(&p);
         }
     }
@@ -362,9 +343,9 @@ static int slots(const kv_env *e, const kv_options *o)
             return 1;
         }
         printf("  %8zu  %8.3f  %8.3f %8.3f %8.3f   %6.3f %6.3f %6.3f\n", o->slot_tokens[n],
-               1e3 * median(rope_s, rounds), 1e3 * median(check_s[0], rounds),
-               1e3 * median(check_s[1], rounds), 1e3 * median(check_s[2], rounds),
-               median(ratio[0], rounds), median(ratio[1], rounds), median(ratio[2], rounds));
+               1e3 * bench_median(rope_s, rounds), 1e3 * bench_median(check_s[0], rounds),
+               1e3 * bench_median(check_s[1], rounds), 1e3 * bench_median(check_s[2], rounds),
+               bench_median(ratio[0], rounds), bench_median(ratio[1], rounds), bench_median(ratio[2], rounds));
         free_problem(&p);
     }
     return 0;

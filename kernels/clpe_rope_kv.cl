@@ -18,20 +18,7 @@
  */
 #if PE_OPS_ROPE
 #define PE_W PE_ROPE_PAIRS
-#define PE_FN(base) PE_CAT(base, PE_CAT(_, PE_NAME))
-#if PE_WIDE
-#define PE_TWL ulong
-#define PE_ODO pe_odo128
-#define PE_SINCOS_AT pe_sincos_at128
-#else
-#define PE_TWL uint
-#define PE_ODO pe_odo96
-#define PE_SINCOS_AT pe_sincos_at
-#endif
-#define PE_ODO_FN(name) PE_CAT(PE_ODO, PE_CAT(_, name))
-#define PE_GODO_FN(name) PE_CAT(PE_GODO, PE_CAT(_, name))
-#define PE_GV PE_CAT(PE_R, PE_GL)
-#define PE_GFN(base) PE_CAT(PE_CAT(base, PE_GL), PE_CAT(_, PE_NAME))
+#include "clpe_rope_type.h"
 #define PE_KIND_KV_CACHE global PE_KV_T *
 #define PE_KIND_KV_REPORT global const uint *
 #define PE_KIND_KV_REPORT_OUT global uint *
@@ -138,14 +125,7 @@ static inline ushort16 pe_kv_bits16_f32_to_bf16(float16 v) { return pe_bf16_16(v
 #endif
 
 #undef PE_W
-#undef PE_FN
-#undef PE_TWL
-#undef PE_ODO
-#undef PE_SINCOS_AT
-#undef PE_ODO_FN
-#undef PE_GODO_FN
-#undef PE_GV
-#undef PE_GFN
+#include "clpe_rope_type_clear.h"
 #undef PE_KIND_KV_CACHE
 #undef PE_KIND_KV_REPORT
 #undef PE_KIND_KV_REPORT_OUT
