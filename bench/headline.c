@@ -46,7 +46,7 @@ size_t headlines_compute(const results *res, const options *o, headline *out)
     size_t n = 0;
     for (size_t s = 0; s < sizeof RATIOS / sizeof RATIOS[0]; s++) {
         const ratio_spec *spec = &RATIOS[s];
-        for (size_t k = 0; k < BENCH_N_DTYPES && n < HEADLINE_MAX - 1; k++) {
+        for (size_t k = 0; k < BENCH_N_DTYPES && n < HEADLINE_MAX - 2; k++) {
             const dtype_info *dt = &BENCH_DTYPES[k];
             if (!listed(spec->dtypes, dt->name) || !(o->dtype_mask & (1u << k)))
                 continue;
@@ -78,6 +78,27 @@ size_t headlines_compute(const results *res, const options *o, headline *out)
         h->denominator = "";
         h->value = c->median_s * 1e6;
         h->target = 10.0;
+        h->at_most = 1;
+    }
+    /* rotation into a KV cache costs the host at most 5 us more than rotation */
+    const cost_row *rope = NULL, *kv = NULL;
+    for (size_t i = 0; i < res->n_costs; i++) {
+        const cost_row *c = &res->costs[i];
+        if (c->skipped || c->status != CL_SUCCESS)
+            continue;
+        if (strcmp(c->op->label, "rope") == 0)
+            rope = c;
+        else if (strcmp(c->op->label, "rope-kv") == 0)
+            kv = c;
+    }
+    if (rope && kv) {
+        headline *h = &out[n++];
+        snprintf(h->what, sizeof h->what, "f32 rope-kv enqueue cost over rope, us");
+        h->dtype = "f32";
+        h->numerator = "rope-kv";
+        h->denominator = "rope";
+        h->value = (kv->median_s - rope->median_s) * 1e6;
+        h->target = 5.0;
         h->at_most = 1;
     }
     return n;

@@ -302,32 +302,50 @@ static int run_dtype(run_state *s, const dtype_info *dt, clpe_encoder *base)
     return rc;
 }
 
-/* Host cost of one enqueue call: small enough (4 rows) that the device
- * keeps up and the queue never blocks the host, large enough to be a real
- * launch. */
+/* Host cost of one enqueue call: small enough (4 rows; for rotary, 4
+ * tokens of the rotary shape) that the device keeps up and the queue never
+ * blocks the host, large enough to be a real launch. Every row operation,
+ * and every rotary entry point when rope or rope-kv is measured: rotation,
+ * the cos/sin cache, rotation into a KV cache. */
 static int measure_costs(run_state *s, clpe_encoder *enc)
 {
-    static const char *const labels[] = {"opencl-launch", "table", "add", "add-out", "gather"};
+    static const char *const labels[] = {"opencl-launch", "table", "add",       "add-out",
+                                         "gather",        "rope",  "rope-cache", "rope-kv"};
     size_t seq = s->opt->seq < 4 ? s->opt->seq : 4;
-    int any = 0;
-    for (size_t k = 1; k < sizeof labels / sizeof labels[0]; k++)
+    int rotary = options_wants_op(s->opt, "rope", "rope") ||
+                  options_wants_op(s->opt, "rope-kv", "rope-kv");
+    int any = rotary;
+    for (size_t k = 1; k < 5; k++)
         any |= options_wants_op(s->opt, labels[k], labels[k]);
     if (!any)
         return 0;
+    char why[200] = "";
+    clpe_rope *rope = rotary ? make_rope(s, enc, &BENCH_DTYPES[0], why, sizeof why) : NULL;
     report_costs_header(seq, s->opt->d, s->opt->calls);
-    for (size_t k = 0; k < sizeof labels / sizeof labels[0]; k++) {
-        const op_def *def = &BENCH_RAW_LAUNCH;
-        for (size_t i = 0; i < BENCH_N_OPS; i++)
+    int rc = 0;
+    for (size_t k = 0; k < sizeof labels / sizeof labels[0] && rc == 0; k++) {
+        const op_def *def = k == 0 ? &BENCH_RAW_LAUNCH : NULL;
+        for (size_t i = 0; i < BENCH_N_OPS && !def; i++)
             if (strcmp(BENCH_OPS[i].label, labels[k]) == 0)
                 def = &BENCH_OPS[i];
-        if (k > 0 && !options_wants_op(s->opt, def->family, def->label))
+        if (!def)
+            def = &BENCH_ROPE_CACHE;
+        if (def->rotary ? !rotary : k > 0 && !options_wants_op(s->opt, def->family, def->label))
             continue;
-        op_ctx o = {.def = def, .env = &s->env, .dt = &BENCH_DTYPES[0], .enc = enc,
-                    .batch = 1, .seq = seq, .d = s->opt->d};
-        if (op_prepare(&o, NULL) != CL_SUCCESS)
-            return -1;
+        op_ctx o = bind_op(s, def, &BENCH_DTYPES[0], enc, rope, seq);
+        o.batch = 1;
         cost_row *c = &s->res.costs[s->res.n_costs++];
-        *c = (cost_row){.op = def, .rows = seq, .d = s->opt->d, .calls = s->opt->calls};
+        *c = (cost_row){.op = def, .rows = seq, .d = o.d, .calls = s->opt->calls};
+        if (def->rotary && !rope) {
+            c->status = CLPE_ERROR_UNSUPPORTED_DTYPE;
+            c->skipped = 1;
+            report_cost(c);
+            continue;
+        }
+        if (op_prepare(&o, NULL) != CL_SUCCESS) {
+            rc = -1;
+            break;
+        }
         c->status = bench_enqueue_cost(s->env.host_queue, op_enqueue, &o, s->opt->calls,
                                        s->opt->repeats, &c->median_s, &c->min_s, &c->max_s);
         op_release(&o);
@@ -338,7 +356,8 @@ static int measure_costs(run_state *s, clpe_encoder *enc)
         }
         report_cost(c);
     }
-    return 0;
+    clpe_rope_release(rope);
+    return rc;
 }
 
 int main(int argc, char **argv)

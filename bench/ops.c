@@ -223,6 +223,14 @@ static cl_int enqueue_rope(const op_ctx *o, cl_command_queue q, cl_event *ev)
     return clpe_enqueue_rope(o->rope, q, o->batch, o->seq, &qt, &kt, NULL, 0, 0, NULL, ev);
 }
 
+/* The cos/sin cache of seq rows from position 0, into rope-table's buffers. */
+static cl_int enqueue_rope_cache(const op_ctx *o, cl_command_queue q, cl_event *ev)
+{
+    clpe_tensor cos = {.buffer = o->env->rope_cos, .row_pitch = o->head_dim};
+    clpe_tensor sin = {.buffer = o->env->rope_sin, .row_pitch = o->head_dim};
+    return clpe_enqueue_rope_cache(o->rope, q, 0, o->batch * o->seq, &cos, &sin, 0, NULL, ev);
+}
+
 /* Rotary into a KV cache, on the rotary shape: queries in x (rotated in
  * place), keys [batch * seq, kv_heads, head_dim] at the start of y and
  * values right after them, and the two caches after those, contiguous
@@ -363,6 +371,10 @@ const op_def BENCH_RAW_LAUNCH = {.label = "opencl-launch", .family = "opencl-lau
                                  .role = OP_ROLE_LIMIT, .width = 1,
                                  .program = OP_PROGRAM_STREAMS, .kernel = "stream",
                                  .elem_bytes = 2, .enqueue = enqueue_raw_launch};
+
+const op_def BENCH_ROPE_CACHE = {.label = "rope-cache", .family = "rope-cache",
+                                 .role = OP_ROLE_CLPE, .width = 1, .elem_bytes = 1,
+                                 .rotary = 1, .enqueue = enqueue_rope_cache};
 
 int ops_family_role(const char *family)
 {

@@ -78,6 +78,10 @@ extern const size_t BENCH_N_OPS;
  * library launch must at least do, for the host cost comparison. */
 extern const op_def BENCH_RAW_LAUNCH;
 
+/* clpe_enqueue_rope_cache, for the host cost of every rotary entry point
+ * (no line of its own in the tables). */
+extern const op_def BENCH_ROPE_CACHE;
+
 /* The role of the operations of a family; -1 for an unknown family. */
 int ops_family_role(const char *family);
 

@@ -36,7 +36,7 @@ typedef struct cost_row {
     double median_s, min_s, max_s;
 } cost_row;
 
-#define RESULTS_MAX_COSTS 8
+#define RESULTS_MAX_COSTS 12
 
 typedef struct results {
     row *rows;

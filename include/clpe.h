@@ -776,13 +776,25 @@ typedef struct clpe_kv_cache {
  * rotated as every other). Every slot must be -1 or in [0, num_blocks *
  * block_size), and no slot may appear twice in one call. The device checks
  * that before anything is written: a call with a bad slot writes nothing,
- * neither q nor the cache (its event still completes normally), and says so
- * in report when that is given: two uint32 the call writes, [0] the number
- * of tokens refused (a slot out of range, or one an earlier token of the
- * call has), [1] the first of them (0xFFFFFFFF when none). The check runs
- * in one work-group before the rotation: it sorts the (slot, token) pairs
- * in local memory (tokens * 8 bytes, rounded up to a power of two), or,
- * where they do not fit, compares each slot with every earlier one. */
+ * neither q nor the cache (its event still completes normally: the slots
+ * are data on the device, and an enqueue call never waits for them).
+ * A refused call is visible two ways:
+ *  - in report, when given: two uint32 the call writes, [0] the number of
+ *    tokens refused (a slot out of range, or one an earlier token of the
+ *    call has), [1] the first of them (0xFFFFFFFF when none);
+ *  - always, report or not, in the object's count of refused calls,
+ *    clpe_rope_kv_refused_calls.
+ * The check takes time linear in tokens at any size: the rotation itself
+ * checks the slots of a call of a few tokens (one command, as
+ * clpe_enqueue_rope is), a small call sorts its (slot, token) pairs in one
+ * work-group's local memory, a larger one claims each slot in a hash table
+ * of 2 * tokens entries or more that the object keeps (grown by the call
+ * that needs it). Because the object keeps
+ * that table and the report of calls without one, its KV calls run one
+ * after another on the device: each waits for the end of the object's
+ * previous call, on whatever queue (in one in-order queue that costs
+ * nothing; calls on several queues at once need one object per queue to
+ * overlap). */
 typedef struct clpe_kv_slots {
     cl_mem buffer;        /* required: int64 slots */
     size_t offset;        /* bytes; a multiple of 8 */
@@ -815,6 +827,15 @@ CLPE_API clpe_status clpe_enqueue_rope_kv(clpe_rope *rope, cl_command_queue queu
                                           const clpe_positions *positions, uint32_t flags,
                                           cl_uint num_events_in_wait_list,
                                           const cl_event *event_wait_list, cl_event *event);
+
+/* The calls of clpe_enqueue_rope_kv on rope that the slot check refused
+ * (wrote nothing), with a report buffer or without, since the object was
+ * made or since the last clpe_rope_kv_refused_calls; the count then starts
+ * again from 0. Blocks: waits on queue (of the object's context and
+ * device) for the object's KV calls enqueued before it, then reads the
+ * count. 0 for an object that has made no KV call. */
+CLPE_API clpe_status clpe_rope_kv_refused_calls(clpe_rope *rope, cl_command_queue queue,
+                                                uint64_t *calls);
 
 /* The host cache of clpe_host_rope_kv: clpe_kv_cache on host memory. */
 typedef struct clpe_host_kv_cache {

@@ -13,7 +13,10 @@
  *     clpe_rows_vector.cl  many pairs per work-item as vectors: PoCL on CPUs
  *   clpe_rope.cl        rotary embedding and its cos/sin cache, likewise with
  *     clpe_rope_pair.cl    and clpe_rope_vector.cl
- *   clpe_rope_kv.cl     rotary into a KV cache (clpe_rope_kv_interface.h)
+ *   clpe_rope_kv.cl     rotary into a KV cache (clpe_rope_kv_interface.h),
+ *                       included once per storage type, its body
+ *                       (clpe_rope_kv_body.cl) once per cache type; the
+ *                       slot check before it in clpe_rope_kv_check.cl
  *   clpe_vector_storage.cl, clpe_vector_odometer.cl  the vector shape's moves
  *                       and odometers (compiled only where PE_PAIRS > 1)
  *   clpe_dtype_clear.h  clears a storage type's macros after its kernels
@@ -29,6 +32,7 @@
 #endif
 
 #include "clpe_interface.h"
+#include "clpe_rope_kv_interface.h"
 #include "clpe_phase.h"
 #include "clpe_storage.cl"
 #include "clpe_odometer.cl"
@@ -285,6 +289,7 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #include "clpe_phases.cl"
 #include "clpe_rows.cl"
 #include "clpe_rope.cl"
+#include "clpe_rope_kv.cl"
 #include "clpe_dtype_clear.h"
 #endif
 
@@ -306,6 +311,7 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #include "clpe_phases.cl"
 #include "clpe_rows.cl"
 #include "clpe_rope.cl"
+#include "clpe_rope_kv.cl"
 #include "clpe_dtype_clear.h"
 #endif
 
@@ -327,6 +333,7 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #include "clpe_phases.cl"
 #include "clpe_rows.cl"
 #include "clpe_rope.cl"
+#include "clpe_rope_kv.cl"
 #include "clpe_dtype_clear.h"
 #endif
 
@@ -348,12 +355,12 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #include "clpe_phases.cl"
 #include "clpe_rows.cl"
 #include "clpe_rope.cl"
+#include "clpe_rope_kv.cl"
 #include "clpe_dtype_clear.h"
 #endif
 
 #if PE_OPS_ROPE
-#include "clpe_rope_kv_interface.h"
-#include "clpe_rope_kv.cl" /* rotary into a KV cache */
+#include "clpe_rope_kv_check.cl" /* the slot check before rotary into a KV cache */
 #endif
 
 #if PE_OPS_ROWS

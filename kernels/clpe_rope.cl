@@ -22,27 +22,13 @@
 #if PE_OPS_ROPE
 #define PE_W PE_ROPE_PAIRS
 
-#define PE_FN(base) PE_CAT(base, PE_CAT(_, PE_NAME))
+#include "clpe_rope_type.h"
 #define PE_R2 PE_CAT(PE_R, 2)
 /* the rotation (clpe_phase.h) of a scalar, a word of two, a group */
 #define PE_ROT_A PE_CAT(pe_rotate_a_, PE_R)
 #define PE_ROT_B PE_CAT(pe_rotate_b_, PE_R)
 #define PE_ROT2_A PE_CAT(pe_rotate_a_, PE_R2)
 #define PE_ROT2_B PE_CAT(pe_rotate_b_, PE_R2)
-#if PE_WIDE
-#define PE_TWL ulong
-#define PE_ODO pe_odo128
-#define PE_SINCOS_AT pe_sincos_at128
-#else
-#define PE_TWL uint
-#define PE_ODO pe_odo96
-#define PE_SINCOS_AT pe_sincos_at
-#endif
-#define PE_ODO_FN(name) PE_CAT(PE_ODO, PE_CAT(_, name))
-#define PE_GODO_FN(name) PE_CAT(PE_GODO, PE_CAT(_, name))
-/* a group's vector type, and the storage function of that width */
-#define PE_GV PE_CAT(PE_R, PE_GL)
-#define PE_GFN(base) PE_CAT(PE_CAT(base, PE_GL), PE_CAT(_, PE_NAME))
 
 /* Rotate pair i of every head of one token of one tensor, moving its two
  * elements, partner apart, each on its own: the halves of a split pair,
@@ -178,18 +164,11 @@ kernel void PE_FN(clpe_rope_cache_at)(PE_ROPE_CACHE_ARGS(PE_PARAM, PE_COMMA))
     }
 }
 
-#undef PE_FN
+#include "clpe_rope_type_clear.h"
 #undef PE_R2
 #undef PE_ROT_A
 #undef PE_ROT_B
 #undef PE_ROT2_A
 #undef PE_ROT2_B
-#undef PE_TWL
-#undef PE_ODO
-#undef PE_ODO_FN
-#undef PE_GODO_FN
-#undef PE_GV
-#undef PE_GFN
-#undef PE_SINCOS_AT
 #undef PE_W
 #endif

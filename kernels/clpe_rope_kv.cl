@@ -1,376 +1,133 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * clpe_rope_kv.cl - rotary into a KV cache (clpe_rope_kv_*): q rotated in
- * place or into q_out, k rotated and v copied into a contiguous or paged
- * cache at each token's slot, in one pass over the projection output; and
- * the check of the slots that comes before it (clpe_kv_check_slots).
- * Included by clpe_kernels.cl after everything else (and after
- * clpe_rope_kv_interface.h): it needs the storage functions
- * (clpe_storage.cl) and the sine and cosine of a pair at a position
- * (clpe_odometer.cl). The functions and kernel of one storage type are
- * PE_ROPE_KV_FUNCTIONS, written once below and expanded for each type with
- * PE_NAME, PE_T, PE_R, PE_TWL, PE_W, PE_SINCOS_AT, PE_KV_SELF and PE_KV_BITS
- * (an unsigned type of the storage type's size: copies move bits) set.
+ * clpe_rope_kv.cl - rotary into a KV cache for one storage type: q rotated
+ * in place or into q_out, k rotated and v copied into a contiguous or
+ * paged cache at each token's slot, in one pass over the projection
+ * output (clpe_rope_kv_<cache>). Included by clpe_kernels.cl once per
+ * storage type, after clpe_rope.cl, with the macros it lists there; the
+ * body (clpe_rope_kv_body.cl) is compiled once per cache type this storage
+ * type writes: its own, and for float32 also half and bfloat16, so the
+ * cache's type is fixed when the program is built, never tested per
+ * element. clpe_rope_kv_check.cl's check runs first and leaves its verdict
+ * in the report.
  *
  * The arithmetic is clpe_rope.cl's, pair by pair: c = cos * m, s = sin * m
  * (s negated for the inverse), each rounded; a' = fma(a, c, -(b * s)),
  * b' = fma(a, s, b * c), rounded once to the storage type, and for the
  * cache from there to the cache's type: the bits of clpe_rope followed by
- * a copy. The angles of a token are computed once, for every head of q
- * and k.
- *
- * A work-item takes PE_W pairs of a block of rows_per_item tokens, as the
- * rotary kernels do, with the same pairs per work-item (the host plans its
- * launches with them); each token's angles come straight from its
- * position (pe_sincos_at), since the tokens of a call rarely run in order.
+ * a copy.
  */
-
-
-#define PE_KIND_KV_CACHE global uchar *
+#if PE_OPS_ROPE
+#define PE_W PE_ROPE_PAIRS
+#include "clpe_rope_type.h"
+#define PE_KIND_KV_CACHE global PE_KV_T *
 #define PE_KIND_KV_REPORT global const uint *
 #define PE_KIND_KV_REPORT_OUT global uint *
-#define PE_KIND_KV_LOCAL local ulong *
-#define PE_FN(base) PE_CAT(base, PE_CAT(_, PE_NAME))
 
-/* The scalar helpers of one storage type. */
-#define PE_ROPE_KV_HELPERS                                                                        \
-/* A value of the storage type's arithmetic into element j of a cache                             \
- * entry: the storage type's own rounding where the cache has that type,                          \
- * else (under float32 only) half or bfloat16, round to nearest even. */                          \
-static inline void PE_FN(pe_kv_put)(global uchar *entry, uint j, PE_R x, uint cache_dtype)        \
-{                                                                                                 \
-    if (PE_KV_SELF == PE_KV_F32 && cache_dtype == PE_KV_F16) {                                    \
-        pe_store_f16((global half *)entry, j, (float)x);                                          \
-        return;                                                                                   \
-    }                                                                                             \
-    if (PE_KV_SELF == PE_KV_F32 && cache_dtype == PE_KV_BF16) {                                   \
-        pe_store_bf16((global ushort *)entry, j, (float)x);                                       \
-        return;                                                                                   \
-    }                                                                                             \
-    PE_FN(pe_store)((global PE_T *)entry, j, x);                                                  \
-}                                                                                                 \
-                                                                                                  \
-/* Element j of a token's head, copied into a cache entry: the bits as they                       \
- * are where the types agree, else converted. */                                                  \
-static inline void PE_FN(pe_kv_copy)(global uchar *entry, global const PE_T *head, uint j,        \
-                                     uint cache_dtype)                                            \
-{                                                                                                 \
-    if (cache_dtype == PE_KV_SELF)                                                                \
-        ((global PE_KV_BITS *)entry)[j] = ((global const PE_KV_BITS *)head)[j];                   \
-    else                                                                                          \
-        PE_FN(pe_kv_put)(entry, j, PE_FN(pe_load)(head, j), cache_dtype);                         \
-}
+#ifndef PE_KV_BITS_TYPES
+#define PE_KV_BITS_TYPES
+/* An unsigned type of each storage type's size, and a vector of PE_GL of
+ * them: copies move bits. */
+typedef uint pe_bits_f32;
+typedef ushort pe_bits_f16;
+typedef ushort pe_bits_bf16;
+typedef ulong pe_bits_f64;
+typedef uint16 pe_bitsv_f32;
+typedef ushort16 pe_bitsv_f16;
+typedef ushort16 pe_bitsv_bf16;
+typedef ulong8 pe_bitsv_f64;
+#define PE_ARG_NAME(NAME, KIND, name) name
 
-/* Elements [j, j_end) of a head into a cache entry, one at a time. */
-#define PE_ROPE_KV_SCALAR_SPAN                                                                    \
-static inline void PE_FN(pe_kv_copy_span)(global uchar *entry, global const PE_T *head, uint j,   \
-                                          uint j_end, uint cache_dtype)                           \
-{                                                                                                 \
-    for (; j < j_end; ++j)                                                                        \
-        PE_FN(pe_kv_copy)(entry, head, j, cache_dtype);                                           \
-}
-
-/* The vector path of the float types on CPUs (PE_W >= 16): sixteen pairs
- * at once, as clpe_rope.cl's groups compute them (pe_sincos16 and the same
- * fma per element: the bits of the scalar path). Loads and stores need no
- * alignment. */
-#define PE_ROPE_KV_VECTOR                                                                         \
-static inline void PE_FN(pe_kv_put16)(global uchar *entry, uint j, float16 x, uint cache_dtype)   \
-{                                                                                                 \
-    if (PE_KV_SELF == PE_KV_F32 && cache_dtype == PE_KV_F16) {                                    \
-        pe_store16_f16((global half *)entry, j, x, false);                                        \
-        return;                                                                                   \
-    }                                                                                             \
-    if (PE_KV_SELF == PE_KV_F32 && cache_dtype == PE_KV_BF16) {                                   \
-        pe_store16_bf16((global ushort *)entry, j, x, false);                                     \
-        return;                                                                                   \
-    }                                                                                             \
-    PE_FN(pe_store16)((global PE_T *)entry, j, x, false);                                         \
-}                                                                                                 \
-                                                                                                  \
-static inline void PE_FN(pe_kv_copy_span)(global uchar *entry, global const PE_T *head, uint j,   \
-                                          uint j_end, uint cache_dtype)                           \
-{                                                                                                 \
-    for (; j + 16 <= j_end; j += 16) {                                                            \
-        if (cache_dtype == PE_KV_SELF)                                                            \
-            vstore16(vload16(0, (global const PE_KV_BITS *)head + j), 0,                          \
-                     (global PE_KV_BITS *)entry + j);                                             \
-        else                                                                                      \
-            PE_FN(pe_kv_put16)(entry, j, PE_FN(pe_load16)(head, j, false), cache_dtype);          \
-    }                                                                                             \
-    for (; j < j_end; ++j)                                                                        \
-        PE_FN(pe_kv_copy)(entry, head, j, cache_dtype);                                           \
-}                                                                                                 \
-                                                                                                  \
-/* Pairs i .. i+15 of one head rotated: from src into dst (the storage                            \
- * type), or into a cache entry (dst NULL). */                                                    \
-static inline void PE_FN(pe_kv_rotate16)(global const PE_T *src, global PE_T *dst,                \
-                                         global uchar *entry, uint i, float16 c, float16 s,       \
-                                         uint stride, uint partner, uint cache_dtype)             \
-{                                                                                                 \
-    float16 ra, rb;                                                                               \
-    uint ka, kb;                                                                                  \
-    if (stride == 2) { /* interleaved: 32 elements, two vectors of zipped pairs */                \
-        ka = 2 * i;                                                                               \
-        kb = ka + 16;                                                                             \
-        ra = pe_rotate_zipped_float16(PE_FN(pe_load16)(src, ka, false), c.lo, s.lo);              \
-        rb = pe_rotate_zipped_float16(PE_FN(pe_load16)(src, kb, false), c.hi, s.hi);              \
-    } else {                                                                                      \
-        ka = i;                                                                                   \
-        kb = i + partner;                                                                         \
-        float16 a = PE_FN(pe_load16)(src, ka, false), b = PE_FN(pe_load16)(src, kb, false);       \
-        ra = fma(a, c, -(b * s));                                                                 \
-        rb = fma(a, s, b * c);                                                                    \
-    }                                                                                             \
-    if (dst) {                                                                                    \
-        PE_FN(pe_store16)(dst, ka, ra, false);                                                    \
-        PE_FN(pe_store16)(dst, kb, rb, false);                                                    \
-    } else {                                                                                      \
-        PE_FN(pe_kv_put16)(entry, ka, ra, cache_dtype);                                           \
-        PE_FN(pe_kv_put16)(entry, kb, rb, cache_dtype);                                           \
-    }                                                                                             \
-}
-
-/* In the kernel's pair loop: the groups of sixteen first (i advances). */
-#define PE_KV_PAIR_GROUPS_VECTOR                                                                  \
-for (; i + 16 <= i_rot; i += 16) {                                                                \
-    uint hs[16], ls[16];                                                                          \
-    for (uint l = 0; l < 16; ++l) {                                                               \
-        ulong ph = pe_phase((long)p, tw_hi[i + l], tw_lo[i + l]);                                 \
-        hs[l] = (uint)(ph >> 32) + (1u << 29); /* pe_sincos16 takes the eighth turn added */      \
-        ls[l] = (uint)ph;                                                                         \
-    }                                                                                             \
-    float16 sv, cv;                                                                               \
-    pe_sincos16(vload16(0, hs), vload16(0, ls), &sv, &cv);                                        \
-    cv = cv * amplitude;                                                                          \
-    sv = (sv * amplitude) * sign;                                                                 \
-    for (uint h = 0; qrow && h < q_heads; ++h)                                                    \
-        PE_FN(pe_kv_rotate16)(qrow + h * q_head_pitch, qdrow + h * qd_head_pitch, 0, i, cv, sv,   \
-                              stride, partner, cache_dtype);                                      \
-    for (uint h = 0; slot >= 0 && h < kv_heads; ++h)                                              \
-        PE_FN(pe_kv_rotate16)(krow + h * k_head_pitch, 0,                                         \
-                              key_entry + h * cache_head_pitch * esize, i, cv, sv, stride,        \
-                              partner, cache_dtype);                                              \
-}
-
-#define PE_ROPE_KV_KERNEL                                                                         \
-kernel void PE_FN(clpe_rope_kv)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA))                              \
-{                                                                                                 \
-    uint i0 = (uint)get_global_id(0) * PE_W;                                                      \
-    uint s_begin = (uint)get_global_id(1) * rows_per_item;                                        \
-    uint n_cols = (head_dim + 1) / 2; /* columns counted in twos */                               \
-    if (i0 >= n_cols || s_begin >= rows || report[0] != 0)                                        \
-        return;                                                                                   \
-    uint s_stop = s_begin + min(rows_per_item, rows - s_begin);                                   \
-    uint i_rot = min(i0 + PE_W, n_pairs);         /* pairs this work-item rotates */              \
-    uint c_begin = 2 * i0, c_end = min(2 * (i0 + PE_W), head_dim); /* columns it copies */        \
-    uint tail = max(c_begin, 2 * n_pairs);        /* ... of k and q past rotary_dim */            \
-    PE_R sign = inverse ? (PE_R)-1 : (PE_R)1;                                                     \
-    uint esize = cache_dtype == PE_KV_F64 ? 8 : cache_dtype == PE_KV_F32 ? 4 : 2;                 \
-    global PE_T *q_dst = q_out ? q_out : q;                                                       \
-    uint qd_head_pitch = q_out ? q_out_head_pitch : q_head_pitch;                                 \
-    uint qd_row_pitch = q_out ? q_out_row_pitch : q_row_pitch;                                    \
-    ulong qd_base = q_out ? q_out_base : q_base;                                                  \
-                                                                                                  \
-    for (uint s = s_begin; s < s_stop; ++s) {                                                     \
-        ulong p = pos_source == PE_POS_IDS ? (ulong)positions[positions_base + s]                 \
-                  : pos_source == PE_POS_START ? (ulong)start + s                                 \
-                                               : (ulong)positions[positions_base] +               \
-                                                     (ulong)start + s;                            \
-        long slot = slots[slots_base + s];                                                        \
-        global PE_T *qrow = q ? q + (q_base + s * q_row_pitch) : 0;                               \
-        global PE_T *qdrow = q ? q_dst + (qd_base + s * qd_row_pitch) : 0;                        \
-        global const PE_T *krow = k + (k_base + s * k_row_pitch);                                 \
-        global const PE_T *vrow = v + (v_base + s * v_row_pitch);                                 \
-        ulong entry = 0;                                                                          \
-        if (slot >= 0)                                                                            \
-            entry = ((ulong)slot / block_size) * cache_block_pitch +                              \
-                    ((ulong)slot % block_size) * cache_slot_pitch;                                \
-        global uchar *key_entry = key_cache + (key_offset + entry) * esize;                       \
-        global uchar *value_entry = value_cache + (value_offset + entry) * esize;                 \
-                                                                                                  \
-        uint i = i0;                                                                              \
-        PE_KV_PAIR_GROUPS                                                                         \
-        for (; i < i_rot; ++i) {                                                                  \
-            PE_R sv, cv;                                                                          \
-            PE_SINCOS_AT(p, tw_hi, tw_lo, i, &sv, &cv);                                           \
-            cv = cv * amplitude;                                                                  \
-            sv = (sv * amplitude) * sign;                                                         \
-            uint ka = i * stride, kb = ka + partner;                                              \
-            for (uint h = 0; qrow && h < q_heads; ++h) {                                          \
-                global PE_T *src = qrow + h * q_head_pitch;                                       \
-                global PE_T *dst = qdrow + h * qd_head_pitch;                                     \
-                PE_R a = PE_FN(pe_load)(src, ka), b = PE_FN(pe_load)(src, kb);                    \
-                PE_FN(pe_store)(dst, ka, fma(a, cv, -(b * sv)));                                  \
-                PE_FN(pe_store)(dst, kb, fma(a, sv, b * cv));                                     \
-            }                                                                                     \
-            for (uint h = 0; slot >= 0 && h < kv_heads; ++h) {                                    \
-                global const PE_T *src = krow + h * k_head_pitch;                                 \
-                global uchar *dst = key_entry + h * cache_head_pitch * esize;                     \
-                PE_R a = PE_FN(pe_load)(src, ka), b = PE_FN(pe_load)(src, kb);                    \
-                PE_FN(pe_kv_put)(dst, ka, fma(a, cv, -(b * sv)), cache_dtype);                    \
-                PE_FN(pe_kv_put)(dst, kb, fma(a, sv, b * cv), cache_dtype);                       \
-            }                                                                                     \
-        }                                                                                         \
-        for (uint h = 0; slot >= 0 && h < kv_heads; ++h) {                                        \
-            PE_FN(pe_kv_copy_span)(value_entry + h * cache_head_pitch * esize,                    \
-                                   vrow + h * v_head_pitch, c_begin, c_end, cache_dtype);         \
-            PE_FN(pe_kv_copy_span)(key_entry + h * cache_head_pitch * esize,                      \
-                                   krow + h * k_head_pitch, tail, c_end, cache_dtype);            \
-        }                                                                                         \
-        for (uint h = 0; q_out && qrow && h < q_heads; ++h)                                       \
-            PE_FN(pe_kv_copy_span)((global uchar *)(qdrow + h * qd_head_pitch),                   \
-                                   qrow + h * q_head_pitch, tail, c_end, PE_KV_SELF);             \
-    }                                                                                             \
-}
-
-/* One block per storage type, each compiled only where the build asks for
- * that type (PE_BUILD_*, clpe_kernels.cl); a block sets every macro the
- * bodies above read and clears them all again with clpe_rope_kv_clear.h,
- * so nothing carries over to the next type. f32, f16 and bf16: float
- * arithmetic and 96-bit tuning words, the vector path where a work-item
- * takes sixteen pairs or more; f64: double arithmetic, 128-bit words, the
- * scalar path. */
-#if PE_BUILD_F32
-#define PE_NAME f32
-#define PE_T float
-#define PE_R float
-#define PE_TWL uint
-#define PE_SINCOS_AT pe_sincos_at
-#define PE_KV_BITS uint
-#define PE_KV_SELF PE_KV_F32
-#define PE_W PE_PAIRS
-PE_ROPE_KV_HELPERS
-#if PE_W >= 16
-PE_ROPE_KV_VECTOR
-#define PE_KV_PAIR_GROUPS PE_KV_PAIR_GROUPS_VECTOR
-#else
-PE_ROPE_KV_SCALAR_SPAN
-#define PE_KV_PAIR_GROUPS
-#endif
-PE_ROPE_KV_KERNEL
-#include "clpe_rope_kv_clear.h"
-#endif
-
-#if PE_BUILD_F16
-#define PE_NAME f16
-#define PE_T half
-#define PE_R float
-#define PE_TWL uint
-#define PE_SINCOS_AT pe_sincos_at
-#define PE_KV_BITS ushort
-#define PE_KV_SELF PE_KV_F16
-#define PE_W PE_PAIRS_ROPE16
-PE_ROPE_KV_HELPERS
-#if PE_W >= 16
-PE_ROPE_KV_VECTOR
-#define PE_KV_PAIR_GROUPS PE_KV_PAIR_GROUPS_VECTOR
-#else
-PE_ROPE_KV_SCALAR_SPAN
-#define PE_KV_PAIR_GROUPS
-#endif
-PE_ROPE_KV_KERNEL
-#include "clpe_rope_kv_clear.h"
-#endif
-
-#if PE_BUILD_BF16
-#define PE_NAME bf16
-#define PE_T ushort
-#define PE_R float
-#define PE_TWL uint
-#define PE_SINCOS_AT pe_sincos_at
-#define PE_KV_BITS ushort
-#define PE_KV_SELF PE_KV_BF16
-#define PE_W PE_PAIRS_ROPE16
-PE_ROPE_KV_HELPERS
-#if PE_W >= 16
-PE_ROPE_KV_VECTOR
-#define PE_KV_PAIR_GROUPS PE_KV_PAIR_GROUPS_VECTOR
-#else
-PE_ROPE_KV_SCALAR_SPAN
-#define PE_KV_PAIR_GROUPS
-#endif
-PE_ROPE_KV_KERNEL
-#include "clpe_rope_kv_clear.h"
-#endif
-
-#if PE_BUILD_F64 && defined(cl_khr_fp64)
-#define PE_NAME f64
-#define PE_T double
-#define PE_R double
-#define PE_TWL ulong
-#define PE_SINCOS_AT pe_sincos_at128
-#define PE_KV_BITS ulong
-#define PE_KV_SELF PE_KV_F64
-#define PE_W PE_PAIRS
-#define PE_KV_PAIR_GROUPS
-PE_ROPE_KV_HELPERS
-PE_ROPE_KV_SCALAR_SPAN
-PE_ROPE_KV_KERNEL
-#include "clpe_rope_kv_clear.h"
-#endif
-
-/* One work-group. Each work-item takes every get_local_size(0)-th token
- * and checks its slot's range. Repeated slots: with sort_size, the (slot,
- * token) pairs are sorted (bitonic, in local memory; empty places and
- * tokens without a slot sort last) and a token whose slot equals the one
- * before it in that order is refused: it has an earlier token with its
- * slot. Without, each slot is compared with every earlier one. */
-kernel void clpe_kv_check_slots(PE_KV_CHECK_ARGS(PE_PARAM, PE_COMMA))
+/* A token's slot out of [-1, capacity). */
+static inline bool pe_kv_slot_out(long slot, ulong capacity)
 {
-    local uint bad_count, first_bad;
-    uint lid = (uint)get_local_id(0), step = (uint)get_local_size(0);
-    if (lid == 0) {
-        bad_count = 0;
-        first_bad = 0xFFFFFFFFu;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    global const long *all = slots + slots_base;
-    for (uint t = lid; t < max(tokens, sort_size); t += step) {
-        long slot = t < tokens ? all[t] : -1;
-        bool bad = slot < -1 || (slot >= 0 && (ulong)slot >= capacity);
-        for (uint u = 0; !sort_size && !bad && slot >= 0 && u < t; ++u)
-            bad = all[u] == slot;
-        if (sort_size)
-            sort_keys[t] = slot >= 0 && !bad ? ((ulong)slot << 32) | t : 0xFFFFFFFFFFFFFFFFUL;
-        if (bad) {
-            atomic_inc(&bad_count);
-            atomic_min(&first_bad, t);
-        }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint k = 2; k <= sort_size; k <<= 1) {
-        for (uint j = k >> 1; j > 0; j >>= 1) {
-            for (uint t = lid; t < sort_size; t += step) {
-                uint other = t ^ j;
-                if (other > t) {
-                    ulong a = sort_keys[t], b = sort_keys[other];
-                    if ((a > b) == ((t & k) == 0)) {
-                        sort_keys[t] = b;
-                        sort_keys[other] = a;
-                    }
-                }
-            }
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
-    }
-    for (uint t = lid + 1; t < sort_size; t += step) {
-        ulong a = sort_keys[t - 1], b = sort_keys[t];
-        if (b != 0xFFFFFFFFFFFFFFFFUL && (a >> 32) == (b >> 32)) {
-            atomic_inc(&bad_count);
-            atomic_min(&first_bad, (uint)b);
-        }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid == 0) {
-        report[0] = bad_count;
-        report[1] = first_bad;
-    }
+    return slot < -1 || (slot >= 0 && (ulong)slot >= capacity);
 }
 
+/* Token t's cache entry, in elements from slot 0 (-1: none, or a slot
+ * out of range: the call is refused then). */
+static inline long pe_kv_entry(long slot, ulong capacity, ulong block_size, ulong slot_pitch,
+                               ulong block_pitch)
+{
+    if (slot < 0 || (ulong)slot >= capacity)
+        return -1;
+    ulong block = (ulong)slot / block_size, within = (ulong)slot % block_size;
+    return (long)(block * block_pitch + within * slot_pitch);
+}
+
+/* The verdict on a small call's slots, taken by every work-item of the
+ * rotation itself (INLINE_CHECK): how many tokens are refused (a slot out
+ * of range, or one an earlier token has) and the first of them. Each slot
+ * is compared with every earlier one, n^2 / 2 compares, which is less than
+ * a launch of its own up to PE_KV_INLINE_TOKENS_MAX tokens. */
+static inline void pe_kv_check_inline(global const long *all, uint tokens, ulong capacity,
+                                      uint *refused, uint *first)
+{
+    *refused = 0;
+    *first = 0xFFFFFFFFu;
+    for (uint t = 0; t < tokens; ++t) {
+        long slot = all[t];
+        bool bad = pe_kv_slot_out(slot, capacity);
+        for (uint u = 0; u < t && !bad && slot >= 0; ++u)
+            bad = all[u] == slot;
+        if (bad) {
+            *refused += 1;
+            *first = min(*first, t);
+        }
+    }
+}
+/* A store of a whole aligned vector into the cache, which nothing reads
+ * soon: on x86 (PoCL) a non-temporal store, so the line is not first read
+ * for ownership (the copy a fused call replaces, memcpy, streams its
+ * stores too; at 32,768 tokens of 32 + 8 + 8 heads of 128 float32 that
+ * read was the difference). PE_KV_STREAMED orders them before the
+ * work-item ends. Elsewhere a plain store. */
+#if PE_X86
+#define PE_KV_STREAM(value, pointer) __builtin_nontemporal_store((value), (pointer))
+#define PE_KV_STREAMED() __builtin_ia32_sfence()
+#else
+#define PE_KV_STREAM(value, pointer) (*(pointer) = (value))
+#define PE_KV_STREAMED()
+#endif
+#if PE_PAIRS > 1
+/* Sixteen values as the bits a 16-bit cache of that name stores. */
+static inline ushort16 pe_kv_bits16_f16(float16 v) { return pe_float16_to_half_bits(v); }
+static inline ushort16 pe_kv_bits16_bf16(float16 v) { return pe_bf16_16(v); }
+static inline ushort16 pe_kv_bits16_f32_to_f16(float16 v) { return pe_float16_to_half_bits(v); }
+static inline ushort16 pe_kv_bits16_f32_to_bf16(float16 v) { return pe_bf16_16(v); }
+#endif
+#endif
+
+/* The cache of the storage type itself. */
+#define PE_KV_NAME PE_NAME
+#define PE_KV_T PE_T
+#define PE_KV_SAME 1
+#include "clpe_rope_kv_body.cl"
+#include "clpe_rope_kv_clear.h"
+
+/* Under float32 (neither 128-bit words nor a 16-bit type), half and
+ * bfloat16 caches too, round to nearest even. */
+#if !PE_WIDE && !PE_NARROW
+#define PE_KV_NAME f32_to_f16
+#define PE_KV_T half
+#define PE_KV_SAME 0
+#define PE_KV_PUT pe_store_f16
+#define PE_KV_PUT16 pe_store16_f16
+#include "clpe_rope_kv_body.cl"
+#include "clpe_rope_kv_clear.h"
+
+#define PE_KV_NAME f32_to_bf16
+#define PE_KV_T ushort
+#define PE_KV_SAME 0
+#define PE_KV_PUT pe_store_bf16
+#define PE_KV_PUT16 pe_store16_bf16
+#include "clpe_rope_kv_body.cl"
+#include "clpe_rope_kv_clear.h"
+#endif
+
+#undef PE_W
+#include "clpe_rope_type_clear.h"
 #undef PE_KIND_KV_CACHE
 #undef PE_KIND_KV_REPORT
 #undef PE_KIND_KV_REPORT_OUT
-#undef PE_KIND_KV_LOCAL
-#undef PE_FN
-#undef PE_ROPE_KV_FUNCTIONS
+#endif

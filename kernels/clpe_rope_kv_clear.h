@@ -1,15 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * clpe_rope_kv_clear.h - clears every macro a storage type's block of
- * clpe_rope_kv.cl sets, so nothing carries over to the next type. No
- * include guard: included once per type.
+ * clpe_rope_kv_clear.h - clears every macro a cache type's block of
+ * clpe_rope_kv.cl sets, so nothing carries over to the next cache type.
+ * No include guard: included once per cache type.
  */
-#undef PE_NAME
-#undef PE_T
-#undef PE_R
-#undef PE_TWL
-#undef PE_SINCOS_AT
-#undef PE_KV_BITS
-#undef PE_KV_SELF
-#undef PE_W
-#undef PE_KV_PAIR_GROUPS
+#undef PE_KV_NAME
+#undef PE_KV_T
+#undef PE_KV_SAME
+#undef PE_KV_PUT
+#undef PE_KV_PUT16

@@ -89,6 +89,7 @@ typedef struct kv_case {
     clpe_position_source source;
     int64_t start;
     uint32_t flags;
+    bool aligned;        /* the cache packed, at offset 0: every vector aligned */
 } kv_case;
 
 /* Everything one call touches, on the host (the inputs as made) and on the device. */
@@ -164,7 +165,11 @@ static void world_make(kv_world *w, const kv_case *c, uint64_t seed)
     /* the cache: contiguous [2 sequences, 16 slots] or paged [8 blocks of 4] */
     w->num_blocks = c->paged ? 8 : 2;
     w->block_size = c->paged ? 4 : 16;
-    if (c->heads_outer) {
+    if (c->aligned) {
+        w->head_pitch = hd;
+        w->slot_pitch = c->hk * hd;
+        w->block_pitch = w->block_size * w->slot_pitch;
+    } else if (c->heads_outer) {
         w->head_pitch = w->block_size * hd;
         w->slot_pitch = hd;
         w->block_pitch = c->hk * w->block_size * hd + 2;
@@ -180,7 +185,8 @@ static void world_make(kv_world *w, const kv_case *c, uint64_t seed)
     fill_random(c->cache_dtype, w->value_init, w->cache_bytes / w->ces, &rng);
     w->key_buf = test_buffer_from(&cl, w->key_init, w->cache_bytes);
     w->value_buf = test_buffer_from(&cl, w->value_init, w->cache_bytes);
-    w->cache = (clpe_kv_cache){.key = w->key_buf, .value = w->value_buf, .key_offset = 3 * w->ces,
+    w->cache = (clpe_kv_cache){.key = w->key_buf, .value = w->value_buf,
+                               .key_offset = c->aligned ? 0 : 3 * w->ces,
                                .value_offset = 0, .dtype = c->cache_dtype,
                                .num_blocks = w->num_blocks, .block_size = w->block_size,
                                .heads = c->hk, .head_pitch = w->head_pitch,
@@ -461,16 +467,16 @@ Test(rope_kv, device_equals_host_and_rope_then_copy)
                 bool paged = layout & 1, fused = layout & 2;
                 /* full rotary, GQA 4:2, q in place; the cache contiguous or paged */
                 kv_case a = {dtypes[t], dtypes[t], (clpe_rope_pairing)pairing, 88, 0, 23, 4, 2,
-                             fused, false, paged, false, CLPE_POSITIONS_IDS, 1000003, 0};
+                             fused, false, paged, false, CLPE_POSITIONS_IDS, 1000003, 0, false};
                 run_case(&a, seed++);
                 /* partial rotary, into q_out, heads outside the slots, from a start */
                 kv_case b = {dtypes[t], dtypes[t], (clpe_rope_pairing)pairing, 40, 24, 17, 3, 1,
-                             fused, true, paged, true, CLPE_POSITIONS_START, 77, 0};
+                             fused, true, paged, true, CLPE_POSITIONS_START, 77, 0, false};
                 run_case(&b, seed++);
                 /* no GQA, the inverse, one position per call near INT64_MAX */
                 kv_case d = {dtypes[t], dtypes[t], (clpe_rope_pairing)pairing, 20, 0, 9, 2, 2,
                              fused, false, !paged, layout == 1, CLPE_POSITIONS_PER_SEQUENCE,
-                             INT64_MAX - 5, CLPE_ROPE_INVERSE};
+                             INT64_MAX - 5, CLPE_ROPE_INVERSE, false};
                 run_case(&d, seed++);
             }
 }
@@ -482,12 +488,36 @@ Test(rope_kv, float32_into_half_and_bfloat16_caches)
         for (int layout = 0; layout < 4; ++layout) {
             kv_case a = {CLPE_DTYPE_F32, dtypes[cache], (clpe_rope_pairing)(layout & 1), 128, 0,
                          30, 8, 2, layout & 2, false, layout & 1, false, CLPE_POSITIONS_IDS, 5,
-                         0};
+                         0, false};
             run_case(&a, seed++);
             kv_case b = {CLPE_DTYPE_F32, dtypes[cache], CLPE_ROPE_HALF_SPLIT, 36, 12, 7, 3, 1,
-                         layout & 2, true, layout & 1, layout & 1, CLPE_POSITIONS_START, 0, 0};
+                         layout & 2, true, layout & 1, layout & 1, CLPE_POSITIONS_START, 0, 0,
+                         false};
             run_case(&b, seed++);
         }
+}
+
+/* Every vector the vector shape moves aligned (a fused QKV buffer of heads
+ * of 128, a packed cache at offset 0): the walk's aligned variant, and its
+ * streamed cache stores, give the host's bits too. */
+Test(rope_kv, aligned_layouts_equal_the_host)
+{
+    uint64_t seed = 300;
+    for (int t = 0; t < 4; ++t)
+        for (int pairing = 0; pairing < 2; ++pairing) {
+            kv_case a = {dtypes[t], dtypes[t], (clpe_rope_pairing)pairing, 128, 0, 21, 4, 2, true,
+                         false, pairing == 1, false, CLPE_POSITIONS_START, 11, 0, true};
+            run_case(&a, seed++);
+            /* partial rotary: the key's tail starts inside a vector */
+            kv_case b = {dtypes[t], dtypes[t], (clpe_rope_pairing)pairing, 64, 40, 13, 2, 1, true,
+                         true, pairing == 0, false, CLPE_POSITIONS_IDS, 7, 0, true};
+            run_case(&b, seed++);
+        }
+    for (int cache = 1; cache <= 2; ++cache) {
+        kv_case c = {CLPE_DTYPE_F32, dtypes[cache], CLPE_ROPE_HALF_SPLIT, 128, 0, 19, 4, 2, true,
+                     false, true, false, CLPE_POSITIONS_START, 3, 0, true};
+        run_case(&c, seed++);
+    }
 }
 
 /* Launches of 3 tokens: the call splits, the slot check covers them all. */
@@ -497,7 +527,7 @@ Test(rope_kv, split_launches_equal_the_host)
     uint64_t seed = 200;
     for (int t = 0; t < 4; ++t) {
         kv_case a = {dtypes[t], dtypes[t], CLPE_ROPE_HALF_SPLIT, 64, 0, 29, 4, 2, true, false,
-                     true, false, CLPE_POSITIONS_IDS, 12, 0};
+                     true, false, CLPE_POSITIONS_IDS, 12, 0, false};
         run_case(&a, seed++);
     }
 }
@@ -510,7 +540,7 @@ static void expect_refused_slots(size_t tokens, int64_t bad_value, size_t bad_in
     clpe_rope_config cfg = clpe_rope_config_default(32);
     clpe_rope *rope = make_rope(&cfg);
     kv_case c = {CLPE_DTYPE_F32, CLPE_DTYPE_F32, CLPE_ROPE_HALF_SPLIT, 32, 0, tokens, 4, 2, true,
-                 false, true, false, CLPE_POSITIONS_START, 3, 0};
+                 false, true, false, CLPE_POSITIONS_START, 3, 0, false};
     kv_world w;
     world_make(&w, &c, 7);
     w.slots[bad_index] = dup_of >= 0 ? w.slots[dup_of] : bad_value;
@@ -563,7 +593,7 @@ static void expect_refused_slots(size_t tokens, int64_t bad_value, size_t bad_in
 Test(rope_kv, slot_past_the_cache_writes_nothing) { expect_refused_slots(12, 32, 5, -1); }
 Test(rope_kv, slot_below_minus_one_writes_nothing) { expect_refused_slots(12, -2, 0, -1); }
 Test(rope_kv, slot_used_twice_writes_nothing) { expect_refused_slots(12, 0, 9, 2); }
-/* one token: the check compares instead of sorting */
+/* one token: nothing to sort, the range alone refuses it */
 Test(rope_kv, lone_token_past_the_cache_writes_nothing) { expect_refused_slots(1, 40, 0, -1); }
 
 /* ---- bad arguments: a status, nothing enqueued, nothing written ---- */
@@ -575,7 +605,7 @@ static void expect_rejected(spoil_fn spoil, clpe_status want, const char *what)
     clpe_rope_config cfg = clpe_rope_config_default(16);
     clpe_rope *rope = make_rope(&cfg);
     kv_case c = {CLPE_DTYPE_F32, CLPE_DTYPE_F32, CLPE_ROPE_HALF_SPLIT, 16, 0, 6, 2, 1, false,
-                 false, false, false, CLPE_POSITIONS_START, 0, 0};
+                 false, false, false, CLPE_POSITIONS_START, 0, 0, false};
     kv_world w;
     world_make(&w, &c, 11);
     cl_mem spare = test_buffer_poisoned(&cl, 64, 0x5A);
@@ -623,6 +653,30 @@ static void cache_entries_overlap(kv_world *w, cl_mem s) { (void)s; w->cache.slo
 static void no_slots_buffer(kv_world *w, cl_mem s) { (void)s; w->kv_slots.buffer = NULL; }
 static void flags_unknown(kv_world *w, cl_mem s) { (void)s; w->c.flags = 2; }
 
+/* offsets whose ends pass SIZE_MAX: refused, never wrapped to a small end */
+static void key_offset_wraps(kv_world *w, cl_mem s)
+{
+    (void)s;
+    w->cache.key_offset = SIZE_MAX - 3;
+}
+static void value_offset_wraps(kv_world *w, cl_mem s)
+{
+    (void)s;
+    w->cache.value_offset = SIZE_MAX - 3;
+}
+static void slots_offset_wraps(kv_world *w, cl_mem s)
+{
+    (void)s;
+    w->kv_slots.offset = SIZE_MAX - 7;
+}
+
+Test(rope_kv, offsets_near_size_max_are_refused)
+{
+    expect_rejected(key_offset_wraps, CLPE_ERROR_TOO_LARGE, "key_offset SIZE_MAX - 3");
+    expect_rejected(value_offset_wraps, CLPE_ERROR_TOO_LARGE, "value_offset SIZE_MAX - 3");
+    expect_rejected(slots_offset_wraps, CLPE_ERROR_TOO_LARGE, "slots offset SIZE_MAX - 7");
+}
+
 Test(rope_kv, bad_arguments_write_nothing)
 {
     expect_rejected(key_is_q, CLPE_ERROR_ALIASING, "key cache on q");
@@ -649,7 +703,7 @@ Test(rope_kv, fused_q_in_place_is_allowed_and_overlap_is_not)
     clpe_rope_config cfg = clpe_rope_config_default(16);
     clpe_rope *rope = make_rope(&cfg);
     kv_case c = {CLPE_DTYPE_F32, CLPE_DTYPE_F32, CLPE_ROPE_HALF_SPLIT, 16, 0, 6, 2, 1, true,
-                 false, false, false, CLPE_POSITIONS_START, 0, 0};
+                 false, false, false, CLPE_POSITIONS_START, 0, 0, false};
     kv_world w;
     world_make(&w, &c, 13);
     w.q.heads = 3; /* q's third head is k's first */
@@ -791,4 +845,120 @@ Test(rope_kv, host_only_and_null_arguments)
                  CLPE_ERROR_NULL_POINTER);
     clpe_rope_release(rope);
     clpe_rope_release(host);
+}
+
+/* ---- the views clpe_enqueue_rope takes, taken by both KV calls ---- */
+
+/* q [hq, tokens, d], k and v [hk, tokens, d], each in a buffer of its own,
+ * viewed as [tokens, heads, d] through (head_pitch, row_pitch), rotated
+ * into a contiguous cache on the device and in the host emulation: the
+ * status of each, and the same bits (q, and both caches) when accepted.
+ * Returns the device's status after checking that clpe_enqueue_rope on
+ * the same q and k views and the host emulation give it too. */
+static clpe_status views_call(size_t tokens, size_t hq, size_t hk, size_t head_pitch,
+                              size_t row_pitch, size_t elems_per_tensor_head)
+{
+    const size_t d = 16;
+    clpe_rope_config cfg = clpe_rope_config_default(d);
+    clpe_rope *rope = make_rope(&cfg);
+    clpe_rope *host = clpe_rope_create_host(&cfg, NULL);
+    cr_assert_not_null(host);
+    uint64_t rng = 99;
+    size_t heads[3] = {hq, hk, hk}, bytes[3];
+    float *in[3], *h_in[3];
+    cl_mem buf[3];
+    for (int j = 0; j < 3; ++j) {
+        bytes[j] = heads[j] * elems_per_tensor_head * sizeof(float);
+        in[j] = malloc(bytes[j]);
+        h_in[j] = malloc(bytes[j]);
+        fill_random(CLPE_DTYPE_F32, in[j], bytes[j] / 4, &rng);
+        memcpy(h_in[j], in[j], bytes[j]);
+        buf[j] = test_buffer_from(&cl, in[j], bytes[j]);
+    }
+    const size_t blocks = 2, block = 8, cache_elems = blocks * block * hk * d;
+    float *cache0 = malloc(cache_elems * 4), *h_key = malloc(cache_elems * 4),
+          *h_value = malloc(cache_elems * 4);
+    fill_random(CLPE_DTYPE_F32, cache0, cache_elems, &rng);
+    memcpy(h_key, cache0, cache_elems * 4);
+    memcpy(h_value, cache0, cache_elems * 4);
+    cl_mem key = test_buffer_from(&cl, cache0, cache_elems * 4);
+    cl_mem value = test_buffer_from(&cl, cache0, cache_elems * 4);
+    int64_t slots[8] = {9, 2, -1, 14, 0, 7, 11, 3};
+    cr_assert(tokens <= 8);
+    cl_mem slots_buf = test_buffer_from(&cl, slots, sizeof slots);
+    clpe_rope_tensor t[3];
+    clpe_host_rope_tensor ht[3];
+    for (int j = 0; j < 3; ++j) {
+        t[j] = (clpe_rope_tensor){.buffer = buf[j], .heads = heads[j], .head_pitch = head_pitch,
+                                  .row_pitch = row_pitch};
+        ht[j] = (clpe_host_rope_tensor){.data = h_in[j], .heads = heads[j],
+                                        .head_pitch = head_pitch, .row_pitch = row_pitch};
+    }
+    clpe_kv_cache kc = {.key = key, .value = value, .dtype = CLPE_DTYPE_F32,
+                        .num_blocks = blocks, .block_size = block, .heads = hk};
+    clpe_host_kv_cache hc = {.key = h_key, .value = h_value, .dtype = CLPE_DTYPE_F32,
+                             .num_blocks = blocks, .block_size = block, .heads = hk};
+    clpe_kv_slots ks = {.buffer = slots_buf};
+    clpe_positions pos = {.source = CLPE_POSITIONS_START, .start = 40};
+    clpe_status dev = clpe_enqueue_rope_kv(rope, cl.queue, tokens, &t[0], NULL, &t[1], &t[2],
+                                           &kc, &ks, &pos, 0, 0, NULL, NULL);
+    clpe_status hst = clpe_host_rope_kv(host, tokens, &ht[0], NULL, &ht[1], &ht[2], &hc, slots,
+                                        CLPE_POSITIONS_START, 40, NULL, 0);
+    cr_assert_eq(dev, hst, "device %d (%s), host %d (%s)", dev, clpe_status_string(dev), hst,
+                 clpe_status_string(hst));
+    if (dev == CLPE_SUCCESS) {
+        float *dq = test_buffer_read(&cl, buf[0], bytes[0]);
+        float *dk = test_buffer_read(&cl, key, cache_elems * 4);
+        float *dv = test_buffer_read(&cl, value, cache_elems * 4);
+        cr_assert_eq(memcmp(dq, h_in[0], bytes[0]), 0, "q");
+        cr_assert_eq(memcmp(dk, h_key, cache_elems * 4), 0, "key cache");
+        cr_assert_eq(memcmp(dv, h_value, cache_elems * 4), 0, "value cache");
+        cr_assert_neq(memcmp(dk, cache0, cache_elems * 4), 0, "nothing cached");
+        free(dq);
+        free(dk);
+        free(dv);
+    }
+    /* clpe_enqueue_rope on the same q and k views (of fresh buffers) */
+    cl_mem rq = test_buffer_from(&cl, in[0], bytes[0]), rk = test_buffer_from(&cl, in[1], bytes[1]);
+    clpe_rope_tensor vq = t[0], vk = t[1];
+    vq.buffer = rq;
+    vk.buffer = rk;
+    clpe_status rot =
+        clpe_enqueue_rope(rope, cl.queue, 1, tokens, &vq, &vk, &pos, 0, 0, NULL, NULL);
+    cr_assert_eq(rot, dev, "clpe_enqueue_rope %d (%s), clpe_enqueue_rope_kv %d (%s)", rot,
+                 clpe_status_string(rot), dev, clpe_status_string(dev));
+    cr_assert_eq(clFinish(cl.queue), CL_SUCCESS);
+    clReleaseMemObject(rq);
+    clReleaseMemObject(rk);
+    for (int j = 0; j < 3; ++j) {
+        clReleaseMemObject(buf[j]);
+        free(in[j]);
+        free(h_in[j]);
+    }
+    clReleaseMemObject(key);
+    clReleaseMemObject(value);
+    clReleaseMemObject(slots_buf);
+    free(cache0);
+    free(h_key);
+    free(h_value);
+    clpe_rope_release(host);
+    clpe_rope_release(rope);
+    return dev;
+}
+
+/* [heads, tokens, d] viewed as [tokens, heads, d]: head pitch tokens * d,
+ * row pitch d. */
+Test(rope_kv, head_major_views_are_accepted_on_device_and_host)
+{
+    const size_t tokens = 7, d = 16;
+    cr_assert_eq(views_call(tokens, 4, 2, tokens * d, d, tokens * d), CLPE_SUCCESS);
+    cr_assert_eq(views_call(1, 3, 1, d, d, d), CLPE_SUCCESS);
+}
+
+/* One head whose head pitch is 2^33 elements (never stepped): the same
+ * status from clpe_enqueue_rope, clpe_enqueue_rope_kv and clpe_host_rope_kv. */
+Test(rope_kv, one_head_with_a_huge_head_pitch_gets_one_status_everywhere)
+{
+    const size_t tokens = 5, d = 16;
+    cr_assert_eq(views_call(tokens, 1, 1, (size_t)1 << 33, d, tokens * d), CLPE_SUCCESS);
 }

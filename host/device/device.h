@@ -32,7 +32,10 @@ typedef unsigned clpe_kernel_id;
 #define CLPE_DTYPE_COUNT 4
 #define CLPE_KERNEL_PAD_POSITIONS (CLPE_OP_COUNT * CLPE_DTYPE_COUNT)
 #define CLPE_KERNEL_KV_CHECK_SLOTS (CLPE_KERNEL_PAD_POSITIONS + 1)
-#define CLPE_KERNEL_COUNT (CLPE_KERNEL_KV_CHECK_SLOTS + 1)
+/* rotary into a half or bfloat16 cache under float32 (the f32 program) */
+#define CLPE_KERNEL_ROPE_KV_F32_TO_F16 (CLPE_KERNEL_KV_CHECK_SLOTS + 1)
+#define CLPE_KERNEL_ROPE_KV_F32_TO_BF16 (CLPE_KERNEL_KV_CHECK_SLOTS + 2)
+#define CLPE_KERNEL_COUNT (CLPE_KERNEL_KV_CHECK_SLOTS + 3)
 static inline clpe_kernel_id clpe__kernel_for(clpe_op op, clpe_dtype dtype)
 {
     return (clpe_kernel_id)op * CLPE_DTYPE_COUNT + (clpe_kernel_id)dtype;

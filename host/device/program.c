@@ -24,6 +24,7 @@ static const char *const kernel_names[CLPE_KERNEL_COUNT] = {
     "clpe_rope_cache_at_f32", "clpe_rope_cache_at_f16", "clpe_rope_cache_at_bf16",
     "clpe_rope_cache_at_f64",
     "clpe_pad_positions", "clpe_kv_check_slots",
+    "clpe_rope_kv_f32_to_f16", "clpe_rope_kv_f32_to_bf16",
 };
 
 /* No fast-math flags: the arithmetic must be exactly what is written.
@@ -173,7 +174,7 @@ static clpe_family kernel_family(clpe_kernel_id id)
 {
     if (id == CLPE_KERNEL_PAD_POSITIONS)
         return CLPE_FAMILY_ROWS;
-    if (id == CLPE_KERNEL_KV_CHECK_SLOTS)
+    if (id >= CLPE_KERNEL_KV_CHECK_SLOTS)
         return CLPE_FAMILY_ROPE;
     clpe_op op = (clpe_op)(id / CLPE_DTYPE_COUNT);
     return op == CLPE_OP_TABLE || op == CLPE_OP_ADD || op == CLPE_OP_GATHER ? CLPE_FAMILY_ROWS
@@ -356,13 +357,16 @@ void clpe__program_release(clpe_program_shared *shared)
 }
 
 /* The program that holds kernel id (built: the caller's object made sure);
- * for the kernels outside the (op, dtype) grid, any program of their
- * family. */
+ * the float32 rotary program for rotary into a half or bfloat16 cache;
+ * for the other kernels outside the (op, dtype) grid, any program of
+ * their family. */
 static cl_program kernel_program(clpe_program_shared *shared, clpe_kernel_id id)
 {
     cl_program program = NULL;
     pthread_mutex_lock(&shared->build_lock);
-    if (id >= CLPE_KERNEL_PAD_POSITIONS) {
+    if (id == CLPE_KERNEL_ROPE_KV_F32_TO_F16 || id == CLPE_KERNEL_ROPE_KV_F32_TO_BF16) {
+        program = shared->programs[CLPE_DTYPE_F32][CLPE_FAMILY_ROPE];
+    } else if (id >= CLPE_KERNEL_PAD_POSITIONS) {
         for (int d = 0; d < CLPE_DTYPE_COUNT && !program; ++d)
             program = shared->programs[d][kernel_family(id)];
     } else {

@@ -270,6 +270,7 @@ void clpe_rope_release(clpe_rope *rope)
     if (!rope)
         return;
     clpe__detach_words(rope->shared, rope->tw_hi_buf, rope->tw_lo_buf);
+    clpe__kv_state_release(atomic_load(&rope->kv_state));
     free(rope->frequencies);
     free(rope->arrays);
     free(rope->tw_hi);

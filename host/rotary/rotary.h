@@ -16,6 +16,8 @@
  * its stream: pair i belongs to stream j when j section ends are <= i
  * (ends past the last stream are n_pairs), and its tuning word is that of
  * its stream's ladder. */
+struct clpe_kv_state; /* rotary/rope_kv.h */
+
 struct clpe_rope {
     clpe_rope_config cfg;          /* its arrays point at the copies below */
     uint32_t rotary_dim, n_pairs;
@@ -29,7 +31,13 @@ struct clpe_rope {
     clpe_program_shared *shared;   /* NULL for a host-only object */
     cl_mem tw_hi_buf;
     cl_mem tw_lo_buf;
+    /* clpe_enqueue_rope_kv's slot table, counters and call order, made by
+     * the first call (rope_kv_enqueue.c) */
+    _Atomic(struct clpe_kv_state *) kv_state;
 };
+
+/* Releases a rotary object's KV state (NULL: nothing). */
+void clpe__kv_state_release(struct clpe_kv_state *s);
 
 /* The stream pair i of a rotary object turns with (rope.c). */
 uint32_t clpe__rope_stream(const clpe_rope *rope, uint32_t i);

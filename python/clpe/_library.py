@@ -12,7 +12,7 @@ import os
 import sys
 from typing import Any, List, Optional, Tuple
 from ctypes import (POINTER, c_char_p, c_double, c_int, c_int32, c_int64, c_size_t, c_uint,
-                    c_uint32, c_void_p)
+                    c_uint32, c_uint64, c_void_p)
 
 from ._abi import (CAbiEntry, CBuildLog, CConfig, CDeviceTuning, CHostKvCache,
                    CHostRopeTensor, CKvCache, CKvSlots, CLaunchInfo,
@@ -105,6 +105,7 @@ OPTIONAL_PROTOTYPES = {
                                      POINTER(CHostRopeTensor), POINTER(CHostKvCache),
                                      POINTER(c_int64), c_enum, c_int64, POINTER(c_int64),
                                      c_uint32]),
+    "clpe_rope_kv_refused_calls": (c_status, [c_rope, cl_handle, POINTER(c_uint64)]),
     # multimodal rotary (M-RoPE) and vision rotary
     "clpe_mrope_config_vision": (CMropeConfig, [c_uint32]),
     "clpe_rope_create_mrope": (c_rope, [cl_handle, cl_handle, POINTER(CMropeConfig),
