@@ -188,6 +188,9 @@ PE_INLINE void PE_KV_FN(pe_kv_walk)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA), bool al
     uint tail = max(c_begin, 2 * n_pairs); /* ... of k and q past rotary_dim */
     PE_R sign = inverse ? (PE_R)-1 : (PE_R)1;
     bool ids = pos_source == PE_POS_IDS;
+    /* a position per stream: each pair's phase from its stream's position,
+     * every token (no vector groups: sections need not fall on them) */
+    bool streams = pe_rope_streams(pos_source);
     global PE_T *q_dst = q_out ? q_out : q;
     uint qd_head_pitch = q_out ? q_out_head_pitch : q_head_pitch;
     uint qd_row_pitch = q_out ? q_out_row_pitch : q_row_pitch;
@@ -199,7 +202,7 @@ PE_INLINE void PE_KV_FN(pe_kv_walk)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA), bool al
     uint groups = 0;
 #if PE_GROUPS
     PE_FN(pe_phases) ph;
-    if (i_rot > i0) {
+    if (i_rot > i0 && !streams) {
         PE_FN(pe_phases_load)(&ph, tw_hi, tw_lo, i0, i_rot, i_rot);
         groups = ph.groups;
     }
@@ -226,7 +229,7 @@ PE_INLINE void PE_KV_FN(pe_kv_walk)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA), bool al
         uint k_heads = entry >= 0 ? kv_heads : 0; /* padding: nothing cached */
         global PE_KV_T *key_entry = key_cache + (key_offset + (ulong)entry);
         global PE_KV_T *value_entry = value_cache + (value_offset + (ulong)entry);
-        bool set = s == s_begin || ids;
+        bool set = s == s_begin || ids || streams;
 #if PE_GROUPS && PE_X86
         /* the lines of the token 8 ahead asked for, as rotation does */
         if (s + 8 < rows && groups)
@@ -263,12 +266,16 @@ PE_INLINE void PE_KV_FN(pe_kv_walk)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA), bool al
 #endif
         for (uint i = i_one; i < i_rot; ++i) {
             PE_R sv, cv;
+            ulong pi = streams ? pe_stream_position(positions + positions_base, s,
+                                                    pe_rope_stream(i, end0, end1, end2),
+                                                    token_pitch, stream_pitch)
+                               : p;
 #if PE_W <= 2
             if (set)
-                PE_ODO_FN(set)(&o[i - i0], p);
+                PE_ODO_FN(set)(&o[i - i0], pi);
             PE_ODO_FN(sin_cos)(&o[i - i0], &sv, &cv);
 #else
-            PE_SINCOS_AT(p, tw_hi, tw_lo, i, &sv, &cv);
+            PE_SINCOS_AT(pi, tw_hi, tw_lo, i, &sv, &cv);
 #endif
             cv = cv * amplitude;
             sv = (sv * amplitude) * sign;
@@ -292,7 +299,7 @@ PE_INLINE void PE_KV_FN(pe_kv_walk)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA), bool al
 
         /* the next token, one odometer tick; past INT64_MAX with the exact
          * wrap, as rotation's */
-        if (!ids) {
+        if (!ids && !streams) {
             bool wraps = p == 0x7FFFFFFFFFFFFFFFUL;
 #if PE_GROUPS
             if (groups)

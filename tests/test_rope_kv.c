@@ -90,6 +90,10 @@ typedef struct kv_case {
     int64_t start;
     uint32_t flags;
     bool aligned;        /* the cache packed, at offset 0: every vector aligned */
+    /* a multimodal object: its streams (0: plain), the pairs of each, and
+     * a frequency ladder per stream (the vision tower) */
+    uint32_t streams, section[CLPE_MROPE_MAX_STREAMS];
+    bool ladder_per_stream;
 } kv_case;
 
 /* Everything one call touches, on the host (the inputs as made) and on the device. */
@@ -214,7 +218,9 @@ static void world_make(kv_world *w, const kv_case *c, uint64_t seed)
     w->kv_slots = (clpe_kv_slots){.buffer = w->slots_buf, .report = w->report_buf};
 
     w->pos = (clpe_positions){.source = c->source, .start = c->start};
-    size_t npos = c->source == CLPE_POSITIONS_IDS ? c->tokens : 1;
+    size_t npos = c->streams                     ? c->streams * c->tokens
+                  : c->source == CLPE_POSITIONS_IDS ? c->tokens
+                                                    : 1;
     w->positions = malloc(npos * sizeof *w->positions);
     for (size_t t = 0; t < npos; ++t)
         w->positions[t] = t == 0 ? c->start
@@ -315,7 +321,16 @@ static void host_result(const kv_world *w, const clpe_rope_config *cfg, unsigned
 {
     const kv_case *c = &w->c;
     clpe_status st = CLPE_SUCCESS;
-    clpe_rope *host = clpe_rope_create_host(cfg, &st);
+    clpe_rope *host;
+    if (c->streams) { /* the multimodal object's host twin */
+        clpe_mrope_config m = {.rope = *cfg, .streams = c->streams,
+                               .ladder = c->ladder_per_stream ? CLPE_MROPE_LADDER_PER_STREAM
+                                                              : CLPE_MROPE_ONE_LADDER};
+        memcpy(m.section, c->section, sizeof m.section);
+        host = clpe_rope_create_mrope_host(&m, &st);
+    } else {
+        host = clpe_rope_create_host(cfg, &st);
+    }
     cr_assert_not_null(host, "clpe_rope_create_host: %d", st);
     for (int j = 0; j < w->inputs; ++j)
         memcpy(in[j], w->in[j], w->in_bytes[j]);
@@ -426,7 +441,18 @@ static void run_case(const kv_case *c, uint64_t seed)
     cfg.rotary_dim = c->rotary_dim;
     cfg.pairing = c->pairing;
     cfg.dtype = c->dtype;
-    clpe_rope *rope = make_rope(&cfg);
+    clpe_rope *rope;
+    if (c->streams) {
+        clpe_mrope_config m = {.rope = cfg, .streams = c->streams,
+                               .ladder = c->ladder_per_stream ? CLPE_MROPE_LADDER_PER_STREAM
+                                                              : CLPE_MROPE_ONE_LADDER};
+        memcpy(m.section, c->section, sizeof m.section);
+        clpe_status st = CLPE_SUCCESS;
+        rope = clpe_rope_create_mrope(cl.context, cl.device, &m, NULL, &st);
+        cr_assert_not_null(rope, "clpe_rope_create_mrope: %s", clpe_status_string(st));
+    } else {
+        rope = make_rope(&cfg);
+    }
     kv_world w;
     world_make(&w, c, seed);
     clpe_status st = world_enqueue(&w, rope);
@@ -467,18 +493,48 @@ Test(rope_kv, device_equals_host_and_rope_then_copy)
                 bool paged = layout & 1, fused = layout & 2;
                 /* full rotary, GQA 4:2, q in place; the cache contiguous or paged */
                 kv_case a = {dtypes[t], dtypes[t], (clpe_rope_pairing)pairing, 88, 0, 23, 4, 2,
-                             fused, false, paged, false, CLPE_POSITIONS_IDS, 1000003, 0, false};
+                             fused, false, paged, false, CLPE_POSITIONS_IDS, 1000003, 0, false, 0, {0}, false};
                 run_case(&a, seed++);
                 /* partial rotary, into q_out, heads outside the slots, from a start */
                 kv_case b = {dtypes[t], dtypes[t], (clpe_rope_pairing)pairing, 40, 24, 17, 3, 1,
-                             fused, true, paged, true, CLPE_POSITIONS_START, 77, 0, false};
+                             fused, true, paged, true, CLPE_POSITIONS_START, 77, 0, false, 0, {0}, false};
                 run_case(&b, seed++);
                 /* no GQA, the inverse, one position per call near INT64_MAX */
                 kv_case d = {dtypes[t], dtypes[t], (clpe_rope_pairing)pairing, 20, 0, 9, 2, 2,
                              fused, false, !paged, layout == 1, CLPE_POSITIONS_PER_SEQUENCE,
-                             INT64_MAX - 5, CLPE_ROPE_INVERSE, false};
+                             INT64_MAX - 5, CLPE_ROPE_INVERSE, false, 0, {0}, false};
                 run_case(&d, seed++);
             }
+}
+
+/* Multimodal rotary into a paged KV cache, Qwen2-VL's language model
+ * (mrope_section [16, 24, 24], positions [3, tokens]) and its vision tower
+ * (a ladder per stream, positions [tokens, 2]): every byte equals the
+ * host emulation and clpe_enqueue_rope of the same object followed by a
+ * copy, in every dtype, fused or separate, into a float32 object's half
+ * and bfloat16 caches too. */
+Test(rope_kv, multimodal_positions_into_a_paged_cache)
+{
+    uint64_t seed = 300;
+    for (int t = 0; t < 4; ++t)
+        for (int layout = 0; layout < 4; ++layout) {
+            bool fused = layout & 1, q_out = layout & 2;
+            kv_case text = {dtypes[t], dtypes[t], CLPE_ROPE_HALF_SPLIT, 128, 0, 21, 4, 2,
+                            fused, q_out, true, false, CLPE_POSITIONS_STREAMS, 0, 0, false,
+                            3, {16, 24, 24}, false};
+            run_case(&text, seed++);
+            kv_case vision = {dtypes[t], dtypes[t], CLPE_ROPE_HALF_SPLIT, 80, 0, 13, 2, 2,
+                              fused, q_out, true, layout == 3,
+                              CLPE_POSITIONS_STREAMS_TOKEN_FIRST, 0, layout == 2 ? CLPE_ROPE_INVERSE : 0,
+                              false, 2, {20, 20}, true};
+            run_case(&vision, seed++);
+        }
+    for (int cache = 1; cache <= 2; ++cache) {
+        kv_case narrow = {CLPE_DTYPE_F32, dtypes[cache], CLPE_ROPE_INTERLEAVED, 64, 0, 9, 2, 1,
+                          true, false, true, false, CLPE_POSITIONS_STREAMS, 0, 0, false,
+                          3, {8, 12, 12}, false};
+        run_case(&narrow, seed++);
+    }
 }
 
 Test(rope_kv, float32_into_half_and_bfloat16_caches)
@@ -488,11 +544,11 @@ Test(rope_kv, float32_into_half_and_bfloat16_caches)
         for (int layout = 0; layout < 4; ++layout) {
             kv_case a = {CLPE_DTYPE_F32, dtypes[cache], (clpe_rope_pairing)(layout & 1), 128, 0,
                          30, 8, 2, layout & 2, false, layout & 1, false, CLPE_POSITIONS_IDS, 5,
-                         0, false};
+                         0, false, 0, {0}, false};
             run_case(&a, seed++);
             kv_case b = {CLPE_DTYPE_F32, dtypes[cache], CLPE_ROPE_HALF_SPLIT, 36, 12, 7, 3, 1,
                          layout & 2, true, layout & 1, layout & 1, CLPE_POSITIONS_START, 0, 0,
-                         false};
+                         false, 0, {0}, false};
             run_case(&b, seed++);
         }
 }
@@ -506,16 +562,16 @@ Test(rope_kv, aligned_layouts_equal_the_host)
     for (int t = 0; t < 4; ++t)
         for (int pairing = 0; pairing < 2; ++pairing) {
             kv_case a = {dtypes[t], dtypes[t], (clpe_rope_pairing)pairing, 128, 0, 21, 4, 2, true,
-                         false, pairing == 1, false, CLPE_POSITIONS_START, 11, 0, true};
+                         false, pairing == 1, false, CLPE_POSITIONS_START, 11, 0, true, 0, {0}, false};
             run_case(&a, seed++);
             /* partial rotary: the key's tail starts inside a vector */
             kv_case b = {dtypes[t], dtypes[t], (clpe_rope_pairing)pairing, 64, 40, 13, 2, 1, true,
-                         true, pairing == 0, false, CLPE_POSITIONS_IDS, 7, 0, true};
+                         true, pairing == 0, false, CLPE_POSITIONS_IDS, 7, 0, true, 0, {0}, false};
             run_case(&b, seed++);
         }
     for (int cache = 1; cache <= 2; ++cache) {
         kv_case c = {CLPE_DTYPE_F32, dtypes[cache], CLPE_ROPE_HALF_SPLIT, 128, 0, 19, 4, 2, true,
-                     false, true, false, CLPE_POSITIONS_START, 3, 0, true};
+                     false, true, false, CLPE_POSITIONS_START, 3, 0, true, 0, {0}, false};
         run_case(&c, seed++);
     }
 }
@@ -527,7 +583,7 @@ Test(rope_kv, split_launches_equal_the_host)
     uint64_t seed = 200;
     for (int t = 0; t < 4; ++t) {
         kv_case a = {dtypes[t], dtypes[t], CLPE_ROPE_HALF_SPLIT, 64, 0, 29, 4, 2, true, false,
-                     true, false, CLPE_POSITIONS_IDS, 12, 0, false};
+                     true, false, CLPE_POSITIONS_IDS, 12, 0, false, 0, {0}, false};
         run_case(&a, seed++);
     }
 }
@@ -540,7 +596,7 @@ static void expect_refused_slots(size_t tokens, int64_t bad_value, size_t bad_in
     clpe_rope_config cfg = clpe_rope_config_default(32);
     clpe_rope *rope = make_rope(&cfg);
     kv_case c = {CLPE_DTYPE_F32, CLPE_DTYPE_F32, CLPE_ROPE_HALF_SPLIT, 32, 0, tokens, 4, 2, true,
-                 false, true, false, CLPE_POSITIONS_START, 3, 0, false};
+                 false, true, false, CLPE_POSITIONS_START, 3, 0, false, 0, {0}, false};
     kv_world w;
     world_make(&w, &c, 7);
     w.slots[bad_index] = dup_of >= 0 ? w.slots[dup_of] : bad_value;
@@ -605,7 +661,7 @@ static void expect_rejected(spoil_fn spoil, clpe_status want, const char *what)
     clpe_rope_config cfg = clpe_rope_config_default(16);
     clpe_rope *rope = make_rope(&cfg);
     kv_case c = {CLPE_DTYPE_F32, CLPE_DTYPE_F32, CLPE_ROPE_HALF_SPLIT, 16, 0, 6, 2, 1, false,
-                 false, false, false, CLPE_POSITIONS_START, 0, 0, false};
+                 false, false, false, CLPE_POSITIONS_START, 0, 0, false, 0, {0}, false};
     kv_world w;
     world_make(&w, &c, 11);
     cl_mem spare = test_buffer_poisoned(&cl, 64, 0x5A);
@@ -703,7 +759,7 @@ Test(rope_kv, fused_q_in_place_is_allowed_and_overlap_is_not)
     clpe_rope_config cfg = clpe_rope_config_default(16);
     clpe_rope *rope = make_rope(&cfg);
     kv_case c = {CLPE_DTYPE_F32, CLPE_DTYPE_F32, CLPE_ROPE_HALF_SPLIT, 16, 0, 6, 2, 1, true,
-                 false, false, false, CLPE_POSITIONS_START, 0, 0, false};
+                 false, false, false, CLPE_POSITIONS_START, 0, 0, false, 0, {0}, false};
     kv_world w;
     world_make(&w, &c, 13);
     w.q.heads = 3; /* q's third head is k's first */

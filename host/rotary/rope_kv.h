@@ -34,8 +34,7 @@ typedef struct clpe_kv_call {
     size_t slots_offset;          /* elements */
     size_t slots_end_bytes;
     cl_mem report;                /* the caller's report buffer, or NULL */
-    clpe_position_args positions; /* the device's; on the host buffer NULL and ... */
-    const int64_t *host_positions; /* ... these */
+    clpe_position_args positions; /* the device's buffer, or the host's values */
 } clpe_kv_call;
 
 /* Every argument of clpe_enqueue_rope_kv, checked; nothing enqueued. */

@@ -71,14 +71,7 @@ static clpe_operand tensor_operand(const clpe_kv_call *c, const clpe_kv_tensor *
 static clpe_status check_aliasing(const clpe_kv_call *c)
 {
     const clpe_rope *rope = c->rope;
-    size_t npos = c->positions.source == CLPE_POSITIONS_IDS            ? c->tokens
-                  : c->positions.source == CLPE_POSITIONS_PER_SEQUENCE ? 1
-                                                                       : 0;
-    clpe_operand positions =
-        c->positions.buffer ? clpe__positions_operand(&c->positions, 1, c->tokens)
-                            : (clpe_operand){.host = npos ? c->host_positions : NULL,
-                                             .bytes = clpe__footprint_bytes(0, npos * 8),
-                                             .access = CLPE_ACCESS_READ};
+    clpe_operand positions = clpe__positions_operand(&c->positions, 1, c->tokens);
     clpe_operand ops[9] = {
         tensor_operand(c, &c->q, c->q_out.r.heads ? CLPE_ACCESS_READ : CLPE_ACCESS_READ_WRITE),
         tensor_operand(c, &c->q_out, CLPE_ACCESS_WRITE),
@@ -176,7 +169,8 @@ clpe_status clpe__resolve_kv_call(clpe_rope *rope, size_t tokens, const clpe_rop
     c->slots = slots->buffer;
     c->slots_offset = slots->offset / sizeof(int64_t);
     c->report = slots->report;
-    status = clpe__check_positions(rope->shared->context, positions, 1, tokens, &c->positions);
+    status = clpe__check_stream_positions(rope->shared->context, positions, rope->streams, 1,
+                                          tokens, &c->positions);
     if (status == CLPE_SUCCESS)
         status = check_aliasing(c);
     if (status == CLPE_SUCCESS)
@@ -235,14 +229,8 @@ clpe_status clpe__resolve_host_kv_call(const clpe_rope *rope, size_t tokens,
         return status;
     c->slots_data = slots;
     c->slots_end_bytes = tokens * sizeof(int64_t);
-    if ((unsigned)source > CLPE_POSITIONS_IDS)
-        return CLPE_ERROR_INVALID_POSITIONS;
-    if (source != CLPE_POSITIONS_START && !host_positions && tokens)
-        return CLPE_ERROR_NULL_POINTER;
-    c->positions = (clpe_position_args){.source = source, .start = start};
-    c->host_positions = host_positions;
-    if (source == CLPE_POSITIONS_START)
-        status = clpe__check_start(start, tokens);
+    status = clpe__rope_host_positions(rope, source, start, host_positions, 1, tokens,
+                                       &c->positions);
     if (status == CLPE_SUCCESS)
         status = check_aliasing(c);
     return status;

@@ -80,9 +80,6 @@ clpe_status clpe_host_rope_kv(const clpe_rope *rope, size_t tokens, const clpe_h
     const clpe_rope_region *qdst = q_out ? rqo : rq;
     char *qdst_data = q_out ? qodata : qdata;
     for (size_t s = 0; s < tokens; ++s) {
-        uint64_t p = source == CLPE_POSITIONS_START          ? (uint64_t)start + s
-                     : source == CLPE_POSITIONS_PER_SEQUENCE ? (uint64_t)host_positions[0] + s
-                                                             : (uint64_t)host_positions[s];
         int64_t slot = slots[s];
         size_t entry = 0;
         if (slot >= 0)
@@ -90,6 +87,8 @@ clpe_status clpe_host_rope_kv(const clpe_rope *rope, size_t tokens, const clpe_h
                     ((size_t)slot % l->block_size) * l->slot_pitch;
         for (uint32_t i = 0; i < rope->n_pairs; ++i) {
             double c, sn, ra, rb;
+            uint64_t p = clpe__host_position(&call.positions, tokens, 0, s,
+                                             clpe__rope_stream(rope, i));
             clpe__rope_cos_sin(rope, p, i, sign, &c, &sn);
             size_t ka = i * stride, kb = ka + partner;
             for (size_t h = 0; q && h < rq->heads; ++h) {

@@ -121,9 +121,10 @@ static cl_int set_launch_args(cl_kernel kernel, const void *launch, size_t s0, s
     a.q_out_base = c->q_out.r.heads ? c->q_out.r.offset + s0 * c->q_out.r.row_pitch : 0;
     a.k_base = c->k.r.offset + s0 * c->k.r.row_pitch;
     a.v_base = c->v.r.offset + s0 * c->v.r.row_pitch;
-    a.positions_base = pos->source == CLPE_POSITIONS_IDS            ? pos->offset + s0
+    a.positions_base = pos->source == CLPE_POSITIONS_START          ? 0
                        : pos->source == CLPE_POSITIONS_PER_SEQUENCE ? pos->offset
-                                                                    : 0;
+                       : pos->source == CLPE_POSITIONS_IDS          ? pos->offset + s0
+                                                                    : pos->offset + s0 * pos->token_pitch;
     a.entries_base = s0;
     a.slots_base = c->slots_offset + s0;
     /* positions wrap modulo 2^64 like the kernels' arithmetic */
@@ -174,6 +175,9 @@ static void fixed_args(const clpe_kv_call *c, cl_mem stats, cl_mem entries, bool
         .partner = half_split ? rope->n_pairs : 1, .stride = half_split ? 1 : 2,
         .inverse = c->inverse, .rows_per_item = grid->rows_per_item,
         .pos_source = (cl_uint)c->positions.source, .inline_check = inline_check,
+        .stream_pitch = c->positions.stream_pitch,
+        .token_pitch = (cl_uint)c->positions.token_pitch, .end0 = rope->ends[0],
+        .end1 = rope->ends[1], .end2 = rope->ends[2],
         .slots = c->slots, .call_slots_base = c->slots_offset, .call_tokens = (cl_uint)c->tokens,
         .capacity = l->capacity, .block_size = l->block_size ? l->block_size : 1,
         .slot_pitch = l->slot_pitch, .block_pitch = l->block_pitch};
