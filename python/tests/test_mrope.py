@@ -169,13 +169,30 @@ def test_one_class_per_object():
             text.rotate(q, positions=5)
 
 
-def test_rope_kv_with_streams_is_refused_until_the_library_takes_them(cl, context, queue):
+def test_rope_kv_with_streams_equals_the_host_and_rotation(cl, context, queue):
+    """Position streams into a paged cache: the device, the host emulation
+    and the object's own rotation followed by a copy agree bit for bit."""
+    rng = np.random.default_rng(7)
     rope = clpe.Rope(context, head_dim=HEAD_DIM, mrope_section=SECTION)
-    key = cl.array.zeros(queue, (2, 4, 1, HEAD_DIM), np.float32)
-    value = cl.array.zeros(queue, (2, 4, 1, HEAD_DIM), np.float32)
-    k = cl.array.to_device(queue, np.ones((2, 1, HEAD_DIM), np.float32))
-    with pytest.raises(clpe.Error, match="CLPE_ERROR_INVALID_POSITIONS"):
-        clpe.rope_kv(rope, queue, key, value, [0, 1], k=k, v=k,
-                     positions=np.zeros((3, 2), np.int64))
-    assert not key.get().any()
+    host = rope.host()
+    tokens = 3
+    positions = rng.integers(-1000, 100000, size=(3, tokens)).astype(np.int64)
+    k = rng.standard_normal((tokens, 1, HEAD_DIM)).astype(np.float32)
+    v = rng.standard_normal((tokens, 1, HEAD_DIM)).astype(np.float32)
+    slots = np.array([5, -1, 0], np.int64)
+    key = np.zeros((2, 4, 1, HEAD_DIM), np.float32)
+    value = np.zeros_like(key)
+    d_key, d_value = cl.array.to_device(queue, key), cl.array.to_device(queue, value)
+    clpe.rope_kv(rope, queue, d_key, d_value, slots, k=cl.array.to_device(queue, k),
+                 v=cl.array.to_device(queue, v), positions=positions).wait()
+    clpe.host_rope_kv(host, key, value, slots, k=k.copy(), v=v.copy(), positions=positions)
+    assert (d_key.get() == key).all() and (d_value.get() == value).all()
+    rotated = host.rotate(k.reshape(1, tokens, 1, HEAD_DIM).copy(),
+                          positions=positions.reshape(3, 1, tokens)).reshape(tokens, 1, HEAD_DIM)
+    flat_key, flat_value = key.reshape(8, 1, HEAD_DIM), value.reshape(8, 1, HEAD_DIM)
+    for t, slot in enumerate(slots):
+        if slot >= 0:
+            assert (flat_key[slot] == rotated[t]).all() and (flat_value[slot] == v[t]).all()
+    assert not flat_key[[1, 2, 3, 4, 6, 7]].any()
     rope.close()
+    host.close()
