@@ -20,10 +20,11 @@
 #   CLPE_INTEL_TESTS_W64  in the float16 vector shape (CLPE_PAIRS_PER_ITEM=64).
 #                         Default: guards (every element written once,
 #                         nothing outside); with CLPE_FULL_TESTS=1 also
-#                         golden, add and exact. Intel's vectoriser makes that
+#                         golden and add. Intel's vectoriser makes that
 #                         shape slow to build (about 30 s of CPU per dtype)
 #                         and each test process builds its own programs:
-#                         guards took 32 s of CPU, golden 51 s.
+#                         guards took 32 s of CPU, golden 51 s, and exact
+#                         ran past 7 minutes.
 #                         `clpe check` covers every path in that shape with
 #                         one build per dtype (scripts/conformance.sh).
 # The oclgrind_* tests are not run here: they run under Oclgrind's own
@@ -42,7 +43,7 @@ scripts/intel-opencl.sh true
 full=${CLPE_FULL_TESTS:-0}
 if [[ $full == 1 ]]; then
   w1_default=$(cd "$build/tests" && ls test_* | sed -n 's/^test_\([a-z0-9_]*\)$/\1/p' | tr '\n' ' ')
-  w64_default="guards golden add exact"
+  w64_default="guards golden add"
 else
   w1_default="exact golden digests add launch_split guards device_header"
   w64_default="guards"
