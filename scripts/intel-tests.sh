@@ -42,7 +42,10 @@ fi
 scripts/intel-opencl.sh true
 full=${CLPE_FULL_TESTS:-0}
 if [[ $full == 1 ]]; then
-  w1_default=$(cd "$build/tests" && ls test_* | sed -n 's/^test_\([a-z0-9_]*\)$/\1/p' | tr '\n' ' ')
+  w1_default=""
+  for exe in "$build"/tests/test_*; do
+    [[ -f $exe && -x $exe ]] && w1_default+=" ${exe##*/test_}"
+  done
   w64_default="guards golden add"
 else
   w1_default="exact golden digests add launch_split guards device_header"
