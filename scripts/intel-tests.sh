@@ -13,10 +13,13 @@
 #                         Default: the kernel tests of the GPU-shape rerun
 #                         in scripts/test.sh but formats and rope (115 s and
 #                         86 s of CPU on Intel's runtime; `clpe check` runs
-#                         every rotary path there), and device_header (the
-#                         header's functions inside a user's kernel, built
-#                         by Intel's compiler); with CLPE_FULL_TESTS=1 every
-#                         Criterion test of the suite.
+#                         every rotary path there) and digests (`clpe check`
+#                         proves the device gives the host emulation's bits,
+#                         and the digests hold the host emulation on any
+#                         machine), and device_header (the header's
+#                         functions inside a user's kernel, built by Intel's
+#                         compiler); with CLPE_FULL_TESTS=1 every Criterion
+#                         test of the suite.
 #   CLPE_INTEL_TESTS_W64  in the float16 vector shape (CLPE_PAIRS_PER_ITEM=64).
 #                         Default: guards (every element written once,
 #                         nothing outside); with CLPE_FULL_TESTS=1 also
@@ -48,7 +51,7 @@ if [[ $full == 1 ]]; then
   done
   w64_default="guards golden add"
 else
-  w1_default="exact golden digests add launch_split guards device_header"
+  w1_default="exact golden add launch_split guards device_header"
   w64_default="guards"
 fi
 w1=${CLPE_INTEL_TESTS_W1:-$w1_default}
