@@ -668,7 +668,8 @@ Test(cli, encode_devices_failing_midway_leaves_no_file, .timeout = 120)
                                                  "--chunk-rows", "100", "--devices", "0,0",
                                                  "-o", path, NULL});
     cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
-    cr_assert(strstr(r.err, "clpe: "), "[%s]", r.err);
+    assert_one_error_line(&r, "': table: ");
+    cr_assert(strstr(r.err, "clpe: device '"), "the line names no device: [%s]", r.err);
     cr_assert_eq(dir_entries(dir), 0, "a file was left behind: [%s]", r.err);
     run_free(&r);
     rm_dir(dir);

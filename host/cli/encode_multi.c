@@ -50,6 +50,7 @@ typedef struct member {
     int started;
     int failed;
     int write_err;
+    char what[300];   /* "device 'NAME': table", for an error line */
 } member;
 
 /* The selectors of LIST: "all" gives every device index in order. */
@@ -298,7 +299,9 @@ int cli_encode_multi(const cli_args *args, const clpe_config *cfg, int64_t start
                       strerror(errno));
             break;
         }
+        snprintf(mk->what, sizeof mk->what, "device '%s': table", mk->dev.name);
         mk->job = (encode_job){.dev = &mk->dev,
+                               .what = mk->what,
                                .enc = mk->enc,
                                .start = (int64_t)((uint64_t)start + mk->first),
                                .seq = mk->rows,

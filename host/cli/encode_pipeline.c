@@ -52,7 +52,7 @@ static int fill(pipeline *p, uint64_t c)
                                         (int64_t)((uint64_t)job->start + c * job->chunk_rows),
                                         (size_t)rows, &t, 0, NULL, &computed);
     if (st != CLPE_SUCCESS) {
-        cli_status_error("table", st);
+        cli_status_error(p->job->what ? p->job->what : "table", st);
         return -1;
     }
     cl_int err = CL_SUCCESS;
@@ -144,7 +144,7 @@ static int warm_up(pipeline *p)
         clpe_status st = clpe_enqueue_table(job->enc, job->dev->queue, job->start,
                                             (size_t)sizes[k], &t, 0, NULL, NULL);
         if (st != CLPE_SUCCESS) {
-            cli_status_error("table", st);
+            cli_status_error(p->job->what ? p->job->what : "table", st);
             return -1;
         }
     }

@@ -37,6 +37,7 @@ typedef struct encode_job {
     int fd;                /* the data goes here, in order, after what fd holds */
     int reserve;           /* 1: fd is a regular file; the writer first reserves the
                               data's bytes (cli_reserve) while the first chunks compute */
+    const char *what;      /* names the launch in an error line (NULL: "table") */
     /* Called by the writer thread after each chunk (may be NULL). */
     void (*progress)(void *ctx, uint64_t bytes_written);
     void *progress_ctx;
