@@ -85,7 +85,7 @@ static const walk walks[] = {
     {CLPE_ROPE_YARN, "mscale", mscale_inf, CLPE_ERROR_INVALID_SCALING},
     {CLPE_ROPE_YARN, "mscale_all_dim", mscale_all_dim_nan, CLPE_ERROR_INVALID_SCALING},
     {CLPE_ROPE_YARN, "attention_factor", attention_negative, CLPE_ERROR_INVALID_SCALING},
-    {CLPE_ROPE_YARN, "attention_factor", amplitude_zero, CLPE_ERROR_INVALID_SCALING},
+    {CLPE_ROPE_YARN, "mscale_all_dim", amplitude_zero, CLPE_ERROR_INVALID_SCALING},
     {CLPE_ROPE_YARN, "amplitude", huge_amplitude, CLPE_ERROR_INVALID_SCALING},
     {CLPE_ROPE_LLAMA3, "factor", factor_half, CLPE_ERROR_INVALID_SCALING},
     {CLPE_ROPE_LLAMA3, "original_max_position", original_zero, CLPE_ERROR_INVALID_SCALING},

@@ -230,10 +230,15 @@ clpe_status clpe__rope_check_scaling(const clpe_rope_config *cfg, uint32_t n_pai
         return REFUSE("scaling %d is not a clpe_rope_scaling", (int)cfg->scaling);
     }
     double m = rope_amplitude(cfg); /* e.g. get_mscale(factor, mscale_all_dim) == 0 */
-    if (!(isfinite(m) && m > 0))
-        return REFUSE("%s: the amplitude (attention_factor) these parameters give is %g; it must "
-                      "be finite and > 0",
-                      scaling, m);
+    if (!(isfinite(m) && m > 0)) {
+        const char *from = cfg->attention_factor != 0 ? "attention_factor"
+                           : cfg->scaling == CLPE_ROPE_YARN
+                               ? "mscale, mscale_all_dim and factor (get_mscale(factor, mscale) "
+                                 "/ get_mscale(factor, mscale_all_dim))"
+                               : "factor and original_max_position";
+        return REFUSE("%s: the amplitude %s give is %g; it must be finite and > 0", scaling,
+                      from, m);
+    }
     return CLPE_SUCCESS;
 }
 

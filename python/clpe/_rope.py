@@ -285,8 +285,14 @@ class _RopeConfig:
         if self.fields:
             words = re.compile(r"\b(%s)\b" % "|".join(
                 re.escape(f) for f in sorted(self.fields, key=len, reverse=True)))
-            detail = words.sub(lambda m: "%s (config.json's %s)"
-                               % (m.group(1), self.fields[m.group(1)]), detail, count=1)
+            named = set()
+
+            def name(m: "re.Match[str]") -> str:
+                if m.group(1) in named:
+                    return m.group(1)
+                named.add(m.group(1))
+                return "%s (config.json's %s)" % (m.group(1), self.fields[m.group(1)])
+            detail = words.sub(name, detail)
         return detail
 
     def error(self, status: int, build_log: Optional[str] = None) -> _status.Error:
