@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import re
-from typing import Any, Callable, Dict, Optional, Tuple, Type, TypeVar, Union, cast
+from typing import Any, Callable, Dict, Optional, Set, Tuple, Type, TypeVar, Union, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -285,14 +285,14 @@ class _RopeConfig:
         if self.fields:
             words = re.compile(r"\b(%s)\b" % "|".join(
                 re.escape(f) for f in sorted(self.fields, key=len, reverse=True)))
-            named = set()
+            named: Set[str] = set()
 
-            def name(m: "re.Match[str]") -> str:
+            def label(m: "re.Match[str]") -> str:
                 if m.group(1) in named:
                     return m.group(1)
                 named.add(m.group(1))
                 return "%s (config.json's %s)" % (m.group(1), self.fields[m.group(1)])
-            detail = words.sub(name, detail)
+            detail = words.sub(label, detail)
         return detail
 
     def error(self, status: int, build_log: Optional[str] = None) -> _status.Error:
