@@ -271,6 +271,9 @@ def map_config(config: HfConfig) -> Mapped:
         take("original_max_position", "original_max_position_embeddings",
              need("original_max_position_embeddings"))
     elif kind == "yarn":
+        # factor as given, as vLLM takes it (transformers swaps in
+        # max_position_embeddings / original_max_position_embeddings when both
+        # exist; published configs that give both agree: docs/engines.md)
         original = _number(scaling, "original_max_position_embeddings", where)
         if original is not None:
             take("original_max_position", "original_max_position_embeddings", original)
