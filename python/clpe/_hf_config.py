@@ -296,13 +296,16 @@ def map_config(config: HfConfig) -> Mapped:
         fields["long_factor"] = where + "long_factor"
         attention = _number(scaling, "attention_factor", where)
         original = _number(source, "original_max_position_embeddings", "")
-        if original is not None:
+        if original is not None and original > 0:
             # Phi-3: the amplitude's factor is the context's growth
             # (transformers: factor = max_position_embeddings / original_...)
             factor: Optional[float] = max_positions(
                 "LongRoPE's factor is max_position_embeddings / "
                 "original_max_position_embeddings") / original
             fields["factor"] = "%s / original_max_position_embeddings" % max_name
+            fields["original_max_position"] = "original_max_position_embeddings"
+        elif original is not None:
+            factor = 0.0  # the library refuses the original length, naming it
             fields["original_max_position"] = "original_max_position_embeddings"
         else:
             original = max_positions("LongRoPE without original_max_position_embeddings "
@@ -311,9 +314,9 @@ def map_config(config: HfConfig) -> Mapped:
             fields["factor"] = where + "factor"
             fields["original_max_position"] = max_name
         settings["original_max_position"] = original
+        take("attention_factor", "attention_factor", attention)
         if attention is None and (factor is None or factor <= 1):
             # transformers: attention_factor = 1.0 when factor <= 1
-            attention, factor = 1.0, 0.0
+            settings["attention_factor"], factor = 1.0, 0.0
         settings["factor"] = 0.0 if factor is None else factor
-        take("attention_factor", "attention_factor", attention)
     return Mapped(model_type, head_dim, settings, fields)

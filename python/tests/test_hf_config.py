@@ -372,6 +372,8 @@ OUT_OF_RANGE = [
     (_with(LONGROPE, short_factor=[1.0] * 47 + [-1.0]), "rope_scaling.short_factor"),
     (_with(LONGROPE, long_factor=[0.0] * 48), "rope_scaling.long_factor"),
     (_with(LONGROPE, attention_factor=-2.0), "rope_scaling.attention_factor"),
+    (_with(LONGROPE, top={"original_max_position_embeddings": 0}),
+     "original_max_position_embeddings"),
     (_with(CONFIGS["Qwen/Qwen2-VL-7B-Instruct"], mrope_section=[16, 24, 20]),
      "rope_scaling.mrope_section"),
     (_with(CONFIGS["microsoft/phi-2"], top={"partial_rotary_factor": 0.0125}),
