@@ -76,13 +76,24 @@ def load(config: HfConfig) -> Dict[str, Any]:
         return dict(config)
     if isinstance(config, (str, os.PathLike)):
         with open(config, encoding="utf-8") as f:
-            data = json.load(f)
+            data = json.load(f, object_pairs_hook=_unique_keys)
         if not isinstance(data, dict):
             raise ConfigTypeError("top level", "must be a JSON object, got %s"
                                   % type(data).__name__)
         return data
     raise TypeError("clpe: config must be a config.json path or its dict, got %s"
                     % type(config).__name__)
+
+
+def _unique_keys(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
+    """A JSON object whose keys are all different: a key given twice is
+    ambiguous (json.load would keep the last, others the first)."""
+    table: Dict[str, Any] = {}
+    for key, value in pairs:
+        if key in table:
+            raise ConfigError(key, "is given twice (duplicate key)")
+        table[key] = value
+    return table
 
 
 def _number(table: Mapping[str, Any], key: str, where: str) -> Optional[float]:

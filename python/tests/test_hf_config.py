@@ -424,6 +424,15 @@ def test_missing_or_mistyped_names_the_field(config, error, field):
         assert refused.value.field == field
 
 
+def test_a_duplicate_key_is_refused(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text('{"hidden_size": 64, "num_attention_heads": 4, "rope_theta": 1e4, '
+                    '"rope_theta": 5e5}')
+    with pytest.raises(clpe.ConfigError) as refused:
+        clpe.HostRope.from_hf_config(path)
+    assert refused.value.field == "rope_theta"
+
+
 def test_keywords_take_hugging_faces_name():
     rope = clpe.HostRope(128, base=500000.0, scaling="llama3", factor=8.0,
                          original_max_position_embeddings=8192, low_freq_factor=1.0,

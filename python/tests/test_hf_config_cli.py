@@ -101,3 +101,30 @@ def test_config_flags_are_refused_with_it(cli, tmp_path):
                              "--head-dim", "128")
     assert done.returncode == 2
     assert "--head-dim cannot be combined with --hf-config" in done.stderr
+
+
+@pytest.mark.parametrize("text,said", [
+    ("{\"rope_theta\": 10000.0,", "--hf-config"),
+    ("[1, 2]", "top level must be a JSON object"),
+    ("{\"model_type\": \"llama\", \"num_attention_heads\": 32}", "hidden_size"),
+    ("{\"hidden_size\": 64, \"num_attention_heads\": 4, \"rope_theta\": 1e4,"
+     " \"rope_theta\": 5e5}", "duplicate"),
+    ("{\"hidden_size\": 64, \"num_attention_heads\": 4, \"rotary_pct\": 1.5}", "rotary_pct"),
+])
+def test_the_cli_refuses_a_malformed_config(cli, tmp_path, text, said):
+    path = tmp_path / "config.json"
+    path.write_text(text)
+    done = subprocess.run([str(cli), "rope-cache", "--hf-config", str(path), "--seq", "4",
+                           "--cos-out", str(tmp_path / "c.npy"), "--sin-out",
+                           str(tmp_path / "s.npy")], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert said in done.stderr
+    assert not (tmp_path / "c.npy").exists()
+
+
+def test_the_cli_positions_need_sections(cli, tmp_path):
+    np.save(tmp_path / "positions.npy", np.zeros((3, 4), np.int64))
+    done, _, _ = _rope_cache(cli, tmp_path, CONFIGS["Qwen/Qwen2-7B-Instruct"], "--positions",
+                             str(tmp_path / "positions.npy"))
+    assert done.returncode == 2
+    assert "mrope_section" in done.stderr
