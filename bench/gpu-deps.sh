@@ -6,7 +6,7 @@
 #   bench/gpu-deps.sh DIR        (run on a Debian/Ubuntu machine with apt)
 #   CLPE_DEPS_PREFIX=DIR bench/gpu.sh OUT    (on the GPU machine)
 #
-# Downloads (never installs) MPFR, GMP, libpng, zlib, the OpenCL headers and
+# Downloads (never installs) MPFR, GMP, libpng, zlib, jansson, the OpenCL headers and
 # the ICD loader, unpacks them under DIR/usr, and rewrites their pkg-config
 # files to be relocatable. Only the loader's library is used from here when
 # the GPU machine has none of its own.
@@ -15,7 +15,8 @@ dir=${1:?usage: bench/gpu-deps.sh DIR}
 mkdir -p "$dir/debs"
 dir=$(cd "$dir" && pwd)
 (cd "$dir/debs" && apt-get download libmpfr-dev libmpfr6 libgmp-dev libgmp10 libpng-dev \
-  libpng16-16 zlib1g-dev ocl-icd-opencl-dev ocl-icd-libopencl1 opencl-c-headers)
+  libpng16-16 zlib1g-dev libjansson-dev libjansson4 ocl-icd-opencl-dev ocl-icd-libopencl1 \
+  opencl-c-headers)
 for deb in "$dir"/debs/*.deb; do dpkg -x "$deb" "$dir"; done
 rm -rf "$dir/debs"
 # prefix=/usr -> relative to the folder each .pc file sits in

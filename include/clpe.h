@@ -587,6 +587,18 @@ typedef struct clpe_rope_config {
  * float32, no scaling. */
 CLPE_API clpe_rope_config clpe_rope_config_default(uint32_t head_dim);
 
+/* CLPE_SUCCESS when cfg could make a rotary object, else the status
+ * clpe_rope_create would return for it (device checks aside), with the
+ * reason in detail: the field, the rule it breaks and the value given, as
+ * "llama3: original_max_position must be a finite number >= 1, got 0"
+ * (a scaling's fields are named after its scaling). detail may be NULL;
+ * otherwise it receives a NUL-terminated English text truncated to capacity
+ * bytes, empty on success. Every CLPE_ERROR_INVALID_SCALING, _INVALID_ROPE
+ * and _INVALID_BASE of a rotary configuration has such a reason. Runs the
+ * host half of the creation (the MPFR frequencies) and keeps nothing. */
+CLPE_API clpe_status clpe_rope_config_check(const clpe_rope_config *cfg, char *detail,
+                                            size_t capacity);
+
 typedef struct clpe_rope clpe_rope;
 
 /* Create a rotary object on (context, device), or sharing the built program
@@ -911,6 +923,12 @@ typedef struct clpe_mrope_config {
     clpe_mrope_ladder ladder;
     uint64_t reserved[4];       /* zero */
 } clpe_mrope_config;
+
+/* clpe_rope_config_check for a multimodal configuration: its rope part,
+ * then its streams, sections and ladder ("section must sum to rotary_dim / 2
+ * = 64, got 60"), as clpe_rope_create_mrope checks them. */
+CLPE_API clpe_status clpe_mrope_config_check(const clpe_mrope_config *cfg, char *detail,
+                                             size_t capacity);
 
 /* Qwen2-VL's vision tower for head_dim (a multiple of 4; 80 in Qwen2-VL):
  * two streams (row, column) of head_dim / 4 pairs each, one ladder per

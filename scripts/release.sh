@@ -13,7 +13,7 @@
 #
 # The sdist and the wheel are built from the source archive, not from the
 # working tree, so all three hold the same commit; uncommitted changes are
-# refused. Needs git, a C toolchain with CMake, the OpenCL, MPFR and libpng
+# refused. Needs git, a C toolchain with CMake, the OpenCL, MPFR, libpng and jansson
 # development files (scripts/setup.sh), and PyPI for the build tools
 # (installed into a temporary venv). PYTHON names the interpreter (python3).
 set -euo pipefail

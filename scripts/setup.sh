@@ -12,6 +12,7 @@ packages=(
   libmpfr-dev                            # tuning words and the test reference
   libcriterion-dev                       # tests
   libpng-dev                             # clpe plot
+  libjansson-dev                         # clpe rope-cache --hf-config: a model's config.json
   clang libclang-rt-dev                  # libFuzzer targets (the runtime is only a Recommends)
   python3                                # CLI tests read .npy files back
   libclblast-dev                         # examples/decoder: matrix products (CLBlast)

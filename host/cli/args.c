@@ -367,7 +367,7 @@ enum flag_id {
     F_QUERY, F_MEASURE_WRITE, F_PADDING_IDX, F_HEAD_DIM, F_ROTARY_DIM, F_PAIRING, F_SCALING,
     F_FACTOR, F_ORIGINAL_MAX_POSITION, F_LOW_FREQ_FACTOR, F_HIGH_FREQ_FACTOR, F_BETA_FAST,
     F_BETA_SLOW, F_COS_OUT, F_SIN_OUT, F_SHORT_FACTOR_FILE, F_LONG_FACTOR_FILE,
-    F_MROPE_SECTION, F_VISION, F_POSITIONS, F_VERBOSE, F_PATHS, F_DEVICES, F_COUNT
+    F_MROPE_SECTION, F_VISION, F_POSITIONS, F_HF_CONFIG, F_VERBOSE, F_PATHS, F_DEVICES, F_COUNT
 };
 
 #define C_DEV (1u << CLI_CMD_DEVICES)
@@ -427,6 +427,7 @@ static const struct flag_spec {
     {"--mrope-section", NULL, F_MROPE_SECTION, C_ROP, 1},
     {"--vision", NULL, F_VISION, C_ROP, 0},
     {"--positions", NULL, F_POSITIONS, C_ROP, 1},
+    {"--hf-config", NULL, F_HF_CONFIG, C_ROP, 1},
 };
 
 static const struct flag_spec *find_flag(const char *name, size_t len)
@@ -736,6 +737,7 @@ static int apply_flag(cli_args *a, const struct flag_spec *f, const char *val, c
     case F_SHORT_FACTOR_FILE:
     case F_LONG_FACTOR_FILE:
     case F_POSITIONS:
+    case F_HF_CONFIG:
         if (!*val) {
             set_err(err, errlen, "%s expects a file name, got ''", f->name);
             return CLI_PARSE_USAGE;
@@ -744,6 +746,8 @@ static int apply_flag(cli_args *a, const struct flag_spec *f, const char *val, c
             a->short_factor_file = val;
         else if (f->id == F_LONG_FACTOR_FILE)
             a->long_factor_file = val;
+        else if (f->id == F_HF_CONFIG)
+            a->hf_config = val;
         else
             a->positions_file = val;
         return 0;
@@ -811,6 +815,44 @@ static int rope_factor_files_and_positions(const cli_args *a, int scaling, uint3
     return 0;
 }
 
+/* rope-cache --hf-config: the model's config.json gives the whole rotary
+ * configuration (read when the command runs), so no flag may give a part
+ * of it; --dtype, the positions and the outputs are the caller's. */
+static int rope_hf_combination(const cli_args *a, char *err, size_t errlen)
+{
+    const struct {
+        int given;
+        const char *flag;
+    } config_flags[] = {
+        {a->have_head_dim, "--head-dim"},
+        {a->have_rotary_dim, "--rotary-dim"},
+        {a->have_base, "--base"},
+        {a->pairing != CLI_UNSET, "--pairing"},
+        {a->scaling != CLI_UNSET, "--scaling"},
+        {a->have_factor, "--factor"},
+        {a->have_original_max_position, "--original-max-position"},
+        {a->have_low_freq_factor, "--low-freq-factor"},
+        {a->have_high_freq_factor, "--high-freq-factor"},
+        {a->have_beta_fast, "--beta-fast"},
+        {a->have_beta_slow, "--beta-slow"},
+        {a->short_factor_file != NULL, "--short-factor-file"},
+        {a->long_factor_file != NULL, "--long-factor-file"},
+        {a->mrope_streams != 0, "--mrope-section"},
+        {a->vision, "--vision"},
+    };
+    for (size_t i = 0; i < COUNT(config_flags); ++i)
+        if (config_flags[i].given) {
+            set_err(err, errlen, "%s cannot be combined with --hf-config (the config gives it)",
+                    config_flags[i].flag);
+            return CLI_PARSE_USAGE;
+        }
+    if (strcmp(a->cos_out, a->sin_out) == 0) {
+        set_err(err, errlen, "--cos-out and --sin-out name the same file");
+        return CLI_PARSE_USAGE;
+    }
+    return 0;
+}
+
 /* rope-cache: what is required, which scaling takes which parameter, and
  * the sizes. The library checks the numbers once more when it builds the
  * frequencies (clpe_rope_create_host), before any file is opened. */
@@ -844,9 +886,11 @@ static int rope_combination(cli_args *a, char *err, size_t errlen)
         set_err(err, errlen, "%s: --seq is required (or --positions FILE)", cmd);
         return CLI_PARSE_USAGE;
     }
-    if (!a->have_head_dim) { set_err(err, errlen, "%s: --head-dim is required", cmd); return CLI_PARSE_USAGE; }
     if (!a->cos_out) { set_err(err, errlen, "%s: --cos-out FILE is required", cmd); return CLI_PARSE_USAGE; }
     if (!a->sin_out) { set_err(err, errlen, "%s: --sin-out FILE is required", cmd); return CLI_PARSE_USAGE; }
+    if (a->hf_config)
+        return rope_hf_combination(a, err, errlen);
+    if (!a->have_head_dim) { set_err(err, errlen, "%s: --head-dim is required", cmd); return CLI_PARSE_USAGE; }
     const uint32_t rotary = a->have_rotary_dim ? a->rotary_dim : a->head_dim;
     if (a->have_rotary_dim && a->rotary_dim > a->head_dim) {
         set_err(err, errlen, "--rotary-dim %u is larger than --head-dim %u",

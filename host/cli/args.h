@@ -100,6 +100,7 @@ typedef struct cli_args {
     uint32_t mrope_section[4];     /* pairs of each position stream */
     int vision;                    /* --vision: a frequency ladder per stream */
     const char *positions_file;    /* --positions FILE: int64 .npy [streams, tokens] */
+    const char *hf_config;         /* --hf-config FILE: a model's config.json */
 } cli_args;
 
 /* Parse argv[1..argc). On CLI_PARSE_USAGE, err receives one line (no

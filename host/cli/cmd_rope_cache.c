@@ -16,6 +16,7 @@
  */
 #include "cli.h"
 #include "common/npy.h"
+#include "hf_config.h"
 #include "rope_cache.h"
 #include "signals.h"
 #include "stderr_capture.h"
@@ -220,14 +221,15 @@ static int check_paths(const cli_args *a)
         if ((rc = cli_output_check_name(i ? a->sin_out : a->cos_out, CLI_ROPE_OUTPUT_FLAGS[i],
                                         ".npy")) != CLI_EXIT_OK)
             return rc;
-    const char *paths[5] = {a->cos_out, a->sin_out};
-    const char *flags[5] = {CLI_ROPE_OUTPUT_FLAGS[0], CLI_ROPE_OUTPUT_FLAGS[1]};
+    const char *paths[6] = {a->cos_out, a->sin_out};
+    const char *flags[6] = {CLI_ROPE_OUTPUT_FLAGS[0], CLI_ROPE_OUTPUT_FLAGS[1]};
     size_t n = 2;
     const struct {
         const char *path, *flag;
     } inputs[] = {{a->short_factor_file, "--short-factor-file"},
                   {a->long_factor_file, "--long-factor-file"},
-                  {a->positions_file, "--positions"}};
+                  {a->positions_file, "--positions"},
+                  {a->hf_config, "--hf-config"}};
     for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; ++i)
         if (inputs[i].path) {
             paths[n] = inputs[i].path;
@@ -254,7 +256,12 @@ static int rope_cache_run(const cli_args *args, const clpe_rope_config *cfg,
     clpe_rope *host_rope = sections ? clpe_rope_create_mrope_host(sections, &st)
                                     : clpe_rope_create_host(cfg, &st);
     if (!host_rope) {
-        cli_error("rope-cache: %s (%d)", clpe_status_string(st), (int)st);
+        char why[256];
+        if (sections)
+            clpe_mrope_config_check(sections, why, sizeof why);
+        else
+            clpe_rope_config_check(cfg, why, sizeof why);
+        cli_error("rope-cache: %s (%d): %s", clpe_status_string(st), (int)st, why);
         return rc;
     }
     clpe_rope_release(host_rope);
@@ -364,6 +371,58 @@ static int rope_cache_multimodal(const cli_args *args, const cli_rope_factors *f
     return rc;
 }
 
+/* The cache of a model's config.json (hf_config.c): consecutive positions,
+ * or with --positions the position streams of its rope_scaling.mrope_section.
+ * Dynamic NTK and LongRoPE take max(position) + 1 as their length, as the
+ * flags' configuration does. */
+static int rope_cache_hf(const cli_args *args)
+{
+    cli_hf_rope hf;
+    int rc = cli_hf_config_read(args->hf_config, &hf);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    if (args->dtype != CLI_UNSET)
+        hf.cfg.dtype = (clpe_dtype)args->dtype;
+    const uint32_t cols = hf.cfg.rotary_dim ? hf.cfg.rotary_dim : hf.cfg.head_dim;
+    if (!args->positions_file) {
+        const int64_t start = args->have_start ? args->start : 0;
+        const int64_t last = (int64_t)((uint64_t)start + args->seq - 1);
+        hf.cfg.seq_len = last >= 0 ? (uint64_t)last + 1 : 0;
+        if (cols && args->seq > UINT64_MAX / cols / dtype_size(hf.cfg.dtype)) {
+            cli_error("--seq %llu times the rotary width %u is too large (overflows 64 bits)",
+                      (unsigned long long)args->seq, (unsigned)cols);
+            rc = CLI_EXIT_USAGE;
+        } else {
+            rc = rope_cache_run(args, &hf.cfg, NULL, NULL, start, args->seq);
+        }
+        cli_hf_rope_free(&hf);
+        return rc;
+    }
+    if (!hf.streams) {
+        cli_error("--positions needs a config whose rope_scaling has an mrope_section");
+        cli_hf_rope_free(&hf);
+        return CLI_EXIT_USAGE;
+    }
+    /* the positions file is read against the config's sections */
+    cli_args with_sections = *args;
+    with_sections.mrope_streams = hf.streams;
+    memcpy(with_sections.mrope_section, hf.section, sizeof hf.section);
+    cli_rope_positions pos;
+    rc = cli_rope_positions_read(&with_sections, &pos);
+    if (rc == CLI_EXIT_OK) {
+        clpe_mrope_config m = {.rope = hf.cfg, .streams = hf.streams};
+        memcpy(m.section, hf.section, sizeof m.section);
+        int64_t top = -1;
+        for (uint64_t k = 0; k < pos.tokens * m.streams; ++k)
+            top = pos.token_first[k] > top ? pos.token_first[k] : top;
+        m.rope.seq_len = top >= 0 ? (uint64_t)top + 1 : 0;
+        rc = rope_cache_run(args, &m.rope, &m, pos.token_first, 0, pos.tokens);
+        free(pos.token_first);
+    }
+    cli_hf_rope_free(&hf);
+    return rc;
+}
+
 /* LongRoPE's factor lists come from files, read once; positions from a file
  * (rope_cache_positions.c) take position streams. */
 int cli_cmd_rope_cache(const cli_args *args)
@@ -371,6 +430,8 @@ int cli_cmd_rope_cache(const cli_args *args)
     int rc = check_paths(args);
     if (rc != CLI_EXIT_OK)
         return rc;
+    if (args->hf_config)
+        return rope_cache_hf(args);
     cli_rope_factors f;
     rc = cli_rope_factors_read(args, &f);
     if (rc != CLI_EXIT_OK)

@@ -84,6 +84,13 @@ static const char ENCODE_HELP[] =
     "only when complete and keeps the mode of the one it replaces; a link is\n"
     "followed; a FIFO, a terminal or /dev/stdout is written directly.\n"
     "\n"
+    "  --hf-config FILE   a model's config.json (Hugging Face): head_dim (or\n"
+    "                     hidden_size / num_attention_heads), rotary_dim,\n"
+    "                     partial_rotary_factor or rotary_pct, rope_theta and\n"
+    "                     rope_scaling of any type above or mrope, pairing from\n"
+    "                     model_type (gptj, codegen, deepseek: interleaved), as the\n"
+    "                     Python package's from_hf_config maps it; the flags that\n"
+    "                     set a part of the configuration are refused with it\n"
     "  --seq N            number of positions (rows), >= 1 (required)\n"
     "  --start P          first position, any 64-bit integer (default 0, or the\n"
     "                     preset's first position)\n"
@@ -145,6 +152,8 @@ static const char PLOT_HELP[] =
 static const char ROPE_CACHE_HELP[] =
     "usage: clpe rope-cache --seq N --head-dim D --cos-out COS.npy --sin-out SIN.npy\n"
     "                       [FLAGS]\n"
+    "       clpe rope-cache --seq N --hf-config config.json --cos-out COS.npy\n"
+    "                       --sin-out SIN.npy [--start P] [--dtype T] [--device SEL]\n"
     "\n"
     "Compute the rotary position embedding's cos and sin of positions START ..\n"
     "START+N-1 on the device, each [N, R] (R the rotary width), already multiplied\n"
@@ -153,6 +162,13 @@ static const char ROPE_CACHE_HELP[] =
     "pairing repeats each value twice. Files as for encode (.npy; bf16 as '<u2'\n"
     "raw bits); the two appear together, only when both are complete.\n"
     "\n"
+    "  --hf-config FILE   a model's config.json (Hugging Face): head_dim (or\n"
+    "                     hidden_size / num_attention_heads), rotary_dim,\n"
+    "                     partial_rotary_factor or rotary_pct, rope_theta and\n"
+    "                     rope_scaling of any type above or mrope, pairing from\n"
+    "                     model_type (gptj, codegen, deepseek: interleaved), as the\n"
+    "                     Python package's from_hf_config maps it; the flags that\n"
+    "                     set a part of the configuration are refused with it\n"
     "  --seq N            number of positions (rows), >= 1 (required)\n"
     "  --head-dim D       elements per head, 2 .. 16777216 (required)\n"
     "  --rotary-dim R     leading elements that rotate: even, <= D (default D)\n"
@@ -203,7 +219,9 @@ static const char ROPE_CACHE_HELP[] =
     "         --factor 8 --original-max-position 8192 --low-freq-factor 1\n"
     "         --high-freq-factor 4 --cos-out cos.npy --sin-out sin.npy\n"
     "         clpe rope-cache --head-dim 128 --base 1000000 --mrope-section 16,24,24\n"
-    "         --positions position_ids.npy --cos-out cos.npy --sin-out sin.npy\n";
+    "         --positions position_ids.npy --cos-out cos.npy --sin-out sin.npy\n"
+    "         clpe rope-cache --seq 8192 --hf-config config.json --cos-out cos.npy\n"
+    "         --sin-out sin.npy\n";
 
 static const char *help_for(cli_command cmd)
 {

@@ -28,6 +28,8 @@
 #include "rotary/rotary.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 
 /* x is a finite double no smaller than low. */
 static bool at_least(double x, double low)
@@ -96,70 +98,148 @@ static double rope_amplitude(const clpe_rope_config *cfg)
     }
 }
 
-/* Every per-pair array entry is finite and positive. */
-static bool all_positive(const double *values, uint32_t n)
+/* A refusal with its reason: the status, and "what: why" in d (when the
+ * caller gave room for it), truncated to fit and always NUL-terminated. */
+clpe_status clpe__refuse(clpe_detail *d, clpe_status status, const char *format, ...)
 {
-    if (!values)
+    if (d && d->text && d->capacity) {
+        va_list args;
+        va_start(args, format);
+        vsnprintf(d->text, d->capacity, format, args);
+        va_end(args);
+    }
+    return status;
+}
+
+static const char *const scaling_names[] = {"default", "linear",  "dynamic",    "yarn",
+                                            "llama3",  "longrope", "frequencies"};
+
+const char *clpe__rope_scaling_name(clpe_rope_scaling s)
+{
+    return (unsigned)s <= CLPE_ROPE_FREQUENCIES ? scaling_names[s] : "unknown scaling";
+}
+
+#define REFUSE(...) clpe__refuse(d, CLPE_ERROR_INVALID_SCALING, __VA_ARGS__)
+
+/* "name must be >= low" unless x is finite and at least low. */
+static bool refuse_below(clpe_detail *d, const clpe_rope_config *cfg, const char *name, double x,
+                         double low, clpe_status *status)
+{
+    if (at_least(x, low))
         return false;
-    for (uint32_t i = 0; i < n; ++i)
-        if (!(isfinite(values[i]) && values[i] > 0))
-            return false;
+    *status = REFUSE("%s: %s must be a finite number >= %g, got %g",
+                     clpe__rope_scaling_name(cfg->scaling), name, low, x);
     return true;
+}
+
+/* The first entry of a per-pair array that is not finite and positive. */
+static bool refuse_array(clpe_detail *d, const clpe_rope_config *cfg, const char *name,
+                         const double *values, uint32_t n, bool zero_ok, clpe_status *status)
+{
+    const char *scaling = clpe__rope_scaling_name(cfg->scaling);
+    if (!values) {
+        *status = REFUSE("%s: %s is NULL; it needs rotary_dim / 2 = %u values", scaling, name, n);
+        return true;
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+        double x = values[i];
+        if (!(isfinite(x) && (x > 0 || (zero_ok && x == 0)))) {
+            *status = REFUSE("%s: %s[%u] must be finite and %s 0, got %g", scaling, name, i,
+                             zero_ok ? ">=" : ">", x);
+            return true;
+        }
+    }
+    return false;
 }
 
 /* Hugging Face only warns about most of these (factor < 1, beta_fast <
  * beta_slow, high_freq_factor <= low_freq_factor) and fails later on others
  * (a zero low_freq_factor, a 2-wide dynamic rotation): clpe refuses all of
- * them before anything is created. */
-clpe_status clpe__rope_check_scaling(const clpe_rope_config *cfg, uint32_t n_pairs)
+ * them before anything is created, and says which field and why. */
+clpe_status clpe__rope_check_scaling(const clpe_rope_config *cfg, uint32_t n_pairs,
+                                     clpe_detail *d)
 {
-    bool ok;
-    if (!(isfinite(cfg->base) && cfg->base > 1) || n_pairs == 0)
-        return CLPE_ERROR_INVALID_SCALING;
+    clpe_status st = CLPE_SUCCESS;
+    const char *scaling = clpe__rope_scaling_name(cfg->scaling);
+    if (!(isfinite(cfg->base) && cfg->base > 1))
+        return REFUSE("base must be finite and > 1, got %g", cfg->base);
+    if (n_pairs == 0)
+        return REFUSE("rotary_dim must be at least 2");
     switch (cfg->scaling) {
     case CLPE_ROPE_DEFAULT:
-        ok = true;
         break;
     case CLPE_ROPE_LINEAR:
-        ok = at_least(cfg->factor, 1);
+        if (refuse_below(d, cfg, "factor", cfg->factor, 1, &st))
+            return st;
         break;
     case CLPE_ROPE_DYNAMIC:
+        if (refuse_below(d, cfg, "factor", cfg->factor, 1, &st) ||
+            refuse_below(d, cfg, "original_max_position", cfg->original_max_position, 1, &st))
+            return st;
         /* base * (...) ** (dim / (dim - 2)): dim 2 divides by zero */
-        ok = at_least(cfg->factor, 1) && at_least(cfg->original_max_position, 1) && n_pairs >= 2;
+        if (n_pairs < 2)
+            return REFUSE("dynamic: rotary_dim must be at least 4, got 2");
         break;
     case CLPE_ROPE_YARN:
-        ok = at_least(cfg->factor, 1) && at_least(cfg->original_max_position, 1) &&
-             at_least(cfg->beta_fast, 0) && at_least(cfg->beta_slow, 0) &&
-             yarn_beta_fast(cfg) >= yarn_beta_slow(cfg) && isfinite(cfg->mscale) &&
-             isfinite(cfg->mscale_all_dim) && at_least(cfg->attention_factor, 0);
+        if (refuse_below(d, cfg, "factor", cfg->factor, 1, &st) ||
+            refuse_below(d, cfg, "original_max_position", cfg->original_max_position, 1, &st) ||
+            refuse_below(d, cfg, "beta_fast", cfg->beta_fast, 0, &st) ||
+            refuse_below(d, cfg, "beta_slow", cfg->beta_slow, 0, &st) ||
+            refuse_below(d, cfg, "attention_factor", cfg->attention_factor, 0, &st))
+            return st;
+        if (yarn_beta_fast(cfg) < yarn_beta_slow(cfg))
+            return REFUSE("yarn: beta_fast (%g) must be >= beta_slow (%g)", yarn_beta_fast(cfg),
+                          yarn_beta_slow(cfg));
+        if (!isfinite(cfg->mscale))
+            return REFUSE("yarn: mscale must be finite, got %g", cfg->mscale);
+        if (!isfinite(cfg->mscale_all_dim))
+            return REFUSE("yarn: mscale_all_dim must be finite, got %g", cfg->mscale_all_dim);
         break;
     case CLPE_ROPE_LLAMA3:
+        if (refuse_below(d, cfg, "factor", cfg->factor, 1, &st) ||
+            refuse_below(d, cfg, "original_max_position", cfg->original_max_position, 1, &st))
+            return st;
         /* low_freq_wavelen = old_context_len / low_freq_factor */
-        ok = at_least(cfg->factor, 1) && at_least(cfg->original_max_position, 1) &&
-             isfinite(cfg->low_freq_factor) && cfg->low_freq_factor > 0 &&
-             isfinite(cfg->high_freq_factor) && cfg->high_freq_factor > cfg->low_freq_factor;
+        if (!(isfinite(cfg->low_freq_factor) && cfg->low_freq_factor > 0))
+            return REFUSE("llama3: low_freq_factor must be finite and > 0, got %g",
+                          cfg->low_freq_factor);
+        if (!(isfinite(cfg->high_freq_factor) && cfg->high_freq_factor > cfg->low_freq_factor))
+            return REFUSE("llama3: high_freq_factor must be finite and > low_freq_factor (%g), "
+                          "got %g",
+                          cfg->low_freq_factor, cfg->high_freq_factor);
         break;
     case CLPE_ROPE_LONGROPE:
+        if (refuse_array(d, cfg, "short_factor", cfg->short_factor, n_pairs, false, &st) ||
+            refuse_array(d, cfg, "long_factor", cfg->long_factor, n_pairs, false, &st) ||
+            refuse_below(d, cfg, "original_max_position", cfg->original_max_position, 1, &st) ||
+            refuse_below(d, cfg, "attention_factor", cfg->attention_factor, 0, &st))
+            return st;
         /* factor only feeds the amplitude: it may be 0 (unset) when
          * attention_factor is given */
-        ok = all_positive(cfg->short_factor, n_pairs) && all_positive(cfg->long_factor, n_pairs) &&
-             at_least(cfg->original_max_position, 1) && at_least(cfg->attention_factor, 0) &&
-             (at_least(cfg->factor, 1) || (cfg->factor == 0 && cfg->attention_factor > 0));
+        if (!(at_least(cfg->factor, 1) || (cfg->factor == 0 && cfg->attention_factor > 0)))
+            return REFUSE("longrope: factor must be a finite number >= 1 (or 0 with "
+                          "attention_factor set), got %g",
+                          cfg->factor);
         break;
     case CLPE_ROPE_FREQUENCIES:
-        ok = cfg->frequencies && at_least(cfg->attention_factor, 0);
-        for (uint32_t i = 0; ok && i < n_pairs; ++i)
-            ok = at_least(cfg->frequencies[i], 0);
+        if (refuse_array(d, cfg, "frequencies", cfg->frequencies, n_pairs, true, &st) ||
+            refuse_below(d, cfg, "attention_factor", cfg->attention_factor, 0, &st))
+            return st;
         break;
     default:
-        ok = false;
-        break;
+        return REFUSE("scaling %d is not a clpe_rope_scaling", (int)cfg->scaling);
     }
-    if (ok) {
-        double m = rope_amplitude(cfg); /* e.g. get_mscale(factor, mscale_all_dim) == 0 */
-        ok = isfinite(m) && m > 0;
+    double m = rope_amplitude(cfg); /* e.g. get_mscale(factor, mscale_all_dim) == 0 */
+    if (!(isfinite(m) && m > 0)) {
+        const char *from = cfg->attention_factor != 0 ? "attention_factor"
+                           : cfg->scaling == CLPE_ROPE_YARN
+                               ? "mscale, mscale_all_dim and factor (get_mscale(factor, mscale) "
+                                 "/ get_mscale(factor, mscale_all_dim))"
+                               : "factor and original_max_position";
+        return REFUSE("%s: the amplitude %s give is %g; it must be finite and > 0", scaling,
+                      from, m);
     }
-    return ok ? CLPE_SUCCESS : CLPE_ERROR_INVALID_SCALING;
+    return CLPE_SUCCESS;
 }
 
 /* The base the frequencies use. Dynamic NTK grows it:
@@ -249,7 +329,7 @@ static void blend(mpfr_ptr w, mpfr_srcptr w0, mpfr_srcptr a, double factor, mpfr
 
 clpe_status clpe__rope_tuning_words(const clpe_rope_config *cfg, uint32_t n_pairs, unsigned bits,
                                     uint64_t *hi, uint64_t *lo, double *frequencies,
-                                    double *amplitude)
+                                    double *amplitude, clpe_detail *d)
 {
     mpfr_t r, w0, w, a, tmp, scale, log_base, low, high, two_pi;
     mpfr_inits2(CLPE_TUNING_PRECISION, r, w0, w, a, tmp, scale, log_base, low, high, two_pi,
@@ -330,7 +410,11 @@ clpe_status clpe__rope_tuning_words(const clpe_rope_config *cfg, uint32_t n_pair
          * the working precision reaches below its last bit, which it does
          * with room to spare for every w below CLPE_ROPE_MAX_FREQUENCY. */
         if (!mpfr_number_p(w) || mpfr_sgn(w) < 0 || mpfr_cmp_d(w, CLPE_ROPE_MAX_FREQUENCY) >= 0) {
-            status = CLPE_ERROR_INVALID_SCALING;
+            status = clpe__refuse(d, CLPE_ERROR_INVALID_SCALING,
+                                  "%s: pair %u's frequency %g is outside [0, 2^32) radians per "
+                                  "position",
+                                  clpe__rope_scaling_name(cfg->scaling), i,
+                                  mpfr_get_d(w, MPFR_RNDN));
             break;
         }
         clpe__tuning_word(w, scale, bits, &hi[i], &lo[i]);

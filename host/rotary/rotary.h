@@ -155,16 +155,33 @@ clpe_status clpe__resolve_kv_cache(const clpe_rope *rope, clpe_dtype dtype, size
 
 /* ---- rope_freq.c: rotary frequencies ---- */
 
+/* Where a check writes why it refused (clpe_rope_config_check's detail);
+ * text may be NULL. */
+typedef struct clpe_detail {
+    char *text;
+    size_t capacity;
+} clpe_detail;
+
+/* Returns status, after writing the printf-style reason into d (NULL: none). */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+clpe_status clpe__refuse(clpe_detail *d, clpe_status status, const char *format, ...);
+
+/* "linear", "yarn", ... as Hugging Face's rope_type names them. */
+const char *clpe__rope_scaling_name(clpe_rope_scaling s);
+
 /* CLPE_ERROR_INVALID_SCALING unless the scaling and its parameters are
- * valid (the other fields of cfg are checked already); n_pairs is
- * rotary_dim / 2. */
-clpe_status clpe__rope_check_scaling(const clpe_rope_config *cfg, uint32_t n_pairs);
+ * valid (the other fields of cfg are checked already), with the field and
+ * the reason in d; n_pairs is rotary_dim / 2. */
+clpe_status clpe__rope_check_scaling(const clpe_rope_config *cfg, uint32_t n_pairs,
+                                     clpe_detail *d);
 
 /* The tuning words (bits 96 or 128) of the n_pairs frequencies w_i of cfg,
  * computed in MPFR; also w_i and the amplitude m rounded to double. */
 clpe_status clpe__rope_tuning_words(const clpe_rope_config *cfg, uint32_t n_pairs, unsigned bits,
                                     uint64_t *hi, uint64_t *lo, double *frequencies,
-                                    double *amplitude);
+                                    double *amplitude, clpe_detail *d);
 
 /* rope_emulate.c: the rotary arithmetic of the kernels on the host. cos
  * and sin of pair i at position p, times the amplitude, sin times sign (1,

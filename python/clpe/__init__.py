@@ -26,6 +26,7 @@ from ._host import HostEncoder, host_add, host_gather, host_table  # noqa: E402
 from ._opencl import Encoder, Positions, Tensor, select_device  # noqa: E402
 from ._mrope import has_mrope  # noqa: E402
 from ._rope import HostMRope, HostRope, MRope, Rope, has_rope  # noqa: E402
+from ._hf_config import ConfigError, map_config as hf_rope_settings  # noqa: E402
 from ._rope_kv import host_rope_kv, rope_kv  # noqa: E402
 from ._status import Error, status_name, status_string  # noqa: E402
 
@@ -39,11 +40,12 @@ HAS_MROPE = has_mrope()
 MAX_D = next(value for name, _, value, _, _ in _abi_table if name == "CLPE_MAX_D")
 
 __all__ = [
-    "Config", "Dtype", "Encoder", "Error", "Flag", "Freq", "HAS_MROPE", "HAS_ROPE",
+    "Config", "ConfigError", "Dtype", "Encoder", "Error", "Flag", "Freq", "HAS_MROPE", "HAS_ROPE",
     "HostEncoder", "HostMRope", "HostRope", "Layout", "MRope", "MropeLadder", "Rope",
     "RopePairing", "RopeScaling",
     "NUMPY_DTYPES", "PositionSource", "Positions", "Tensor", "config_default",
     "config_preset", "host_add", "host_gather", "host_table", "library_path",
     "select_device", "status_name", "status_string", "rope_kv", "host_rope_kv",
     "device_header_path", "device_include_dir", "device_source", "device_words",
+    "hf_rope_settings",
 ]

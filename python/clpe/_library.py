@@ -120,6 +120,9 @@ OPTIONAL_PROTOTYPES = {
                                               c_handle_list, POINTER(cl_handle)]),
     "clpe_host_rope_cache_at": (c_status, [c_rope, c_size_t, c_enum, c_int64, POINTER(c_int64),
                                            c_void_p, c_void_p, c_size_t]),
+    # the reason a rotary configuration is refused
+    "clpe_rope_config_check": (c_status, [POINTER(CRopeConfig), c_char_p, c_size_t]),
+    "clpe_mrope_config_check": (c_status, [POINTER(CMropeConfig), c_char_p, c_size_t]),
 }
 
 

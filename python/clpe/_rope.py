@@ -13,12 +13,13 @@ clpe.HostMRope are the same classes under the names of the 1.1 previews.
 from __future__ import annotations
 
 import ctypes
-from typing import Any, Dict, Optional, Tuple, Type, TypeVar, Union, cast
+import re
+from typing import Any, Callable, Dict, Optional, Set, Tuple, Type, TypeVar, Union, cast
 
 import numpy as np
 from numpy.typing import NDArray
 
-from . import _mrope, _status
+from . import _hf_config, _mrope, _status
 from ._abi import (ROPE_INVERSE, CBuildLog, CHostRopeTensor,
                    CMropeConfig, CPositions, CRopeConfig, CRopeTensor, CTensor,
                    Dtype, PositionSource, RopePairing, RopeScaling)
@@ -210,6 +211,13 @@ class _RopeConfig:
                  truncate: Any = True, seq_len: Any = 0, mrope_section: Any = None,
                  ladder: Any = None, vision: Any = False, **numbers_and_arrays: Any) -> None:
         _need_rope()
+        # Hugging Face's name for it, as rope_scaling spells it
+        if "original_max_position_embeddings" in numbers_and_arrays:
+            if "original_max_position" in numbers_and_arrays:
+                raise TypeError("clpe: give original_max_position or "
+                                "original_max_position_embeddings, not both")
+            numbers_and_arrays["original_max_position"] = numbers_and_arrays.pop(
+                "original_max_position_embeddings")
         unknown = set(numbers_and_arrays) - set(_NUMBERS) - set(_FACTOR_ARRAYS)
         if unknown:
             raise TypeError("clpe: unknown rotary settings %s" % ", ".join(sorted(unknown)))
@@ -258,6 +266,50 @@ class _RopeConfig:
         self.mrope = None if mrope_section is None else \
             _mrope.stream_config(c, mrope_section, ladder)
         self.calls: Calls = _PlainCalls if self.mrope is None else _StreamCalls
+        # clpe field -> the config.json field it came from (from_hf_config)
+        self.fields: Dict[str, str] = {}
+
+    def detail(self) -> Optional[str]:
+        """Why the library refuses this configuration, naming the field as
+        the caller gave it (config.json's name where it came from there);
+        None when the library does not say."""
+        lib = _status._lib
+        name = "clpe_rope_config_check" if self.mrope is None else "clpe_mrope_config_check"
+        if not hasattr(lib, name):
+            return None
+        text = ctypes.create_string_buffer(512)
+        struct: ctypes.Structure = self.c if self.mrope is None else self.mrope
+        if getattr(lib, name)(ctypes.byref(struct), text, len(text)) == 0:
+            return None
+        detail: str = text.value.decode(errors="replace")
+        if self.fields:
+            words = re.compile(r"\b(%s)\b" % "|".join(
+                re.escape(f) for f in sorted(self.fields, key=len, reverse=True)))
+            named: Set[str] = set()
+
+            def label(m: "re.Match[str]") -> str:
+                if m.group(1) in named:
+                    return m.group(1)
+                named.add(m.group(1))
+                return "%s (config.json's %s)" % (m.group(1), self.fields[m.group(1)])
+            detail = words.sub(label, detail)
+        return detail
+
+    def error(self, status: int, build_log: Optional[str] = None) -> _status.Error:
+        """The clpe.Error of a failed creation, with the library's reason."""
+        return _status.Error(status, "rope", build_log=build_log, detail=self.detail())
+
+    @classmethod
+    def from_hf(cls, config: _hf_config.HfConfig, overrides: Dict[str, Any]) -> "_RopeConfig":
+        """The configuration a model's config.json describes; overrides
+        (dtype, seq_len, pairing, ...) replace or add keywords."""
+        mapped = _hf_config.map_config(config)
+        settings = dict(mapped.settings)
+        settings.update(overrides)
+        head_dim = settings.pop("head_dim", mapped.head_dim)
+        rope_config = cls(head_dim, **settings)
+        rope_config.fields = {k: v for k, v in mapped.fields.items() if k not in overrides}
+        return rope_config
 
     @property
     def head_dim(self) -> int:
@@ -358,8 +410,24 @@ class HostRope(_RopeBase):
         status = ctypes.c_int32()
         handle = config.calls.create_host(config, ctypes.byref(status))
         if not handle:
-            raise _status.Error(status.value, "rope")
+            raise config.error(status.value)
         self._adopt(config, handle)
+
+    @classmethod
+    def from_hf_config(cls: Type[HostRopeT], config: _hf_config.HfConfig,
+                       **overrides: Any) -> HostRopeT:
+        """The rotary a model's config.json describes (a path, or the dict
+        as the model ships it): rope_theta, head_dim (or hidden_size /
+        num_attention_heads), partial_rotary_factor / rotary_dim /
+        rotary_pct, max_position_embeddings and rope_scaling of any
+        rope_type clpe knows (default, linear, dynamic, yarn, llama3,
+        longrope, mrope). The pairing comes from model_type (GPT-J, CodeGen,
+        DeepSeek: interleaved; others half-split). overrides (dtype,
+        seq_len for dynamic and longrope, pairing, ...) win. A field
+        missing, mistyped or unknown raises clpe.ConfigError naming it."""
+        rope = object.__new__(cls)
+        rope._host_init(_RopeConfig.from_hf(config, overrides))
+        return rope
 
     @classmethod
     def vision(cls: Type[HostRopeT], head_dim: int, **config: Any) -> HostRopeT:
@@ -440,6 +508,21 @@ class Rope(_RopeBase):
 
     def __init__(self, context: Device, device: Device = None, head_dim: Optional[int] = None,
                  **config: Any) -> None:
+        if head_dim is None:
+            raise ValueError("clpe: give head_dim")
+        self._device_init(context, device, lambda: _RopeConfig(head_dim, **config))
+
+    @classmethod
+    def from_hf_config(cls: Type[RopeT], context: Device, config: _hf_config.HfConfig,
+                       device: Device = None, **overrides: Any) -> RopeT:
+        """The rotary a model's config.json describes (a path, or the dict),
+        on a device: the mapping of HostRope.from_hf_config."""
+        rope = object.__new__(cls)
+        rope._device_init(context, device, lambda: _RopeConfig.from_hf(config, overrides))
+        return rope
+
+    def _device_init(self, context: Device, device: Device,
+                     make_config: Callable[[], _RopeConfig]) -> None:
         from ._opencl import _cl
         _cl()
         if device is None:
@@ -447,9 +530,7 @@ class Rope(_RopeBase):
                 raise ValueError("clpe: the context has %d devices; say which"
                                  % len(context.devices))
             device = context.devices[0]
-        if head_dim is None:
-            raise ValueError("clpe: give head_dim")
-        rope_config = _RopeConfig(head_dim, **config)
+        rope_config = make_config()
         self.context, self.device = context, device
         log_text = ctypes.create_string_buffer(1 << 16)
         log = CBuildLog(buffer=ctypes.cast(log_text, ctypes.c_void_p), capacity=len(log_text))
@@ -458,7 +539,7 @@ class Rope(_RopeBase):
                                           ctypes.byref(log), ctypes.byref(status))
         if not handle:
             text = log_text.value.decode(errors="replace") if log.length else None
-            raise _status.Error(status.value, "rope", build_log=text)
+            raise rope_config.error(status.value, build_log=text)
         self._adopt(rope_config, handle)
 
     @classmethod
@@ -477,7 +558,7 @@ class Rope(_RopeBase):
         with encoder._hold() as shared:
             handle = rope_config.calls.create_like(shared, rope_config, ctypes.byref(status))
         if not handle:
-            raise _status.Error(status.value, "rope")
+            raise rope_config.error(status.value)
         rope._adopt(rope_config, handle)
         return rope
 

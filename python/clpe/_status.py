@@ -76,18 +76,24 @@ def status_string(status: int) -> str:
 class Error(RuntimeError):
     """A clpe call failed. .status is the clpe_status (an int, clpe's own
     code or OpenCL's: .is_opencl), .name its C name, .build_log the device
-    compiler's log when an encoder's build failed (else None)."""
+    compiler's log when an encoder's build failed (else None), .detail the
+    field refused and why (a rotary configuration; else None)."""
 
     def __init__(self, status: int, context: Optional[str] = None,
-                 build_log: Optional[str] = None) -> None:
+                 build_log: Optional[str] = None, detail: Optional[str] = None) -> None:
         self.status = int(status)
         self.name = status_name(self.status)
         self.build_log = build_log
+        # which field was refused and why, where the library says (rotary
+        # configurations: clpe_rope_config_check)
+        self.detail = detail
         # OpenCL's own code passed through, rather than one of clpe's
         self.is_opencl = bool(_lib.clpe_status_is_opencl(self.status))
         message = "%s (%d): %s" % (self.name, self.status, status_string(self.status))
         if context:
             message = "%s: %s" % (context, message)
+        if detail:
+            message += " (%s)" % detail
         if build_log:
             message += "\n" + build_log
         super().__init__(message)

@@ -5,7 +5,7 @@
 # it makes the release files, then checks:
 #   - SHA256SUMS verifies every file;
 #   - the wheel is tagged manylinux, auditwheel finds no external library but
-#     the OpenCL ICD loader (MPFR, GMP and libpng are inside), and the
+#     the OpenCL ICD loader (MPFR, GMP, libpng and jansson are inside), and the
 #     metadata names the licence and the clpe console script;
 #   - for each interpreter of CLPE_RELEASE_PYTHONS (default: python3), a
 #     fresh venv with packages from PyPI only: pip install the wheel,

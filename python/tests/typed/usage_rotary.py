@@ -2,6 +2,8 @@
 """A user's script: the rotary classes and calls of clpe, as a typed
 program would call them. tests/test_typing.py checks it with mypy --strict;
 it is not run."""
+from typing import Any, Dict, Optional
+
 import numpy as np
 import numpy.typing as npt
 import pyopencl as cl
@@ -41,3 +43,18 @@ def rotary(ctx: cl.Context, queue: cl.CommandQueue) -> None:
     with clpe.HostMRope(16, mrope_section=[2, 3, 3]) as host_mrope:
         host_mrope.rotate(x.copy(), positions=positions)
     print(clpe.MropeLadder.ONE_LADDER)
+
+    config: Dict[str, Any] = {"model_type": "llama", "hidden_size": 64,
+                              "num_attention_heads": 4, "rope_theta": 500000.0}
+    from_config: clpe.Rope = clpe.Rope.from_hf_config(ctx, config, dtype="f32")
+    host_from_config: clpe.HostRope = clpe.HostRope.from_hf_config(config)
+    mapped: Dict[str, Any] = clpe.hf_rope_settings(config).settings
+    try:
+        clpe.HostRope.from_hf_config("config.json")
+    except clpe.ConfigError as refused:
+        field: str = refused.field
+        print(field)
+    except clpe.Error as failed:
+        detail: Optional[str] = failed.detail
+        print(detail)
+    print(from_config.head_dim, host_from_config.rotary_dim, mapped)
