@@ -44,16 +44,21 @@ clpe_status clpe__resolve_kv_call(clpe_rope *rope, size_t tokens, const clpe_rop
                                   const clpe_kv_slots *slots, const clpe_positions *positions,
                                   uint32_t flags, clpe_kv_call *c);
 
+/* The arguments of clpe_host_rope_kv, as the caller gave them. */
+typedef struct clpe_host_kv_args {
+    size_t tokens;
+    const clpe_host_rope_tensor *q, *q_out, *k, *v;
+    const clpe_host_kv_cache *cache;
+    const int64_t *slots;
+    clpe_position_source source;
+    int64_t start;
+    const int64_t *positions;
+    uint32_t flags;
+} clpe_host_kv_args;
+
 /* Every argument of clpe_host_rope_kv, checked by the same rules (the
  * slots' values aside); nothing written. */
-clpe_status clpe__resolve_host_kv_call(const clpe_rope *rope, size_t tokens,
-                                       const clpe_host_rope_tensor *q,
-                                       const clpe_host_rope_tensor *q_out,
-                                       const clpe_host_rope_tensor *k,
-                                       const clpe_host_rope_tensor *v,
-                                       const clpe_host_kv_cache *cache, const int64_t *slots,
-                                       clpe_position_source source, int64_t start,
-                                       const int64_t *host_positions, uint32_t flags,
+clpe_status clpe__resolve_host_kv_call(const clpe_rope *rope, const clpe_host_kv_args *a,
                                        clpe_kv_call *c);
 
 #endif /* CLPE_ROPE_KV_H */

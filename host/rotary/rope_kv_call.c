@@ -192,19 +192,16 @@ static clpe_status resolve_host_tensor(const clpe_rope *rope, const clpe_host_ro
                                      t->batch_pitch, 1, tokens, &out->r);
 }
 
-clpe_status clpe__resolve_host_kv_call(const clpe_rope *rope, size_t tokens,
-                                       const clpe_host_rope_tensor *q,
-                                       const clpe_host_rope_tensor *q_out,
-                                       const clpe_host_rope_tensor *k,
-                                       const clpe_host_rope_tensor *v,
-                                       const clpe_host_kv_cache *cache, const int64_t *slots,
-                                       clpe_position_source source, int64_t start,
-                                       const int64_t *host_positions, uint32_t flags,
+clpe_status clpe__resolve_host_kv_call(const clpe_rope *rope, const clpe_host_kv_args *a,
                                        clpe_kv_call *c)
 {
+    size_t tokens = a->tokens;
+    const clpe_host_rope_tensor *q = a->q, *q_out = a->q_out, *k = a->k, *v = a->v;
+    const clpe_host_kv_cache *cache = a->cache;
+    const int64_t *slots = a->slots;
     if (!k || !v || !cache || (q_out && !q) || (!slots && tokens))
         return CLPE_ERROR_NULL_POINTER;
-    clpe_status status = begin(rope, tokens, flags, c);
+    clpe_status status = begin(rope, tokens, a->flags, c);
     if (status == CLPE_SUCCESS)
         status = resolve_host_tensor(rope, q, tokens, &c->q);
     if (status == CLPE_SUCCESS)
@@ -229,7 +226,7 @@ clpe_status clpe__resolve_host_kv_call(const clpe_rope *rope, size_t tokens,
         return status;
     c->slots_data = slots;
     c->slots_end_bytes = tokens * sizeof(int64_t);
-    status = clpe__rope_host_positions(rope, source, start, host_positions, 1, tokens,
+    status = clpe__rope_host_positions(rope, a->source, a->start, a->positions, 1, tokens,
                                        &c->positions);
     if (status == CLPE_SUCCESS)
         status = check_aliasing(c);

@@ -58,9 +58,10 @@ clpe_status clpe_host_rope_kv(const clpe_rope *rope, size_t tokens, const clpe_h
     clpe_kv_call call;
     if (!rope)
         return CLPE_ERROR_NULL_ENCODER;
-    clpe_status status =
-        clpe__resolve_host_kv_call(rope, tokens, q, q_out, k, v, cache, slots, source, start,
-                                   host_positions, flags, &call);
+    const clpe_host_kv_args args = {.tokens = tokens, .q = q, .q_out = q_out, .k = k, .v = v,
+                                    .cache = cache, .slots = slots, .source = source,
+                                    .start = start, .positions = host_positions, .flags = flags};
+    clpe_status status = clpe__resolve_host_kv_call(rope, &args, &call);
     if (status == CLPE_SUCCESS)
         status = check_slots(slots, tokens, call.cache.capacity);
     if (status != CLPE_SUCCESS)

@@ -98,15 +98,13 @@ clpe_status clpe__resolve_rope_region(const clpe_rope *rope, size_t offset_bytes
 clpe_status clpe__resolve_rope_tensor(size_t head_dim, size_t esize, const clpe_rope_tensor *t,
                                       size_t batch, size_t seq, clpe_rope_region *r)
 {
-    if (!t)
-        return CLPE_ERROR_NULL_POINTER;
-    if (!t->buffer)
-        return CLPE_ERROR_NULL_BUFFER;
-    if (!CLPE__RESERVED_ZERO(t))
-        return CLPE_ERROR_RESERVED_FIELD;
-    r->buffer = t->buffer;
-    return resolve(head_dim, esize, t->offset, t->heads, t->head_pitch, t->row_pitch,
-                   t->batch_pitch, batch, seq, r);
+    clpe_rope_view v;
+    clpe_status status = clpe__rope_view_of_tensor(t, &v);
+    if (status != CLPE_SUCCESS)
+        return status;
+    r->buffer = v.buffer;
+    return resolve(head_dim, esize, v.offset, v.heads, v.head_pitch, v.row_pitch, v.batch_pitch,
+                   batch, seq, r);
 }
 
 clpe_footprint clpe__rope_footprint(const clpe_rope *rope, const clpe_rope_region *r,
