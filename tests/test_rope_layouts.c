@@ -4,8 +4,9 @@
  * emulation accept exactly the same calls: thousands of generated layouts,
  * random and adversarial (head-major views, one head with a huge pitch,
  * offsets near SIZE_MAX, views that overlap, sub-buffers, zero tokens,
- * positions inside a tensor, every position source), through every rotary
- * entry point, for a plain and a multimodal object. For each, the device
+ * positions inside a tensor, every position source, repeated and bad
+ * slots), through every rotary entry point (rotation, the cos/sin cache,
+ * rotation into a KV cache), for a plain and a multimodal object. For each, the device
  * call's status must equal the host's, and where accepted every byte of
  * the memory involved must be equal.
  *
@@ -315,6 +316,134 @@ static void cache_case(clpe_rope *dev, const clpe_rope *host, uint64_t *rng, tal
     free(h);
 }
 
+/* One rotation into a KV cache: q (in place or into q_out), k and v from
+ * the arena, the key and value caches after it, slots and positions after
+ * those. A bad slot is found on the device after the call is accepted: the
+ * host says CLPE_ERROR_INVALID_SLOTS where the device writes nothing and
+ * reports the token, and both are checked. */
+static void kv_case(clpe_rope *dev, const clpe_rope *host, uint64_t *rng, tally *t, size_t n)
+{
+    size_t tokens = test_rand_u64(rng) % 6;
+    layout lq = pick_layout(rng, 1, tokens), lk = pick_layout(rng, 1, tokens),
+           lv = pick_layout(rng, 1, tokens);
+    lq.in_sub_buffer = lk.in_sub_buffer = lv.in_sub_buffer = false;
+    if (test_rand_u64(rng) % 4 != 0)
+        lv = lk; /* v laid out as k, most of the time (the cache's heads) */
+    if (test_rand_u64(rng) % 2)
+        lv.offset_bytes = lk.offset_bytes + 1024 * sizeof(float);
+    bool with_q = test_rand_u64(rng) % 4 != 0, q_out = with_q && test_rand_u64(rng) % 3 == 0;
+    layout lo = pick_layout(rng, 1, tokens);
+    lo.heads = lq.heads;
+    /* the caches: [blocks, block_size, heads, d] after the tensors' floats */
+    size_t cache_heads = test_rand_u64(rng) % 5 == 0 ? 1 + test_rand_u64(rng) % 3 : lk.heads;
+    size_t blocks = 1 + test_rand_u64(rng) % 3, block_size = 1 + test_rand_u64(rng) % 4;
+    size_t head_pitch = test_rand_u64(rng) % 4 == 0 ? pick_pitch(rng, HEAD_DIM, 0) : 0;
+    size_t cache_floats = blocks * block_size * (cache_heads ? cache_heads : 1) * 2 * HEAD_DIM;
+    size_t key_offset = (ARENA - 2 * cache_floats - 16) * sizeof(float);
+    size_t value_offset = key_offset + cache_floats * sizeof(float);
+    if (test_rand_u64(rng) % 10 == 0)
+        key_offset = pick_offset(rng); /* anywhere: overlapping the tensors, near SIZE_MAX */
+    clpe_position_source source;
+    int64_t start;
+    size_t pos_offset;
+    pick_positions(rng, &source, &start, &pos_offset);
+    uint32_t flags = test_rand_u64(rng) % 12 == 0 ? 2u : (uint32_t)(test_rand_u64(rng) % 2);
+    /* slots: distinct ones mostly; at times -1, one repeated or out of range */
+    int64_t slots[8];
+    size_t capacity = blocks * block_size;
+    for (size_t j = 0; j < tokens; ++j) {
+        uint64_t r = test_rand_u64(rng) % 20;
+        slots[j] = r == 0 ? -1 : r == 1 ? (int64_t)capacity : r == 2 && j ? slots[0] : (int64_t)j;
+        if (slots[j] >= 0 && (size_t)slots[j] >= capacity && r != 1)
+            slots[j] = -1;
+    }
+
+    arena *a = malloc(sizeof *a), *h = malloc(sizeof *h);
+    fill_arena(a, rng);
+    memcpy(h, a, sizeof *a);
+    cl_mem buf = test_buffer_from(&cl, a->bytes, sizeof a->bytes);
+    cl_mem slot_buf = test_buffer_from(&cl, slots, sizeof slots);
+    uint32_t report_init[2] = {7, 7};
+    cl_mem report = test_buffer_from(&cl, report_init, sizeof report_init);
+    clpe_rope_tensor tq = {.buffer = buf, .offset = lq.offset_bytes, .heads = lq.heads,
+                           .head_pitch = lq.head_pitch, .row_pitch = lq.row_pitch};
+    clpe_rope_tensor to = {.buffer = buf, .offset = lo.offset_bytes, .heads = lo.heads,
+                           .head_pitch = lo.head_pitch, .row_pitch = lo.row_pitch};
+    clpe_rope_tensor tk = {.buffer = buf, .offset = lk.offset_bytes, .heads = lk.heads,
+                           .head_pitch = lk.head_pitch, .row_pitch = lk.row_pitch};
+    clpe_rope_tensor tv = {.buffer = buf, .offset = lv.offset_bytes, .heads = lv.heads,
+                           .head_pitch = lv.head_pitch, .row_pitch = lv.row_pitch};
+    clpe_kv_cache kc = {.key = buf, .value = buf, .key_offset = key_offset,
+                        .value_offset = value_offset, .dtype = CLPE_DTYPE_F32,
+                        .num_blocks = blocks, .block_size = block_size, .heads = cache_heads,
+                        .head_pitch = head_pitch};
+    clpe_kv_slots ks = {.buffer = slot_buf, .report = report};
+    clpe_positions pos = {.source = source, .start = start,
+                          .buffer = source == CLPE_POSITIONS_START ? NULL : buf,
+                          .offset = pos_offset};
+    clpe_status ds = clpe_enqueue_rope_kv(dev, cl.queue, tokens, with_q ? &tq : NULL,
+                                          q_out ? &to : NULL, &tk, &tv, &kc, &ks, &pos, flags,
+                                          0, NULL, NULL);
+    cr_assert_eq(clFinish(cl.queue), CL_SUCCESS);
+    uint32_t rep[2];
+    cr_assert_eq(clEnqueueReadBuffer(cl.queue, report, CL_TRUE, 0, sizeof rep, rep, 0, NULL,
+                                     NULL),
+                 CL_SUCCESS);
+    char what[512];
+    snprintf(what, sizeof what,
+             "kv %zu: tokens %zu q %d {off %zu heads %zu pitches %zu %zu} q_out %d k {off %zu "
+             "heads %zu pitches %zu %zu} v {off %zu heads %zu} cache {heads %zu blocks %zu x %zu "
+             "head pitch %zu key offset %zu} source %d pos offset %zu flags %u",
+             n, tokens, with_q, lq.offset_bytes, lq.heads, lq.head_pitch, lq.row_pitch, q_out,
+             lk.offset_bytes, lk.heads, lk.head_pitch, lk.row_pitch, lv.offset_bytes, lv.heads,
+             cache_heads, blocks, block_size, head_pitch, key_offset, source, pos_offset, flags);
+    bool compare = host_can_take(ds, lq.offset_bytes) && host_can_take(ds, lk.offset_bytes) &&
+                   host_can_take(ds, lv.offset_bytes) && host_can_take(ds, lo.offset_bytes) &&
+                   host_can_take(ds, key_offset) && host_can_take(ds, value_offset) &&
+                   (source == CLPE_POSITIONS_START || host_can_take(ds, pos_offset));
+    bool refused_on_device = ds == CLPE_SUCCESS && tokens && rep[0] != 0;
+    if (compare) {
+        clpe_host_rope_tensor hq = {.data = h->bytes + lq.offset_bytes, .heads = lq.heads,
+                                    .head_pitch = lq.head_pitch, .row_pitch = lq.row_pitch};
+        clpe_host_rope_tensor ho = {.data = h->bytes + lo.offset_bytes, .heads = lo.heads,
+                                    .head_pitch = lo.head_pitch, .row_pitch = lo.row_pitch};
+        clpe_host_rope_tensor hk = {.data = h->bytes + lk.offset_bytes, .heads = lk.heads,
+                                    .head_pitch = lk.head_pitch, .row_pitch = lk.row_pitch};
+        clpe_host_rope_tensor hv = {.data = h->bytes + lv.offset_bytes, .heads = lv.heads,
+                                    .head_pitch = lv.head_pitch, .row_pitch = lv.row_pitch};
+        clpe_host_kv_cache hc = {.key = h->bytes + key_offset, .value = h->bytes + value_offset,
+                                 .dtype = CLPE_DTYPE_F32, .num_blocks = blocks,
+                                 .block_size = block_size, .heads = cache_heads,
+                                 .head_pitch = head_pitch};
+        const int64_t *hp = source == CLPE_POSITIONS_START
+                                ? NULL
+                                : (const int64_t *)(h->bytes + pos_offset);
+        clpe_status hs = clpe_host_rope_kv(host, tokens, with_q ? &hq : NULL,
+                                           q_out ? &ho : NULL, &hk, &hv, &hc, slots, source,
+                                           start, hp, flags);
+        if (refused_on_device)
+            cr_assert_eq(hs, CLPE_ERROR_INVALID_SLOTS, "%s: the device refused slot %u, host %d",
+                         what, rep[1], hs);
+        else
+            cr_assert_eq(ds, hs, "%s: device %d (%s), host %d (%s)", what, ds,
+                         clpe_status_string(ds), hs, clpe_status_string(hs));
+    }
+    unsigned char *got = test_buffer_read(&cl, buf, sizeof a->bytes);
+    if (ds != CLPE_SUCCESS || refused_on_device)
+        cr_assert_eq(memcmp(got, a->bytes, sizeof a->bytes), 0, "%s: a refused call wrote",
+                     what);
+    else if (compare)
+        cr_assert_eq(memcmp(got, h->bytes, sizeof a->bytes), 0,
+                     "%s: device and host bits differ", what);
+    count(t, refused_on_device ? CLPE_ERROR_INVALID_SLOTS : ds, compare);
+    free(got);
+    clReleaseMemObject(report);
+    clReleaseMemObject(slot_buf);
+    clReleaseMemObject(buf);
+    free(a);
+    free(h);
+}
+
 static void run(const clpe_mrope_config *sections, uint64_t seed)
 {
     clpe_status st = CLPE_SUCCESS;
@@ -330,19 +459,26 @@ static void run(const clpe_mrope_config *sections, uint64_t seed)
     cr_assert_not_null(dev, "create: %s", clpe_status_string(st));
     cr_assert_not_null(host);
     uint64_t rng = seed;
-    tally rot = {0}, cache = {0};
+    tally rot = {0}, cache = {0}, kv = {0};
     for (size_t n = 0; n < CASES; ++n) {
         if (n % 4 == 3)
             cache_case(dev, host, &rng, &cache, n);
+        else if (n % 4 == 1)
+            kv_case(dev, host, &rng, &kv, n);
         else
             rotate_case(dev, host, &rng, &rot, n);
     }
     /* the generator must reach both sides of every rule */
-    cr_assert_gt(rot.accepted, CASES / 20, "too few rotations accepted: %zu", rot.accepted);
-    cr_assert_gt(rot.cases - rot.accepted, CASES / 5, "too few rotations refused");
-    cr_assert_gt(rot.compared, CASES / 3, "too few rotations compared with the host");
-    cr_assert_gt(cache.accepted, CASES / 40, "too few caches accepted: %zu", cache.accepted);
-    cr_assert_gt(cache.compared, CASES / 20, "too few caches compared with the host");
+    cr_assert_gt(rot.accepted, rot.cases / 10, "too few rotations accepted: %zu", rot.accepted);
+    cr_assert_gt(rot.cases - rot.accepted, rot.cases / 3, "too few rotations refused");
+    cr_assert_gt(rot.compared, rot.cases / 2, "too few rotations compared with the host");
+    cr_assert_gt(cache.accepted, cache.cases / 10, "too few caches accepted: %zu",
+                 cache.accepted);
+    cr_assert_gt(cache.compared, cache.cases / 5, "too few caches compared with the host");
+    cr_assert_gt(kv.accepted, kv.cases / 50, "too few KV calls accepted: %zu", kv.accepted);
+    cr_assert_gt(kv.compared, kv.cases / 5, "too few KV calls compared with the host");
+    printf("%s: %zu KV calls (%zu accepted, %zu compared)\n", sections ? "multimodal" : "plain",
+           kv.cases, kv.accepted, kv.compared);
     printf("%s: %zu rotations (%zu accepted, %zu compared), %zu caches (%zu accepted, %zu "
            "compared)\n",
            sections ? "multimodal" : "plain", rot.cases, rot.accepted, rot.compared, cache.cases,
