@@ -163,8 +163,19 @@ static inline clpe_kernel_arg clpe__arg_real(clpe_dtype dtype, double x)
     return (clpe_kernel_arg){sizeof(cl_float), {.f32 = (cl_float)x}};
 }
 
-/* Set the arguments of the table (launch.c): the one place the library
- * calls clSetKernelArg. */
+/* An argument by reference: its bytes and where its value is (NULL:
+ * local memory of that size), for tables whose values live in a struct of
+ * the call's (rotary/rope_kv_enqueue.c). */
+typedef struct clpe_kernel_arg_ref {
+    size_t size;
+    const void *value;
+} clpe_kernel_arg_ref;
+
+/* Set arguments [0, count) of a table, those whose bit in skip is clear
+ * (device/launch.c): the one place the library calls clSetKernelArg. */
+cl_int clpe__set_kernel_arg_refs(cl_kernel kernel, const clpe_kernel_arg_ref *args,
+                                 cl_uint count, uint64_t skip);
+/* The same for a table of values, an entry of size 0 left as it is. */
 cl_int clpe__set_kernel_args(cl_kernel kernel, const clpe_kernel_arg *args, cl_uint count);
 
 typedef struct clpe_real_arg {

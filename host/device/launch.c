@@ -62,16 +62,29 @@ static void plan_blocks(const clpe_encoder *enc, const clpe_row_call *c, size_t 
  * sequence: pass 0 rather than a value that does not fit. */
 static size_t pitch_arg(size_t pitch, size_t count) { return count > 1 ? pitch : 0; }
 
-cl_int clpe__set_kernel_args(cl_kernel kernel, const clpe_kernel_arg *args, cl_uint count)
+cl_int clpe__set_kernel_arg_refs(cl_kernel kernel, const clpe_kernel_arg_ref *args,
+                                 cl_uint count, uint64_t skip)
 {
     for (cl_uint k = 0; k < count; ++k) {
-        if (!args[k].size)
+        if (k < 64 && ((skip >> k) & 1u))
             continue;
-        cl_int err = clSetKernelArg(kernel, k, args[k].size, &args[k].v);
+        cl_int err = clSetKernelArg(kernel, k, args[k].size, args[k].value);
         if (err != CL_SUCCESS)
             return err;
     }
     return CL_SUCCESS;
+}
+
+cl_int clpe__set_kernel_args(cl_kernel kernel, const clpe_kernel_arg *args, cl_uint count)
+{
+    clpe_kernel_arg_ref refs[64];
+    uint64_t skip = 0;
+    for (cl_uint k = 0; k < count && k < 64; ++k) {
+        refs[k] = (clpe_kernel_arg_ref){args[k].size, &args[k].v};
+        if (!args[k].size)
+            skip |= (uint64_t)1 << k;
+    }
+    return clpe__set_kernel_arg_refs(kernel, refs, count < 64 ? count : 64, skip);
 }
 
 /* Arguments that change from one launch of a call to the next. */

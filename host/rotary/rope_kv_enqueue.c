@@ -30,11 +30,9 @@
 #define KV_TYPE_KV_LOCAL size_t /* bytes of local memory */
 #define KV_TYPE_KV_ENTRIES_OUT cl_mem
 
-/* One argument: its bytes and its value (NULL: local memory). */
-typedef struct kv_arg {
-    size_t size;
-    const void *value;
-} kv_arg;
+/* Arguments are set by reference (clpe_kernel_arg_ref): their values
+ * are the fields of the structs below. */
+typedef clpe_kernel_arg_ref kv_arg;
 
 #define KV_ENTRY_VALUE(a, name) {sizeof((a)->name), &(a)->name}
 #define KV_ENTRY_OUT KV_ENTRY_VALUE
@@ -65,18 +63,9 @@ typedef struct kv_check_args {
     PE_KV_CHECK_ARGS(KV_FIELD, KV_SEMI);
 } kv_check_args;
 
-/* Arguments [0, count) of a table whose bit in `skip` is clear, in one
- * loop: the one place this file sets kernel arguments. */
 static cl_int set_table(cl_kernel kernel, const kv_arg *table, cl_uint count, uint64_t skip)
 {
-    for (cl_uint k = 0; k < count; ++k) {
-        if ((skip >> k) & 1u)
-            continue;
-        cl_int err = clSetKernelArg(kernel, k, table[k].size, table[k].value);
-        if (err != CL_SUCCESS)
-            return err;
-    }
-    return CL_SUCCESS;
+    return clpe__set_kernel_arg_refs(kernel, table, count, skip);
 }
 
 #define BIT(NAME) ((uint64_t)1 << PE_ROPE_KV_ARG_##NAME)
