@@ -826,7 +826,8 @@ typedef struct clpe_kv_slots {
  * q in place; otherwise q_out gets q rotated (its elements past rotary_dim
  * copied) and q is only read. k and v need cache->heads heads (GQA: q may
  * have more). Positions as for clpe_enqueue_rope with batch 1 and seq =
- * tokens. flags: 0 or CLPE_ROPE_INVERSE.
+ * tokens, for any rotary object: a multimodal one (clpe_rope_create_mrope)
+ * takes a position per stream. flags: 0 or CLPE_ROPE_INVERSE.
  * Aliasing (CLPE_ERROR_ALIASING): the caches may not overlap each other or
  * any other region of the call; q_out may not overlap q, k or v; q written
  * in place may share a buffer with k and v only token-interleaved (the
