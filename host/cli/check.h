@@ -217,6 +217,11 @@ void check_pad_positions(check_checker *ck, check_tally *t, clpe_encoder *enc,
 
 /* "f32 rope half/default head_dim=16", for messages. */
 void check_rope_label(const clpe_rope_config *cfg, char *out, size_t cap);
+/* A rotary configuration of the check's cases: the scaling's parameters
+ * the check always uses (check_rope.c). */
+clpe_rope_config check_rope_config(uint32_t head_dim, uint32_t rotary_dim,
+                                   clpe_rope_pairing pairing, clpe_rope_scaling scaling,
+                                   int dtype);
 /* Rotations and caches of every case for dtype, with rotary objects that
  * share like's program (like may be NULL: each builds its own). */
 void check_rope(check_checker *ck, check_tally *t, clpe_encoder *like, int dtype);

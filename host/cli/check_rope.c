@@ -66,14 +66,16 @@ static const rope_case MROPE_CASES[] = {
 };
 #define QUICK_MROPE_CASES 2
 
-static clpe_rope_config case_config(const rope_case *c, int dtype)
+clpe_rope_config check_rope_config(uint32_t head_dim, uint32_t rotary_dim,
+                                   clpe_rope_pairing pairing, clpe_rope_scaling scaling,
+                                   int dtype)
 {
-    clpe_rope_config cfg = clpe_rope_config_default(c->head_dim);
-    cfg.rotary_dim = c->rotary_dim;
-    cfg.pairing = c->pairing;
+    clpe_rope_config cfg = clpe_rope_config_default(head_dim);
+    cfg.rotary_dim = rotary_dim;
+    cfg.pairing = pairing;
     cfg.dtype = (clpe_dtype)dtype;
-    cfg.scaling = c->scaling;
-    switch (c->scaling) {
+    cfg.scaling = scaling;
+    switch (scaling) {
     case CLPE_ROPE_LINEAR: cfg.factor = 4; break;
     case CLPE_ROPE_DYNAMIC:
         cfg.factor = 2;
@@ -94,6 +96,11 @@ static clpe_rope_config case_config(const rope_case *c, int dtype)
     default: break;
     }
     return cfg;
+}
+
+static clpe_rope_config case_config(const rope_case *c, int dtype)
+{
+    return check_rope_config(c->head_dim, c->rotary_dim, c->pairing, c->scaling, dtype);
 }
 
 void check_rope_label(const clpe_rope_config *cfg, char *out, size_t cap)

@@ -53,31 +53,6 @@ static const kv_case KV_CASES[] = {
 
 #define KV_QUICK_TOKENS_MAX 13 /* a quick run shortens every case to this */
 
-static clpe_rope_config kv_config(const kv_case *c, int dtype)
-{
-    clpe_rope_config cfg = clpe_rope_config_default(c->head_dim);
-    cfg.rotary_dim = c->rotary_dim;
-    cfg.pairing = c->pairing;
-    cfg.dtype = (clpe_dtype)dtype;
-    cfg.scaling = c->scaling;
-    switch (c->scaling) {
-    case CLPE_ROPE_LINEAR: cfg.factor = 4; break;
-    case CLPE_ROPE_YARN:
-        cfg.factor = 4;
-        cfg.original_max_position = 4096;
-        break;
-    case CLPE_ROPE_LLAMA3:
-        cfg.base = 500000;
-        cfg.factor = 8;
-        cfg.original_max_position = 8192;
-        cfg.low_freq_factor = 1;
-        cfg.high_freq_factor = 4;
-        break;
-    default: break;
-    }
-    return cfg;
-}
-
 /* Everything one call touches: the host's copies as made (init), the host
  * emulation's result (ref) and what the device left (dev). */
 typedef struct kv_buffer {
@@ -450,7 +425,8 @@ void check_rope_kv(check_checker *ck, check_tally *t, clpe_encoder *like, int dt
         const check_path path = c->paged ? CHECK_PATH_ROPE_KV_PAGED : CHECK_PATH_ROPE_KV;
         if (!check_selected(ck, path))
             continue;
-        clpe_rope_config cfg = kv_config(c, dtype);
+        clpe_rope_config cfg =
+            check_rope_config(c->head_dim, c->rotary_dim, c->pairing, c->scaling, dtype);
         clpe_status st = CLPE_SUCCESS;
         clpe_rope *rope;
         if (like) {
