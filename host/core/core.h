@@ -178,24 +178,4 @@ cl_int clpe__set_kernel_arg_refs(cl_kernel kernel, const clpe_kernel_arg_ref *ar
 /* The same for a table of values, an entry of size 0 left as it is. */
 cl_int clpe__set_kernel_args(cl_kernel kernel, const clpe_kernel_arg *args, cl_uint count);
 
-typedef struct clpe_real_arg {
-    size_t size;
-    union {
-        cl_float f32;
-        cl_double f64;
-    } v;
-} clpe_real_arg;
-static inline clpe_real_arg clpe__real_arg(clpe_dtype dtype, double value)
-{
-    clpe_real_arg a;
-    if (dtype == CLPE_DTYPE_F64) {
-        a.size = sizeof(cl_double);
-        a.v.f64 = value;
-    } else {
-        a.size = sizeof(cl_float);
-        a.v.f32 = (cl_float)value;
-    }
-    return a;
-}
-
 #endif /* CLPE_CORE_H */

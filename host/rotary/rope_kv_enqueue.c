@@ -26,7 +26,7 @@
 #define KV_TYPE_U32 cl_uint
 #define KV_TYPE_U64 cl_ulong
 #define KV_TYPE_I64 cl_long
-#define KV_TYPE_SCALE clpe_real_arg
+#define KV_TYPE_SCALE clpe_kernel_arg /* float or double (clpe__arg_real) */
 #define KV_TYPE_KV_LOCAL size_t /* bytes of local memory */
 #define KV_TYPE_KV_ENTRIES_OUT cl_mem
 
@@ -146,7 +146,7 @@ static void fixed_args(const clpe_kv_call *c, cl_mem stats, cl_mem entries, bool
         .key_cache = c->key, .value_cache = c->value, .positions = c->positions.buffer,
         .entries = entries, .report = stats, .report_out = c->report, .stats = stats,
         .tw_hi = rope->tw_hi_buf, .tw_lo = rope->tw_lo_buf,
-        .amplitude = clpe__real_arg(rope->cfg.dtype, rope->amplitude),
+        .amplitude = clpe__arg_real(rope->cfg.dtype, rope->amplitude),
         .key_offset = c->key_offset, .value_offset = c->value_offset,
         .cache_head_pitch = l->head_pitch,
         .entry_align = entry_align(l->slot_pitch | (l->num_blocks > 1 ? l->block_pitch : 0)),
