@@ -213,10 +213,9 @@ clpe_operand clpe__region_operand(const clpe_region *r, size_t d, size_t esize, 
                           .access = access};
 }
 
-clpe_operand clpe__positions_operand(const clpe_position_args *p, size_t batch, size_t seq)
+clpe_operand clpe__positions_operand(const clpe_position_args *p)
 {
-    (void)batch; /* the values read were counted when the source was resolved */
-    (void)seq;
+    /* the values read were counted when the source was resolved */
     return (clpe_operand){.buffer = p->count ? p->buffer : NULL,
                           .host = p->count ? p->host : NULL,
                           .bytes = clpe__footprint_bytes(p->offset * sizeof(int64_t),

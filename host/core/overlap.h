@@ -95,7 +95,7 @@ clpe_status clpe__check_operands(const clpe_operand *ops, size_t count);
  * CLPE_POSITIONS_START), and count int32 token ids. */
 clpe_operand clpe__region_operand(const clpe_region *r, size_t d, size_t esize, size_t batch,
                                   size_t seq, clpe_access access);
-clpe_operand clpe__positions_operand(const clpe_position_args *p, size_t batch, size_t seq);
+clpe_operand clpe__positions_operand(const clpe_position_args *p);
 clpe_operand clpe__ids_operand(const clpe_token_ids *ids, size_t count);
 
 #endif /* CLPE_OVERLAP_H */

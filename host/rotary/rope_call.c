@@ -89,7 +89,7 @@ clpe_status clpe__resolve_rope_call(const clpe_rope *rope, size_t batch, size_t 
     clpe_operand ops[3] = {view_operand(rope, q, &c->q, batch, seq),
                            k ? view_operand(rope, k, &c->k, batch, seq)
                              : (clpe_operand){.bytes = clpe__footprint_bytes(0, 0)},
-                           clpe__positions_operand(positions, batch, seq)};
+                           clpe__positions_operand(positions)};
     return clpe__check_operands(ops, 3);
 }
 
@@ -117,7 +117,7 @@ clpe_status clpe__resolve_rope_cache_call(const clpe_rope *rope, size_t n,
     clpe_operand ops[3] = {
         clpe__region_operand(&c->cos, rope->rotary_dim, esize, 1, n, CLPE_ACCESS_WRITE),
         clpe__region_operand(&c->sin, rope->rotary_dim, esize, 1, n, CLPE_ACCESS_WRITE),
-        clpe__positions_operand(positions, 1, n)};
+        clpe__positions_operand(positions)};
     ops[0].host = cos->host;
     ops[1].host = sin->host;
     return clpe__check_operands(ops, 3);

@@ -71,7 +71,7 @@ static clpe_operand tensor_operand(const clpe_kv_call *c, const clpe_kv_tensor *
 static clpe_status check_aliasing(const clpe_kv_call *c)
 {
     const clpe_rope *rope = c->rope;
-    clpe_operand positions = clpe__positions_operand(&c->positions, 1, c->tokens);
+    clpe_operand positions = clpe__positions_operand(&c->positions);
     clpe_operand ops[9] = {
         tensor_operand(c, &c->q, c->q_out.r.heads ? CLPE_ACCESS_READ : CLPE_ACCESS_READ_WRITE),
         tensor_operand(c, &c->q_out, CLPE_ACCESS_WRITE),

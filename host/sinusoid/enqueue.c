@@ -72,7 +72,7 @@ clpe_status clpe_enqueue_add_out(clpe_encoder *enc, cl_command_queue queue, size
         clpe_operand ops[3] = {
             clpe__region_operand(&c.out, d, es, batch, seq,
                                  in_place ? CLPE_ACCESS_READ_WRITE : CLPE_ACCESS_WRITE),
-            clpe__positions_operand(&c.positions, batch, seq),
+            clpe__positions_operand(&c.positions),
             clpe__region_operand(&c.in, d, es, batch, seq, CLPE_ACCESS_READ)};
         status = clpe__check_operands(ops, in_place ? 2 : 3);
     }
@@ -135,7 +135,7 @@ clpe_status clpe_enqueue_gather(clpe_encoder *enc, cl_command_queue queue, size_
              .access = CLPE_ACCESS_READ_WRITE},
             clpe__region_operand(&c.in, d, es, 1, vocab, CLPE_ACCESS_READ),
             clpe__ids_operand(ids, count),
-            clpe__positions_operand(&c.positions, batch, seq)};
+            clpe__positions_operand(&c.positions)};
         status = clpe__check_operands(ops, 5);
     }
     if (status != CLPE_SUCCESS)
