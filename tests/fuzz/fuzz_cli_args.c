@@ -82,13 +82,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (res == CLI_PARSE_OK)
         CHECK(args.n_positions == 0 || args.positions, "positions count without positions");
     if (res == CLI_PARSE_OK && args.command == CLI_CMD_ROPE_CACHE) {
-        /* what cmd_rope_cache.c relies on without checking again */
-        const uint32_t rotary = args.have_rotary_dim ? args.rotary_dim : args.head_dim;
-        CHECK(args.have_seq && args.seq >= 1 && args.have_head_dim && args.cos_out &&
+        /* what cmd_rope_cache.c relies on without checking again; with
+         * --hf-config the widths come from the config and are checked when it
+         * is read, so only the flags' own widths are checked here */
+        CHECK(((args.have_seq && args.seq >= 1) || args.positions_file) && args.cos_out &&
                   args.sin_out && strcmp(args.cos_out, args.sin_out) != 0,
               "rope-cache accepted without its required flags");
-        CHECK(rotary >= 2 && rotary % 2 == 0 && rotary <= args.head_dim,
-              "rope-cache accepted a bad rotary width");
+        if (!args.hf_config) {
+            const uint32_t rotary = args.have_rotary_dim ? args.rotary_dim : args.head_dim;
+            CHECK(args.have_head_dim, "rope-cache accepted without --head-dim or --hf-config");
+            CHECK(rotary >= 2 && rotary % 2 == 0 && rotary <= args.head_dim,
+                  "rope-cache accepted a bad rotary width");
+        } else {
+            CHECK(!args.have_head_dim && !args.have_rotary_dim,
+                  "rope-cache took a width from both the flags and --hf-config");
+        }
         CHECK(!args.have_start || cli_positions_fit(args.start, args.seq),
               "rope-cache accepted rows past the end of int64");
     }
