@@ -23,6 +23,7 @@
 #define PE_KIND_KV_CACHE global PE_KV_T *
 #define PE_KIND_KV_REPORT global const uint *
 #define PE_KIND_KV_REPORT_OUT global uint *
+#define PE_KIND_F32 float
 
 #ifndef PE_KV_BITS_TYPES
 #define PE_KV_BITS_TYPES
@@ -89,6 +90,99 @@ static inline void pe_kv_check_inline(global const long *all, uint tokens, ulong
 #define PE_KV_STREAM(value, pointer) (*(pointer) = (value))
 #define PE_KV_STREAMED()
 #endif
+
+/* ---- FP8 caches ----
+ * An FP8 cache stores x / scale, the float32 quotient correctly rounded
+ * (as C and CUDA divide), converted to OCP FP8 with round to nearest even,
+ * saturated to the largest finite value (an infinity too), NaN kept as
+ * sign | 0x7F (E4M3) or sign | 0x7E (E5M2). OpenCL's float division may be
+ * off by 2.5 ulp and a device may flush subnormals, so the quotient is
+ * found without either: x and scale are split into a significand in [1, 2)
+ * and a power of two by integer operations, the significands divided by an
+ * estimate that one fma step brings within an ulp, and the nearer of the
+ * two floats around the quotient chosen by their remainders, which fma
+ * computes exactly there. The power of two is added back in integers: a
+ * quotient outside float's normal range is far outside FP8's too (zero, or
+ * saturated), so no rounding of float's own range is needed. */
+typedef struct pe_fp8_scale {
+    float m, inv; /* the scale's significand in [1, 2) and about 1 / m */
+    int e;        /* the scale's power of two */
+} pe_fp8_scale;
+
+/* A positive finite float's significand bits (23, without the leading
+ * one) and power of two, subnormals included. */
+static inline uint pe_fp8_split(uint a, int *e)
+{
+    if (a >= 0x00800000u) {
+        *e = (int)(a >> 23) - 127;
+        return a & 0x7FFFFFu;
+    }
+    uint n = 31u - clz(a);
+    *e = (int)n - 149;
+    return (a << (23u - n)) & 0x7FFFFFu;
+}
+
+static inline pe_fp8_scale pe_fp8_scale_of(float scale)
+{
+    pe_fp8_scale s;
+    s.m = as_float(pe_fp8_split(as_uint(scale) & 0x7FFFFFFFu, &s.e) | 0x3F800000u);
+    s.inv = 1.0f / s.m;
+    return s;
+}
+
+/* x / scale into FP8 of mbits significand bits and that bias, max_code the
+ * largest finite code, nan_code the NaN's. */
+static inline uchar pe_fp8_put(float x, pe_fp8_scale sc, int mbits, int bias, uint max_code,
+                               uint nan_code)
+{
+    uint u = as_uint(x), a = u & 0x7FFFFFFFu, sign = (u >> 24) & 0x80u;
+    if (a > 0x7F800000u)
+        return (uchar)(sign | nan_code);
+    if (a == 0x7F800000u)
+        return (uchar)(sign | max_code);
+    if (a == 0u)
+        return (uchar)sign;
+    int e;
+    float mx = as_float(pe_fp8_split(a, &e) | 0x3F800000u);
+    float q = mx * sc.inv;
+    q = fma(fma(-q, sc.m, mx), sc.inv, q); /* within an ulp of mx / m */
+    float r = fma(-q, sc.m, mx);           /* exact, as is rn */
+    float qn = as_float(as_uint(q) + (r > 0.0f ? 1u : 0xFFFFFFFFu));
+    float rn = fma(-qn, sc.m, mx);
+    if (r != 0.0f && (fabs(rn) < fabs(r) || (fabs(rn) == fabs(r) && !(as_uint(qn) & 1u))))
+        q = qn;
+    uint qb = as_uint(q);
+    int ex = e - sc.e + (int)(qb >> 23) - 127; /* the quotient's power of two */
+    uint m = (qb & 0x7FFFFFu) | 0x800000u;
+    int emin = 1 - bias;
+    int shift = min(23 - mbits + max(emin - ex, 0), 25); /* past 24: below half the least */
+    uint v = m >> shift, rem = m & ((1u << shift) - 1u), mid = 1u << (shift - 1);
+    v += (rem > mid || (rem == mid && (v & 1u))) ? 1u : 0u;
+    /* a normal's exponent field adds to v's leading bit; a carry moves it up */
+    uint code = ex >= emin ? ((uint)(ex + bias - 1) << mbits) + v : v;
+    return (uchar)(sign | min(code, max_code));
+}
+
+static inline uchar pe_fp8_e4m3(float x, pe_fp8_scale sc)
+{
+    return pe_fp8_put(x, sc, 3, 7, 0x7Eu, 0x7Fu);
+}
+static inline uchar pe_fp8_e5m2(float x, pe_fp8_scale sc)
+{
+    return pe_fp8_put(x, sc, 2, 15, 0x7Bu, 0x7Eu);
+}
+
+/* A float rounded to a 16-bit storage type and back: the value rotation
+ * stores, which an FP8 cache then quantizes. */
+static inline float pe_kv_round_f16(float x)
+{
+    ushort h; /* a half's bits: a half variable needs cl_khr_fp16 */
+    vstore_half(x, 0, (private half *)&h);
+    return vload_half(0, (private const half *)&h);
+}
+static inline float pe_kv_round_bf16(float x) { return pe_bf16_to_float(pe_float_to_bf16(x)); }
+static inline float pe_kv_round_f32(float x) { return x; }
+
 #if PE_PAIRS > 1
 /* Sixteen values as the bits a 16-bit cache of that name stores. */
 static inline ushort16 pe_kv_bits16_f16(float16 v) { return pe_float16_to_half_bits(v); }
@@ -125,9 +219,33 @@ static inline ushort16 pe_kv_bits16_f32_to_bf16(float16 v) { return pe_bf16_16(v
 #include "clpe_rope_kv_clear.h"
 #endif
 
+/* Under float32, half and bfloat16, FP8 caches (E4M3 and E5M2), each
+ * value rounded to the storage type, divided by its tensor's scale and
+ * converted (pe_fp8_put). */
+#if !PE_WIDE
+#define PE_KV_T uchar
+#define PE_KV_SAME 0
+#define PE_KV_FP8 1
+#define PE_KV_ROUND PE_CAT(pe_kv_round_, PE_NAME)
+#define PE_KV_PUT pe_fp8_e4m3
+#define PE_KV_NAME PE_CAT(PE_NAME, _to_e4m3)
+#include "clpe_rope_kv_body.cl"
+#include "clpe_rope_kv_clear.h"
+
+#define PE_KV_T uchar
+#define PE_KV_SAME 0
+#define PE_KV_FP8 1
+#define PE_KV_ROUND PE_CAT(pe_kv_round_, PE_NAME)
+#define PE_KV_PUT pe_fp8_e5m2
+#define PE_KV_NAME PE_CAT(PE_NAME, _to_e5m2)
+#include "clpe_rope_kv_body.cl"
+#include "clpe_rope_kv_clear.h"
+#endif
+
 #undef PE_W
 #include "clpe_rope_type_clear.h"
 #undef PE_KIND_KV_CACHE
 #undef PE_KIND_KV_REPORT
 #undef PE_KIND_KV_REPORT_OUT
+#undef PE_KIND_F32
 #endif

@@ -3,8 +3,9 @@
  * clpe_rope_kv_body.cl - the kernel clpe_rope_kv_<PE_KV_NAME> for one
  * storage type (PE_T, PE_R) and one cache type (PE_KV_T: the storage type
  * itself with PE_KV_SAME, else half or bfloat16 under float32, stored by
- * PE_KV_PUT and PE_KV_PUT16). Included by clpe_rope_kv.cl once per cache
- * type.
+ * PE_KV_PUT and PE_KV_PUT16, or with PE_KV_FP8 an FP8 byte, PE_KV_PUT
+ * quantizing a value PE_KV_ROUND has rounded to the storage type by the
+ * tensor's scale, sc). Included by clpe_rope_kv.cl once per cache type.
  *
  * Launch shape, as clpe_rope.cl's: dimension 0 counts a head's columns in
  * twos, PE_W pairs' worth per work-item, dimension 1 a block of
@@ -23,10 +24,12 @@
 /* ---- destinations ---- */
 
 /* A value of the arithmetic type into element j of a cache entry. */
-static inline void PE_KV_FN(pe_kv_put)(global PE_KV_T *entry, uint j, PE_R x)
+static inline void PE_KV_FN(pe_kv_put)(global PE_KV_T *entry, uint j, PE_R x, pe_fp8_scale sc)
 {
 #if PE_KV_SAME
     PE_FN(pe_store)(entry, j, x);
+#elif PE_KV_FP8
+    entry[j] = PE_KV_PUT(PE_KV_ROUND(x), sc);
 #else
     PE_KV_PUT(entry, j, x);
 #endif
@@ -56,10 +59,14 @@ static inline void PE_KV_FN(pe_kv_copy_bits)(global PE_T *dst, global const PE_T
 /* Elements [j, j_end) of a head into a cache entry: their bits where the
  * types agree, else each converted. */
 static inline void PE_KV_FN(pe_kv_copy)(global PE_KV_T *entry, global const PE_T *head, uint j,
-                                        uint j_end, bool aligned)
+                                        uint j_end, bool aligned, pe_fp8_scale sc)
 {
 #if PE_KV_SAME
     PE_KV_FN(pe_kv_copy_bits)(entry, head, j, j_end, aligned);
+#elif PE_KV_FP8
+    (void)aligned;
+    for (; j < j_end; ++j)
+        entry[j] = PE_KV_PUT(PE_FN(pe_load)(head, j), sc);
 #else
     aligned = aligned && j % 16 == 0;
 #if PE_GROUPS
@@ -90,16 +97,16 @@ static inline void PE_KV_FN(pe_kv_rotate)(global PE_T *dst, global const PE_T *s
 /* The same into a cache entry. */
 static inline void PE_KV_FN(pe_kv_rotate_cached)(global PE_KV_T *entry, global const PE_T *src,
                                                  uint i, PE_R c, PE_R s, uint stride,
-                                                 uint partner)
+                                                 uint partner, pe_fp8_scale sc)
 {
     uint ka = i * stride, kb = ka + partner;
     PE_R a = PE_FN(pe_load)(src, ka), b = PE_FN(pe_load)(src, kb);
-    PE_KV_FN(pe_kv_put)(entry, ka, PE_CAT(pe_rotate_a_, PE_R)(a, b, c, s));
-    PE_KV_FN(pe_kv_put)(entry, kb, PE_CAT(pe_rotate_b_, PE_R)(a, b, c, s));
+    PE_KV_FN(pe_kv_put)(entry, ka, PE_CAT(pe_rotate_a_, PE_R)(a, b, c, s), sc);
+    PE_KV_FN(pe_kv_put)(entry, kb, PE_CAT(pe_rotate_b_, PE_R)(a, b, c, s), sc);
 }
 
 #if PE_GROUPS
-#if PE_NARROW || !PE_KV_SAME
+#if (PE_NARROW || !PE_KV_SAME) && !PE_KV_FP8
 /* Sixteen values into a 16-bit cache. */
 static inline void PE_KV_FN(pe_kv_put16)(global PE_KV_T *entry, uint j, float16 x, bool aligned)
 {
@@ -133,9 +140,19 @@ static inline void PE_KV_FN(pe_kv_rotate_group)(global const PE_T *src, uint i, 
 
 /* The group's results into a cache entry. */
 static inline void PE_KV_FN(pe_kv_put_group)(global PE_KV_T *entry, uint ka, PE_GV ra, uint kb,
-                                             PE_GV rb, bool aligned)
+                                             PE_GV rb, bool aligned, pe_fp8_scale sc)
 {
-#if PE_KV_SAME && !PE_NARROW
+#if PE_KV_FP8
+    /* an FP8 cache: each value quantized on its own */
+    PE_R t[2 * PE_GL];
+    (void)aligned;
+    PE_CAT(vstore, PE_GL)(ra, 0, t);
+    PE_CAT(vstore, PE_GL)(rb, 0, t + PE_GL);
+    for (uint e = 0; e < PE_GL; ++e) {
+        entry[ka + e] = PE_KV_PUT(PE_KV_ROUND(t[e]), sc);
+        entry[kb + e] = PE_KV_PUT(PE_KV_ROUND(t[PE_GL + e]), sc);
+    }
+#elif PE_KV_SAME && !PE_NARROW
     /* 32- and 64-bit storage: the vector is the stored bits, streamed */
     if (aligned) {
         PE_KV_STREAM(ra, (global PE_GV *)(entry + ka));
@@ -188,6 +205,11 @@ PE_INLINE void PE_KV_FN(pe_kv_walk)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA), bool al
     uint tail = max(c_begin, 2 * n_pairs); /* ... of k and q past rotary_dim */
     PE_R sign = inverse ? (PE_R)-1 : (PE_R)1;
     bool ids = pos_source == PE_POS_IDS;
+#if PE_KV_FP8
+    pe_fp8_scale ksc = pe_fp8_scale_of(key_scale), vsc = pe_fp8_scale_of(value_scale);
+#else
+    pe_fp8_scale ksc = {1.0f, 1.0f, 0}, vsc = ksc; /* no scaling */
+#endif
     /* a position per stream: each pair's phase from its stream's position,
      * every token (no vector groups: sections need not fall on them) */
     bool streams = pe_rope_streams(pos_source);
@@ -260,7 +282,7 @@ PE_INLINE void PE_KV_FN(pe_kv_walk)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA), bool al
                 PE_KV_FN(pe_kv_rotate_group)(krow + h * k_head_pitch, i, cv, sv, stride, partner,
                                              &ra, &rb, &ka, &kb, aligned);
                 PE_KV_FN(pe_kv_put_group)(key_entry + h * cache_head_pitch, ka, ra, kb, rb,
-                                          aligned);
+                                          aligned, ksc);
             }
         }
 #endif
@@ -285,13 +307,13 @@ PE_INLINE void PE_KV_FN(pe_kv_walk)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA), bool al
             for (uint h = 0; h < k_heads; ++h)
                 PE_KV_FN(pe_kv_rotate_cached)(key_entry + h * cache_head_pitch,
                                               krow + h * k_head_pitch, i, cv, sv, stride,
-                                              partner);
+                                              partner, ksc);
         }
         for (uint h = 0; h < k_heads; ++h) {
             PE_KV_FN(pe_kv_copy)(value_entry + h * cache_head_pitch, vrow + h * v_head_pitch,
-                                 c_begin, c_end, aligned);
+                                 c_begin, c_end, aligned, vsc);
             PE_KV_FN(pe_kv_copy)(key_entry + h * cache_head_pitch, krow + h * k_head_pitch, tail,
-                                 c_end, aligned);
+                                 c_end, aligned, ksc);
         }
         for (uint h = 0; q_out && qrow && h < q_heads; ++h)
             PE_KV_FN(pe_kv_copy_bits)(qdrow + h * qd_head_pitch, qrow + h * q_head_pitch, tail,

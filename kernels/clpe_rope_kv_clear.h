@@ -9,3 +9,5 @@
 #undef PE_KV_SAME
 #undef PE_KV_PUT
 #undef PE_KV_PUT16
+#undef PE_KV_FP8
+#undef PE_KV_ROUND

@@ -34,6 +34,8 @@ static void fill_random(clpe_dtype t, void *data, size_t count, uint64_t *rng)
     for (size_t k = 0; k < count; ++k) {
         double v = (double)(test_rand_u64(rng) >> 11) * 0x1p-53 * 4.0 - 2.0;
         switch (t) {
+        case CLPE_DTYPE_FP8_E4M3: /* cache types only: no activations */
+        case CLPE_DTYPE_FP8_E5M2: break;
         case CLPE_DTYPE_F32: ((float *)data)[k] = (float)v; break;
         case CLPE_DTYPE_F64: ((double *)data)[k] = v; break;
         case CLPE_DTYPE_BF16: {
@@ -702,7 +704,7 @@ static void cache_dtype_wider(kv_world *w, cl_mem s)
     (void)s;
     w->cache.dtype = CLPE_DTYPE_F64;
 }
-static void reserved_set(kv_world *w, cl_mem s) { (void)s; w->cache.reserved[3] = 1; }
+static void reserved_set(kv_world *w, cl_mem s) { (void)s; w->cache.reserved[2] = 1; }
 static void slots_reserved(kv_world *w, cl_mem s) { (void)s; w->kv_slots.reserved[0] = 1; }
 static void slots_misaligned(kv_world *w, cl_mem s) { (void)s; w->kv_slots.offset = 4; }
 static void cache_entries_overlap(kv_world *w, cl_mem s) { (void)s; w->cache.slot_pitch = 8; }

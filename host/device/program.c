@@ -25,6 +25,9 @@ static const char *const kernel_names[CLPE_KERNEL_COUNT] = {
     "clpe_rope_cache_at_f64",
     "clpe_pad_positions", "clpe_kv_check_slots",
     "clpe_rope_kv_f32_to_f16", "clpe_rope_kv_f32_to_bf16",
+    "clpe_rope_kv_f32_to_e4m3", "clpe_rope_kv_f32_to_e5m2",
+    "clpe_rope_kv_f16_to_e4m3", "clpe_rope_kv_f16_to_e5m2",
+    "clpe_rope_kv_bf16_to_e4m3", "clpe_rope_kv_bf16_to_e5m2",
 };
 
 /* No fast-math flags: the arithmetic must be exactly what is written.
@@ -357,7 +360,8 @@ void clpe__program_release(clpe_program_shared *shared)
 }
 
 /* The program that holds kernel id (built: the caller's object made sure);
- * the float32 rotary program for rotary into a half or bfloat16 cache;
+ * the float32 rotary program for rotary into a half or bfloat16 cache,
+ * the storage type's for rotary into an FP8 cache;
  * for the other kernels outside the (op, dtype) grid, any program of
  * their family. */
 static cl_program kernel_program(clpe_program_shared *shared, clpe_kernel_id id)
@@ -366,6 +370,8 @@ static cl_program kernel_program(clpe_program_shared *shared, clpe_kernel_id id)
     pthread_mutex_lock(&shared->build_lock);
     if (id == CLPE_KERNEL_ROPE_KV_F32_TO_F16 || id == CLPE_KERNEL_ROPE_KV_F32_TO_BF16) {
         program = shared->programs[CLPE_DTYPE_F32][CLPE_FAMILY_ROPE];
+    } else if (id >= CLPE_KERNEL_ROPE_KV_FP8) {
+        program = shared->programs[(id - CLPE_KERNEL_ROPE_KV_FP8) / 2][CLPE_FAMILY_ROPE];
     } else if (id >= CLPE_KERNEL_PAD_POSITIONS) {
         for (int d = 0; d < CLPE_DTYPE_COUNT && !program; ++d)
             program = shared->programs[d][kernel_family(id)];
