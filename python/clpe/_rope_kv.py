@@ -78,7 +78,8 @@ def _scales(cache_dtype: Dtype, k_scale: Any, v_scale: Any) -> Tuple[float, floa
         if isinstance(value, bool) or not isinstance(value, (int, float, np.floating,
                                                              np.integer)):
             raise TypeError("clpe: %s must be a number, got %r" % (name, value))
-        scale = float(np.float32(value))
+        with np.errstate(over="ignore"):  # past float32: infinite, refused below
+            scale = float(np.float32(value))
         if fp8 and not (0.0 < scale < float("inf")):
             raise ValueError("clpe: %s must be a positive finite float32, got %r"
                              % (name, value))
