@@ -189,9 +189,63 @@ static inline ushort16 pe_kv_bits16_f16(float16 v) { return pe_float16_to_half_b
 static inline ushort16 pe_kv_bits16_bf16(float16 v) { return pe_bf16_16(v); }
 static inline ushort16 pe_kv_bits16_f32_to_f16(float16 v) { return pe_float16_to_half_bits(v); }
 static inline ushort16 pe_kv_bits16_f32_to_bf16(float16 v) { return pe_bf16_16(v); }
+
+/* pe_fp8_put on sixteen lanes at once, the same steps lane by lane (masks
+ * from the compares, select for each branch): the vector shape quantizes
+ * a group of sixteen as it rotates or copies it. */
+static inline uchar16 pe_fp8_put16(float16 x, pe_fp8_scale sc, int mbits, int bias,
+                                   uint max_code, uint nan_code)
+{
+    uint16 u = as_uint16(x), a = u & 0x7FFFFFFFu, sign = (u >> 24) & 0x80u;
+    int16 sub = a < 0x00800000u;
+    uint16 n = 31u - clz(a); /* a subnormal's leading one (a zero lane is set aside below) */
+    int16 e = select(as_int16(a >> 23) - 127, as_int16(n) - 149, sub);
+    uint16 mant = select(a & 0x7FFFFFu, (a << (23u - n)) & 0x7FFFFFu, sub);
+    float16 mx = as_float16(mant | 0x3F800000u), m = (float16)sc.m, inv = (float16)sc.inv;
+    float16 q = mx * inv;
+    q = fma(fma(-q, m, mx), inv, q);
+    float16 r = fma(-q, m, mx);
+    float16 qn = as_float16(as_uint16(q) + select((uint16)0xFFFFFFFFu, (uint16)1u, r > 0.0f));
+    float16 rn = fma(-qn, m, mx);
+    int16 take = (r != 0.0f) & ((fabs(rn) < fabs(r)) |
+                                ((fabs(rn) == fabs(r)) & ((as_int16(qn) & 1) == 0)));
+    uint16 qb = select(as_uint16(q), as_uint16(qn), take);
+    int16 ex = e - sc.e + as_int16(qb >> 23) - 127;
+    uint16 mq = (qb & 0x7FFFFFu) | 0x800000u;
+    int emin = 1 - bias;
+    uint16 shift = as_uint16(min(23 - mbits + max(emin - ex, 0), 25));
+    uint16 v = mq >> shift, rem = mq & (((uint16)1u << shift) - 1u),
+           mid = (uint16)1u << (shift - 1u);
+    v += select((uint16)0u, (uint16)1u, (rem > mid) | ((rem == mid) & ((v & 1u) != 0u)));
+    uint16 code = select(v, (as_uint16(ex + bias - 1) << (uint)mbits) + v, ex >= emin);
+    code = min(code, max_code);
+    code = select(code, (uint16)max_code, a == 0x7F800000u);
+    code = select(code, (uint16)nan_code, a > 0x7F800000u);
+    code = select(code, (uint16)0u, a == 0u);
+    return convert_uchar16(sign | code);
+}
+static inline uchar16 pe_fp8_e4m3_16(float16 x, pe_fp8_scale sc)
+{
+    return pe_fp8_put16(x, sc, 3, 7, 0x7Eu, 0x7Fu);
+}
+static inline uchar16 pe_fp8_e5m2_16(float16 x, pe_fp8_scale sc)
+{
+    return pe_fp8_put16(x, sc, 2, 15, 0x7Bu, 0x7Eu);
+}
+/* Sixteen values rounded to the storage type and back (pe_kv_round_*). */
+static inline float16 pe_kv_round16_f32(float16 x) { return x; }
+static inline float16 pe_kv_round16_f16(float16 x)
+{
+    return pe_half_bits_to_float16(pe_float16_to_half_bits(x));
+}
+static inline float16 pe_kv_round16_bf16(float16 x)
+{
+    return as_float16(pe_bf16_round_high16(x) & 0xFFFF0000u);
+}
 #endif
 #endif
 
+#if !PE_OPS_KV_FP8_ONLY
 /* The cache of the storage type itself. */
 #define PE_KV_NAME PE_NAME
 #define PE_KV_T PE_T
@@ -218,16 +272,19 @@ static inline ushort16 pe_kv_bits16_f32_to_bf16(float16 v) { return pe_bf16_16(v
 #include "clpe_rope_kv_body.cl"
 #include "clpe_rope_kv_clear.h"
 #endif
+#endif /* !PE_OPS_KV_FP8_ONLY */
 
 /* Under float32, half and bfloat16, FP8 caches (E4M3 and E5M2), each
  * value rounded to the storage type, divided by its tensor's scale and
  * converted (pe_fp8_put). */
-#if !PE_WIDE
+#if !PE_WIDE && PE_OPS_KV_FP8
 #define PE_KV_T uchar
 #define PE_KV_SAME 0
 #define PE_KV_FP8 1
 #define PE_KV_ROUND PE_CAT(pe_kv_round_, PE_NAME)
 #define PE_KV_PUT pe_fp8_e4m3
+#define PE_KV_PUT16 pe_fp8_e4m3_16
+#define PE_KV_ROUND16 PE_CAT(pe_kv_round16_, PE_NAME)
 #define PE_KV_NAME PE_CAT(PE_NAME, _to_e4m3)
 #include "clpe_rope_kv_body.cl"
 #include "clpe_rope_kv_clear.h"
@@ -237,6 +294,8 @@ static inline ushort16 pe_kv_bits16_f32_to_bf16(float16 v) { return pe_bf16_16(v
 #define PE_KV_FP8 1
 #define PE_KV_ROUND PE_CAT(pe_kv_round_, PE_NAME)
 #define PE_KV_PUT pe_fp8_e5m2
+#define PE_KV_PUT16 pe_fp8_e5m2_16
+#define PE_KV_ROUND16 PE_CAT(pe_kv_round16_, PE_NAME)
 #define PE_KV_NAME PE_CAT(PE_NAME, _to_e5m2)
 #include "clpe_rope_kv_body.cl"
 #include "clpe_rope_kv_clear.h"

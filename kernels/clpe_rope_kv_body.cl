@@ -64,7 +64,13 @@ static inline void PE_KV_FN(pe_kv_copy)(global PE_KV_T *entry, global const PE_T
 #if PE_KV_SAME
     PE_KV_FN(pe_kv_copy_bits)(entry, head, j, j_end, aligned);
 #elif PE_KV_FP8
+#if PE_GROUPS
+    aligned = aligned && j % PE_GL == 0;
+    for (; j + PE_GL <= j_end; j += PE_GL)
+        vstore16(PE_KV_PUT16(PE_GFN(pe_load)(head, j, aligned), sc), 0, entry + j);
+#else
     (void)aligned;
+#endif
     for (; j < j_end; ++j)
         entry[j] = PE_KV_PUT(PE_FN(pe_load)(head, j), sc);
 #else
@@ -143,15 +149,11 @@ static inline void PE_KV_FN(pe_kv_put_group)(global PE_KV_T *entry, uint ka, PE_
                                              PE_GV rb, bool aligned, pe_fp8_scale sc)
 {
 #if PE_KV_FP8
-    /* an FP8 cache: each value quantized on its own */
-    PE_R t[2 * PE_GL];
+    /* an FP8 cache: sixteen bytes per vector, rounded to the storage type
+     * first */
     (void)aligned;
-    PE_CAT(vstore, PE_GL)(ra, 0, t);
-    PE_CAT(vstore, PE_GL)(rb, 0, t + PE_GL);
-    for (uint e = 0; e < PE_GL; ++e) {
-        entry[ka + e] = PE_KV_PUT(PE_KV_ROUND(t[e]), sc);
-        entry[kb + e] = PE_KV_PUT(PE_KV_ROUND(t[PE_GL + e]), sc);
-    }
+    vstore16(PE_KV_PUT16(PE_KV_ROUND16(ra), sc), 0, entry + ka);
+    vstore16(PE_KV_PUT16(PE_KV_ROUND16(rb), sc), 0, entry + kb);
 #elif PE_KV_SAME && !PE_NARROW
     /* 32- and 64-bit storage: the vector is the stored bits, streamed */
     if (aligned) {

@@ -11,3 +11,4 @@
 #undef PE_KV_PUT16
 #undef PE_KV_FP8
 #undef PE_KV_ROUND
+#undef PE_KV_ROUND16

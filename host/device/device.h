@@ -122,11 +122,14 @@ static inline cl_uint clpe__pairs_per_item(const clpe_launch_shape *shape, clpe_
 
 /* The kernels one program holds: those of one dtype and one family (the
  * row kernels with clpe_pad_positions, for encoders; the rotary ones, for
- * rotary objects), built with -DPE_DTYPE, -DPE_OPS_ROWS and -DPE_OPS_ROPE. */
+ * rotary objects; rotary into FP8 caches), built with -DPE_DTYPE,
+ * -DPE_OPS_ROWS, -DPE_OPS_ROPE, -DPE_OPS_KV_FP8 and -DPE_OPS_KV_FP8_ONLY. */
 typedef enum clpe_family {
     CLPE_FAMILY_ROWS = 0,
     CLPE_FAMILY_ROPE = 1,
-    CLPE_FAMILY_COUNT = 2
+    CLPE_FAMILY_KV_FP8 = 2, /* rotary into FP8 caches alone (-DPE_OPS_KV_FP8_ONLY),
+                               built the first time a call needs it */
+    CLPE_FAMILY_COUNT = 3
 } clpe_family;
 
 /* The programs and kernel pools of one (context, device), shared by every
