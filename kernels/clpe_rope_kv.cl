@@ -97,16 +97,20 @@ static inline void pe_kv_check_inline(global const long *all, uint tokens, ulong
  * saturated to the largest finite value (an infinity too), NaN kept as
  * sign | 0x7F (E4M3) or sign | 0x7E (E5M2). OpenCL's float division may be
  * off by 2.5 ulp and a device may flush subnormals, so the quotient is
- * found without either: x and scale are split into a significand in [1, 2)
- * and a power of two by integer operations, the significands divided by an
- * estimate that one fma step brings within an ulp, and the nearer of the
- * two floats around the quotient chosen by their remainders, which fma
- * computes exactly there. The power of two is added back in integers: a
- * quotient outside float's normal range is far outside FP8's too (zero, or
- * saturated), so no rounding of float's own range is needed. */
+ * found without either: an estimate from the reciprocal, one fma step that
+ * brings it within an ulp, and the nearer of the two floats around the
+ * quotient chosen by their remainders, which fma computes exactly while
+ * they are normal floats. That holds for |x| in [2^-78, 2^100] with a
+ * scale in [2^-20, 2^20] (the fast path: zeros, infinities and NaN take it
+ * too, set aside at the end). Elsewhere x and the scale are first split
+ * into a significand in [1, 2) and a power of two by integer operations
+ * and the power added back in integers: a quotient outside float's normal
+ * range is far outside FP8's too (zero, or saturated). */
 typedef struct pe_fp8_scale {
     float m, inv; /* the scale's significand in [1, 2) and about 1 / m */
     int e;        /* the scale's power of two */
+    float s, sinv; /* the scale itself and about 1 / s */
+    int fast;     /* 1: the scale is in [2^-20, 2^20] */
 } pe_fp8_scale;
 
 /* A positive finite float's significand bits (23, without the leading
@@ -127,13 +131,36 @@ static inline pe_fp8_scale pe_fp8_scale_of(float scale)
     pe_fp8_scale s;
     s.m = as_float(pe_fp8_split(as_uint(scale) & 0x7FFFFFFFu, &s.e) | 0x3F800000u);
     s.inv = 1.0f / s.m;
+    s.s = scale;
+    s.sinv = 1.0f / scale;
+    s.fast = s.e >= -20 && s.e < 20;
     return s;
 }
 
+/* Whether |x| (its bits a) takes the fast path: zero, [2^-78, 2^100], or
+ * not finite. */
+#define PE_FP8_FAST(a) ((a) == 0u || ((a) >= 0x18800000u && (a) < 0x71800000u) || (a) >= 0x7F800000u)
+
+/* A float q >= 0 (the quotient, finite) into an FP8 code: saturated to
+ * top, then rounded to mbits bits at its binade's step (the subnormal
+ * step below 2^emin) by adding and taking away a power of two whose ulp
+ * is that step, then read as a code. */
+static inline uint pe_fp8_code(float q, int mbits, int bias, float top)
+{
+    int emin = 1 - bias;
+    float qa = fmin(q, top);
+    uint eb = max(as_uint(qa) & 0x7F800000u, (uint)(emin + 127) << 23);
+    float c = as_float(eb + ((uint)(23 - mbits) << 23));
+    float rq = (qa + c) - c;
+    return rq >= as_float((uint)(emin + 127) << 23)
+               ? (as_uint(rq) >> (23 - mbits)) - ((uint)(127 - bias) << mbits)
+               : convert_uint(rq * as_float((uint)(mbits - emin + 127) << 23));
+}
+
 /* x / scale into FP8 of mbits significand bits and that bias, max_code the
- * largest finite code, nan_code the NaN's. */
+ * largest finite code (value top), nan_code the NaN's. */
 static inline uchar pe_fp8_put(float x, pe_fp8_scale sc, int mbits, int bias, uint max_code,
-                               uint nan_code)
+                               uint nan_code, float top)
 {
     uint u = as_uint(x), a = u & 0x7FFFFFFFu, sign = (u >> 24) & 0x80u;
     if (a > 0x7F800000u)
@@ -142,6 +169,17 @@ static inline uchar pe_fp8_put(float x, pe_fp8_scale sc, int mbits, int bias, ui
         return (uchar)(sign | max_code);
     if (a == 0u)
         return (uchar)sign;
+    if (sc.fast && PE_FP8_FAST(a)) {
+        float ax = as_float(a);
+        float q = ax * sc.sinv;
+        q = fma(fma(-q, sc.s, ax), sc.sinv, q); /* within an ulp of ax / s */
+        float r = fma(-q, sc.s, ax);            /* exact, as is rn */
+        float qn = as_float(as_uint(q) + (r > 0.0f ? 1u : 0xFFFFFFFFu));
+        float rn = fma(-qn, sc.s, ax);
+        /* a quotient of two floats is never halfway between two */
+        q = fabs(rn) < fabs(r) ? qn : q;
+        return (uchar)(sign | pe_fp8_code(q, mbits, bias, top));
+    }
     int e;
     float mx = as_float(pe_fp8_split(a, &e) | 0x3F800000u);
     float q = mx * sc.inv;
@@ -165,11 +203,11 @@ static inline uchar pe_fp8_put(float x, pe_fp8_scale sc, int mbits, int bias, ui
 
 static inline uchar pe_fp8_e4m3(float x, pe_fp8_scale sc)
 {
-    return pe_fp8_put(x, sc, 3, 7, 0x7Eu, 0x7Fu);
+    return pe_fp8_put(x, sc, 3, 7, 0x7Eu, 0x7Fu, 448.0f);
 }
 static inline uchar pe_fp8_e5m2(float x, pe_fp8_scale sc)
 {
-    return pe_fp8_put(x, sc, 2, 15, 0x7Bu, 0x7Eu);
+    return pe_fp8_put(x, sc, 2, 15, 0x7Bu, 0x7Eu, 57344.0f);
 }
 
 /* A float rounded to a 16-bit storage type and back: the value rotation
@@ -192,32 +230,53 @@ static inline ushort16 pe_kv_bits16_f32_to_bf16(float16 v) { return pe_bf16_16(v
 
 /* pe_fp8_put on sixteen lanes at once, the same steps lane by lane (masks
  * from the compares, select for each branch): the vector shape quantizes
- * a group of sixteen as it rotates or copies it. */
+ * a group of sixteen as it rotates or copies it. The fast path when every
+ * lane may take it, else the split for all. */
 static inline uchar16 pe_fp8_put16(float16 x, pe_fp8_scale sc, int mbits, int bias,
-                                   uint max_code, uint nan_code)
+                                   uint max_code, uint nan_code, float top)
 {
     uint16 u = as_uint16(x), a = u & 0x7FFFFFFFu, sign = (u >> 24) & 0x80u;
-    int16 sub = a < 0x00800000u;
-    uint16 n = 31u - clz(a); /* a subnormal's leading one (a zero lane is set aside below) */
-    int16 e = select(as_int16(a >> 23) - 127, as_int16(n) - 149, sub);
-    uint16 mant = select(a & 0x7FFFFFu, (a << (23u - n)) & 0x7FFFFFu, sub);
-    float16 mx = as_float16(mant | 0x3F800000u), m = (float16)sc.m, inv = (float16)sc.inv;
-    float16 q = mx * inv;
-    q = fma(fma(-q, m, mx), inv, q);
-    float16 r = fma(-q, m, mx);
-    float16 qn = as_float16(as_uint16(q) + select((uint16)0xFFFFFFFFu, (uint16)1u, r > 0.0f));
-    float16 rn = fma(-qn, m, mx);
-    int16 take = (r != 0.0f) & ((fabs(rn) < fabs(r)) |
-                                ((fabs(rn) == fabs(r)) & ((as_int16(qn) & 1) == 0)));
-    uint16 qb = select(as_uint16(q), as_uint16(qn), take);
-    int16 ex = e - sc.e + as_int16(qb >> 23) - 127;
-    uint16 mq = (qb & 0x7FFFFFu) | 0x800000u;
-    int emin = 1 - bias;
-    uint16 shift = as_uint16(min(23 - mbits + max(emin - ex, 0), 25));
-    uint16 v = mq >> shift, rem = mq & (((uint16)1u << shift) - 1u),
-           mid = (uint16)1u << (shift - 1u);
-    v += select((uint16)0u, (uint16)1u, (rem > mid) | ((rem == mid) & ((v & 1u) != 0u)));
-    uint16 code = select(v, (as_uint16(ex + bias - 1) << (uint)mbits) + v, ex >= emin);
+    uint16 code;
+    if (sc.fast && all(PE_FP8_FAST(a))) {
+        float16 ax = as_float16(a), s = (float16)sc.s, sinv = (float16)sc.sinv;
+        float16 q = ax * sinv;
+        q = fma(fma(-q, s, ax), sinv, q);
+        float16 r = fma(-q, s, ax);
+        float16 qn = as_float16(as_uint16(q) + select((uint16)0xFFFFFFFFu, (uint16)1u, r > 0.0f));
+        float16 rn = fma(-qn, s, ax);
+        q = select(q, qn, fabs(rn) < fabs(r));
+        int emin = 1 - bias;
+        float16 qa = fmin(q, top);
+        uint16 eb = max(as_uint16(qa) & 0x7F800000u, (uint)(emin + 127) << 23);
+        float16 c = as_float16(eb + ((uint)(23 - mbits) << 23));
+        float16 rq = (qa + c) - c;
+        code = select(convert_uint16(rq * as_float((uint)(mbits - emin + 127) << 23)),
+                      (as_uint16(rq) >> (uint)(23 - mbits)) - ((uint)(127 - bias) << mbits),
+                      rq >= as_float((uint)(emin + 127) << 23));
+    } else {
+        int16 sub = a < 0x00800000u;
+        uint16 n = 31u - clz(a); /* a subnormal's leading one (zero lanes are set aside) */
+        int16 e = select(as_int16(a >> 23) - 127, as_int16(n) - 149, sub);
+        uint16 mant = select(a & 0x7FFFFFu, (a << (23u - n)) & 0x7FFFFFu, sub);
+        float16 mx = as_float16(mant | 0x3F800000u), m = (float16)sc.m,
+                inv = (float16)sc.inv;
+        float16 q = mx * inv;
+        q = fma(fma(-q, m, mx), inv, q);
+        float16 r = fma(-q, m, mx);
+        float16 qn = as_float16(as_uint16(q) + select((uint16)0xFFFFFFFFu, (uint16)1u, r > 0.0f));
+        float16 rn = fma(-qn, m, mx);
+        int16 take = (r != 0.0f) & ((fabs(rn) < fabs(r)) |
+                                    ((fabs(rn) == fabs(r)) & ((as_int16(qn) & 1) == 0)));
+        uint16 qb = select(as_uint16(q), as_uint16(qn), take);
+        int16 ex = e - sc.e + as_int16(qb >> 23) - 127;
+        uint16 mq = (qb & 0x7FFFFFu) | 0x800000u;
+        int emin = 1 - bias;
+        uint16 shift = as_uint16(min(23 - mbits + max(emin - ex, 0), 25));
+        uint16 v = mq >> shift, rem = mq & (((uint16)1u << shift) - 1u),
+               mid = (uint16)1u << (shift - 1u);
+        v += select((uint16)0u, (uint16)1u, (rem > mid) | ((rem == mid) & ((v & 1u) != 0u)));
+        code = select(v, (as_uint16(ex + bias - 1) << (uint)mbits) + v, ex >= emin);
+    }
     code = min(code, max_code);
     code = select(code, (uint16)max_code, a == 0x7F800000u);
     code = select(code, (uint16)nan_code, a > 0x7F800000u);
@@ -226,11 +285,11 @@ static inline uchar16 pe_fp8_put16(float16 x, pe_fp8_scale sc, int mbits, int bi
 }
 static inline uchar16 pe_fp8_e4m3_16(float16 x, pe_fp8_scale sc)
 {
-    return pe_fp8_put16(x, sc, 3, 7, 0x7Eu, 0x7Fu);
+    return pe_fp8_put16(x, sc, 3, 7, 0x7Eu, 0x7Fu, 448.0f);
 }
 static inline uchar16 pe_fp8_e5m2_16(float16 x, pe_fp8_scale sc)
 {
-    return pe_fp8_put16(x, sc, 2, 15, 0x7Bu, 0x7Eu);
+    return pe_fp8_put16(x, sc, 2, 15, 0x7Bu, 0x7Eu, 57344.0f);
 }
 /* Sixteen values rounded to the storage type and back (pe_kv_round_*). */
 static inline float16 pe_kv_round16_f32(float16 x) { return x; }

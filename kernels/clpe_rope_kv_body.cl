@@ -210,7 +210,7 @@ PE_INLINE void PE_KV_FN(pe_kv_walk)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA), bool al
 #if PE_KV_FP8
     pe_fp8_scale ksc = pe_fp8_scale_of(key_scale), vsc = pe_fp8_scale_of(value_scale);
 #else
-    pe_fp8_scale ksc = {1.0f, 1.0f, 0}, vsc = ksc; /* no scaling */
+    pe_fp8_scale ksc = {1.0f, 1.0f, 0, 1.0f, 1.0f, 1}, vsc = ksc; /* no scaling */
 #endif
     /* a position per stream: each pair's phase from its stream's position,
      * every token (no vector groups: sections need not fall on them) */

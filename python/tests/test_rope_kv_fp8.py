@@ -23,7 +23,7 @@ FORMATS = {
     "fp8_e4m3": (ml_dtypes.float8_e4m3fn, 448.0),
     "fp8_e5m2": (ml_dtypes.float8_e5m2, 57344.0),
 }
-SCALES = [1.0, 0.0123, 37.5, 2.0 ** -20]
+SCALES = [1.0, 0.0123, 37.5, 2.0 ** -20, 1e-8, 3e7]  # the last two: outside [2^-20, 2^20]
 HEAD_DIM, HK = 16, 2
 
 
