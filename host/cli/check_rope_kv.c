@@ -6,8 +6,9 @@
  * case, heads outside the slots (path rope_kv_paged); a fused QKV buffer
  * and separate padded q, k, v; q rotated in place and into q_out; GQA;
  * partial rotary; every fifth token a padding token (slot -1); the
- * inverse; every cache dtype the rope's dtype takes (its own, and float16
- * and bfloat16 under float32). Every buffer the call may touch is read
+ * inverse; every cache dtype the rope's dtype takes (its own, float16
+ * and bfloat16 under float32, FP8 E4M3 and E5M2 with scales under all but
+ * float64). Every buffer the call may touch is read
  * back whole (inputs, q_out and both caches, their untouched entries
  * included) and compared bit for bit; float32 rotations of q are sampled
  * against the exact rotation as on the rope path.
