@@ -127,7 +127,8 @@ enum {
     CLPE_ERROR_NULL_POINTER = -2004,        /* a required pointer (config, output) is NULL */
     CLPE_ERROR_INVALID_D = -2005,           /* d is 0, odd, or above CLPE_MAX_D */
     CLPE_ERROR_INVALID_BASE = -2006,        /* base <= 1, NaN or infinite */
-    CLPE_ERROR_INVALID_SCALE = -2007,       /* scale NaN or infinite */
+    CLPE_ERROR_INVALID_SCALE = -2007,       /* scale NaN or infinite; an FP8 KV cache's scale
+                                               also 0 or negative */
     CLPE_ERROR_INVALID_CONFIG = -2008,      /* unknown freq, layout or dtype value */
     CLPE_ERROR_UNSUPPORTED_DTYPE = -2009,   /* dtype not implemented, or not on this device */
     CLPE_ERROR_INVALID_PITCH = -2010,       /* row pitch < d, or sequences overlap */
