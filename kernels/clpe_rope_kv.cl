@@ -98,11 +98,12 @@ static inline void pe_kv_check_inline(global const long *all, uint tokens, ulong
  * sign | 0x7F (E4M3) or sign | 0x7E (E5M2). OpenCL's float division may be
  * off by 2.5 ulp and a device may flush subnormals, so the quotient is
  * found without either: an estimate from the reciprocal, one fma step that
- * brings it within an ulp, and the nearer of the two floats around the
- * quotient chosen by their remainders, which fma computes exactly while
- * they are normal floats. That holds for |x| in [2^-78, 2^100] with a
- * scale in [2^-20, 2^20] (the fast path: zeros, infinities and NaN take it
- * too, set aside at the end). Elsewhere x and the scale are first split
+ * brings it within an ulp, and, where that estimate lies within an ulp of
+ * an FP8 rounding boundary (so that the ulp decides the FP8 value), the
+ * nearer of the two floats around the quotient, chosen by their
+ * remainders, which fma computes exactly while they are normal floats.
+ * That holds for |x| in [2^-78, 2^100] with a scale in [2^-20, 2^20] (the
+ * fast path: zeros, infinities and NaN take it too, set aside at the end). Elsewhere x and the scale are first split
  * into a significand in [1, 2) and a power of two by integer operations
  * and the power added back in integers: a quotient outside float's normal
  * range is far outside FP8's too (zero, or saturated). */
@@ -141,26 +142,27 @@ static inline pe_fp8_scale pe_fp8_scale_of(float scale)
  * not finite. */
 #define PE_FP8_FAST(a) ((a) == 0u || ((a) >= 0x18800000u && (a) < 0x71800000u) || (a) >= 0x7F800000u)
 
-/* A float q >= 0 (the quotient, finite) into an FP8 code: saturated to
- * top, then rounded to mbits bits at its binade's step (the subnormal
- * step below 2^emin) by adding and taking away a power of two whose ulp
- * is that step, then read as a code. */
-static inline uint pe_fp8_code(float q, int mbits, int bias, float top)
+/* The quotient's rounding to FP8, from its float bits qb: the significand
+ * m (24 bits) keeps its top bits down to the FP8 step of its binade (the
+ * subnormal step below 2^emin), sh bits dropped, low the dropped bits and
+ * mid their half; the code, round to nearest even, before saturation. */
+static inline uint pe_fp8_round(uint qb, int mbits, int bias, uint *low, uint *mid)
 {
-    int emin = 1 - bias;
-    float qa = fmin(q, top);
-    uint eb = max(as_uint(qa) & 0x7F800000u, (uint)(emin + 127) << 23);
-    float c = as_float(eb + ((uint)(23 - mbits) << 23));
-    float rq = (qa + c) - c;
-    return rq >= as_float((uint)(emin + 127) << 23)
-               ? (as_uint(rq) >> (23 - mbits)) - ((uint)(127 - bias) << mbits)
-               : convert_uint(rq * as_float((uint)(mbits - emin + 127) << 23));
+    int emin = 1 - bias, ex = (int)(qb >> 23) - 127;
+    uint m = (qb & 0x7FFFFFu) | 0x800000u;
+    uint sh = (uint)min(23 - mbits + max(emin - ex, 0), 25); /* past 24: below half the least */
+    *low = m & ((1u << sh) - 1u);
+    *mid = 1u << (sh - 1u);
+    uint v = m >> sh;
+    v += (*low > *mid || (*low == *mid && (v & 1u))) ? 1u : 0u;
+    /* a normal's exponent field adds to v's leading bit; a carry moves it up */
+    return ex >= emin ? ((uint)(ex + bias - 1) << mbits) + v : v;
 }
 
 /* x / scale into FP8 of mbits significand bits and that bias, max_code the
- * largest finite code (value top), nan_code the NaN's. */
+ * largest finite code, nan_code the NaN's. */
 static inline uchar pe_fp8_put(float x, pe_fp8_scale sc, int mbits, int bias, uint max_code,
-                               uint nan_code, float top)
+                               uint nan_code)
 {
     uint u = as_uint(x), a = u & 0x7FFFFFFFu, sign = (u >> 24) & 0x80u;
     if (a > 0x7F800000u)
@@ -173,12 +175,18 @@ static inline uchar pe_fp8_put(float x, pe_fp8_scale sc, int mbits, int bias, ui
         float ax = as_float(a);
         float q = ax * sc.sinv;
         q = fma(fma(-q, sc.s, ax), sc.sinv, q); /* within an ulp of ax / s */
-        float r = fma(-q, sc.s, ax);            /* exact, as is rn */
-        float qn = as_float(as_uint(q) + (r > 0.0f ? 1u : 0xFFFFFFFFu));
-        float rn = fma(-qn, sc.s, ax);
-        /* a quotient of two floats is never halfway between two */
-        q = fabs(rn) < fabs(r) ? qn : q;
-        return (uchar)(sign | pe_fp8_code(q, mbits, bias, top));
+        uint low, mid, code = pe_fp8_round(as_uint(q), mbits, bias, &low, &mid);
+        if (low - mid + 1u <= 2u) {
+            /* within an ulp of an FP8 rounding boundary: the nearer float
+             * decides, by the exact remainders (a quotient of two floats is
+             * never halfway between two) */
+            float r = fma(-q, sc.s, ax);
+            float qn = as_float(as_uint(q) + (r > 0.0f ? 1u : 0xFFFFFFFFu));
+            float rn = fma(-qn, sc.s, ax);
+            if (fabs(rn) < fabs(r))
+                code = pe_fp8_round(as_uint(qn), mbits, bias, &low, &mid);
+        }
+        return (uchar)(sign | min(code, max_code));
     }
     int e;
     float mx = as_float(pe_fp8_split(a, &e) | 0x3F800000u);
@@ -203,11 +211,11 @@ static inline uchar pe_fp8_put(float x, pe_fp8_scale sc, int mbits, int bias, ui
 
 static inline uchar pe_fp8_e4m3(float x, pe_fp8_scale sc)
 {
-    return pe_fp8_put(x, sc, 3, 7, 0x7Eu, 0x7Fu, 448.0f);
+    return pe_fp8_put(x, sc, 3, 7, 0x7Eu, 0x7Fu);
 }
 static inline uchar pe_fp8_e5m2(float x, pe_fp8_scale sc)
 {
-    return pe_fp8_put(x, sc, 2, 15, 0x7Bu, 0x7Eu, 57344.0f);
+    return pe_fp8_put(x, sc, 2, 15, 0x7Bu, 0x7Eu);
 }
 
 /* A float rounded to a 16-bit storage type and back: the value rotation
@@ -228,12 +236,26 @@ static inline ushort16 pe_kv_bits16_bf16(float16 v) { return pe_bf16_16(v); }
 static inline ushort16 pe_kv_bits16_f32_to_f16(float16 v) { return pe_float16_to_half_bits(v); }
 static inline ushort16 pe_kv_bits16_f32_to_bf16(float16 v) { return pe_bf16_16(v); }
 
+/* pe_fp8_round on sixteen lanes. */
+static inline uint16 pe_fp8_round16(uint16 qb, int mbits, int bias, uint16 *low, uint16 *mid)
+{
+    int emin = 1 - bias;
+    int16 ex = as_int16(qb >> 23) - 127;
+    uint16 m = (qb & 0x7FFFFFu) | 0x800000u;
+    uint16 sh = as_uint16(min(23 - mbits + max(emin - ex, 0), 25));
+    *low = m & (((uint16)1u << sh) - 1u);
+    *mid = (uint16)1u << (sh - 1u);
+    uint16 v = m >> sh;
+    v += select((uint16)0u, (uint16)1u, (*low > *mid) | ((*low == *mid) & ((v & 1u) != 0u)));
+    return select(v, (as_uint16(ex + bias - 1) << (uint)mbits) + v, ex >= emin);
+}
+
 /* pe_fp8_put on sixteen lanes at once, the same steps lane by lane (masks
  * from the compares, select for each branch): the vector shape quantizes
  * a group of sixteen as it rotates or copies it. The fast path when every
  * lane may take it, else the split for all. */
 static inline uchar16 pe_fp8_put16(float16 x, pe_fp8_scale sc, int mbits, int bias,
-                                   uint max_code, uint nan_code, float top)
+                                   uint max_code, uint nan_code)
 {
     uint16 u = as_uint16(x), a = u & 0x7FFFFFFFu, sign = (u >> 24) & 0x80u;
     uint16 code;
@@ -241,18 +263,17 @@ static inline uchar16 pe_fp8_put16(float16 x, pe_fp8_scale sc, int mbits, int bi
         float16 ax = as_float16(a), s = (float16)sc.s, sinv = (float16)sc.sinv;
         float16 q = ax * sinv;
         q = fma(fma(-q, s, ax), sinv, q);
-        float16 r = fma(-q, s, ax);
-        float16 qn = as_float16(as_uint16(q) + select((uint16)0xFFFFFFFFu, (uint16)1u, r > 0.0f));
-        float16 rn = fma(-qn, s, ax);
-        q = select(q, qn, fabs(rn) < fabs(r));
-        int emin = 1 - bias;
-        float16 qa = fmin(q, top);
-        uint16 eb = max(as_uint16(qa) & 0x7F800000u, (uint)(emin + 127) << 23);
-        float16 c = as_float16(eb + ((uint)(23 - mbits) << 23));
-        float16 rq = (qa + c) - c;
-        code = select(convert_uint16(rq * as_float((uint)(mbits - emin + 127) << 23)),
-                      (as_uint16(rq) >> (uint)(23 - mbits)) - ((uint)(127 - bias) << mbits),
-                      rq >= as_float((uint)(emin + 127) << 23));
+        uint16 low, mid;
+        code = pe_fp8_round16(as_uint16(q), mbits, bias, &low, &mid);
+        int16 near = low - mid + 1u <= 2u;
+        if (any(near)) {
+            float16 r = fma(-q, s, ax);
+            float16 qn = as_float16(as_uint16(q) +
+                                    select((uint16)0xFFFFFFFFu, (uint16)1u, r > 0.0f));
+            float16 rn = fma(-qn, s, ax);
+            code = select(code, pe_fp8_round16(as_uint16(qn), mbits, bias, &low, &mid),
+                          near & (fabs(rn) < fabs(r)));
+        }
     } else {
         int16 sub = a < 0x00800000u;
         uint16 n = 31u - clz(a); /* a subnormal's leading one (zero lanes are set aside) */
@@ -285,11 +306,11 @@ static inline uchar16 pe_fp8_put16(float16 x, pe_fp8_scale sc, int mbits, int bi
 }
 static inline uchar16 pe_fp8_e4m3_16(float16 x, pe_fp8_scale sc)
 {
-    return pe_fp8_put16(x, sc, 3, 7, 0x7Eu, 0x7Fu, 448.0f);
+    return pe_fp8_put16(x, sc, 3, 7, 0x7Eu, 0x7Fu);
 }
 static inline uchar16 pe_fp8_e5m2_16(float16 x, pe_fp8_scale sc)
 {
-    return pe_fp8_put16(x, sc, 2, 15, 0x7Bu, 0x7Eu, 57344.0f);
+    return pe_fp8_put16(x, sc, 2, 15, 0x7Bu, 0x7Eu);
 }
 /* Sixteen values rounded to the storage type and back (pe_kv_round_*). */
 static inline float16 pe_kv_round16_f32(float16 x) { return x; }
