@@ -103,15 +103,16 @@ static inline void pe_kv_check_inline(global const long *all, uint tokens, ulong
  * nearer of the two floats around the quotient, chosen by their
  * remainders, which fma computes exactly while they are normal floats.
  * That holds for |x| in [2^-78, 2^100] with a scale in [2^-20, 2^20] (the
- * fast path: zeros, infinities and NaN take it too, set aside at the end). Elsewhere x and the scale are first split
- * into a significand in [1, 2) and a power of two by integer operations
- * and the power added back in integers: a quotient outside float's normal
- * range is far outside FP8's too (zero, or saturated). */
+ * fast path: zeros, infinities and NaN take it too, set aside at the end).
+ * Elsewhere x and the scale are first split into a significand in [1, 2)
+ * and a power of two by integer operations and the power added back in
+ * integers: a quotient outside float's normal range is far outside FP8's
+ * too (zero, or saturated). */
 typedef struct pe_fp8_scale {
     float m, inv; /* the scale's significand in [1, 2) and about 1 / m */
     int e;        /* the scale's power of two */
     float s, sinv; /* the scale itself and about 1 / s */
-    int fast;     /* 1: the scale is in [2^-20, 2^20] */
+    int fast;      /* 1: the scale is in [2^-20, 2^20) */
 } pe_fp8_scale;
 
 /* A positive finite float's significand bits (23, without the leading
@@ -140,7 +141,8 @@ static inline pe_fp8_scale pe_fp8_scale_of(float scale)
 
 /* Whether |x| (its bits a) takes the fast path: zero, [2^-78, 2^100], or
  * not finite. */
-#define PE_FP8_FAST(a) ((a) == 0u || ((a) >= 0x18800000u && (a) < 0x71800000u) || (a) >= 0x7F800000u)
+#define PE_FP8_FAST(a)                                                                       \
+    ((a) == 0u || ((a) >= 0x18800000u && (a) < 0x71800000u) || (a) >= 0x7F800000u)
 
 /* The quotient's rounding to FP8, from its float bits qb: the significand
  * m (24 bits) keeps its top bits down to the FP8 step of its binade (the

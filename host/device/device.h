@@ -35,9 +35,9 @@ typedef unsigned clpe_kernel_id;
 /* rotary into a half or bfloat16 cache under float32 (the f32 program) */
 #define CLPE_KERNEL_ROPE_KV_F32_TO_F16 (CLPE_KERNEL_KV_CHECK_SLOTS + 1)
 #define CLPE_KERNEL_ROPE_KV_F32_TO_BF16 (CLPE_KERNEL_KV_CHECK_SLOTS + 2)
-/* rotary into an FP8 cache, in the program of its storage type:
- * CLPE_KERNEL_ROPE_KV_FP8 + 2 * storage dtype (f32, f16, bf16) + 0 for
- * E4M3, 1 for E5M2 (clpe__kernel_for_fp8) */
+/* rotary into an FP8 cache, in the FP8 program (CLPE_FAMILY_KV_FP8) of
+ * its storage type: CLPE_KERNEL_ROPE_KV_FP8 + 2 * storage dtype (f32, f16,
+ * bf16) + 0 for E4M3, 1 for E5M2 (clpe__kernel_for_fp8) */
 #define CLPE_KERNEL_ROPE_KV_FP8 (CLPE_KERNEL_KV_CHECK_SLOTS + 3)
 #define CLPE_KERNEL_COUNT (CLPE_KERNEL_ROPE_KV_FP8 + 6)
 static inline clpe_kernel_id clpe__kernel_for_fp8(clpe_dtype storage, clpe_dtype cache)
