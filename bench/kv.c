@@ -10,6 +10,11 @@
  *    rope-copy), per dtype and token count; the figure is the median over
  *    rounds of time(rope + copy) / time(rope_kv): the fused call's
  *    throughput over the two passes' (>= 1: the fused call is faster).
+ *  - fp8: clpe_enqueue_rope_kv into FP8 caches (E4M3, E5M2) against the
+ *    same call into a 16-bit cache (float16 under float32 and float16
+ *    activations, bfloat16 under bfloat16), per dtype and token count; the
+ *    figure is the median over rounds of time(16-bit) / time(FP8) (>= 1:
+ *    the FP8 cache is as fast or faster).
  *  - slots: the slot check alone (a call whose last token repeats the
  *    first one's slot, so nothing is rotated or written) on each path of
  *    CLPE_KV_SLOT_CHECK, against clpe_enqueue_rope of the same tokens; the
@@ -30,6 +35,7 @@ typedef struct kv_options {
     const char *device;
     char dtypes[64];
     size_t tokens[MAX_LIST], n_tokens, slot_tokens[MAX_LIST], n_slot_tokens;
+    size_t fp8_tokens[MAX_LIST], n_fp8_tokens;
     size_t heads, kv_heads, head_dim, rounds, calls;
 } kv_options;
 
@@ -44,6 +50,8 @@ static const char *const usage_text =
     "  --heads N           fused: query heads (default 32)\n"
     "  --kv-heads N        fused: key and value heads (default 8)\n"
     "  --head-dim N        fused: head size (default 128)\n"
+    "  --fp8-tokens LIST   fp8: token counts (default none): rope_kv into FP8\n"
+    "                      caches against a 16-bit cache, the fused problem's heads\n"
     "  --slot-tokens LIST  slots: token counts, 0 for none (default\n"
     "                      512,4096,100000,1000000; one head of 64, f32)\n"
     "  --rounds N          rounds (default 7)\n"
@@ -88,6 +96,9 @@ static int parse(int argc, char **argv, kv_options *o)
             snprintf(o->dtypes, sizeof o->dtypes, "%s", v);
         else if (!strcmp(a, "--tokens")) {
             if (parse_list(v, o->tokens, &o->n_tokens))
+                return -1;
+        } else if (!strcmp(a, "--fp8-tokens")) {
+            if (parse_list(v, o->fp8_tokens, &o->n_fp8_tokens))
                 return -1;
         } else if (!strcmp(a, "--slot-tokens")) {
             if (parse_list(v, o->slot_tokens, &o->n_slot_tokens))
@@ -156,6 +167,10 @@ static cl_int run_rope_kv(const kv_env *e, const kv_problem *p, clpe_dtype dtype
     clpe_kv_cache c = {.key = p->kvb, .value = p->kvb, .key_offset = 2 * kv,
                        .value_offset = 3 * kv, .dtype = dtype, .num_blocks = 1,
                        .block_size = p->tokens, .heads = p->hk};
+    if (dtype == CLPE_DTYPE_FP8_E4M3 || dtype == CLPE_DTYPE_FP8_E5M2) {
+        c.key_scale = 0.05f; /* a calibrated scale: not a power of two */
+        c.value_scale = 0.03f;
+    }
     clpe_kv_slots s = {.buffer = p->slots};
     return clpe_enqueue_rope_kv(p->rope, e->queue, p->tokens, p->hq ? &q : NULL, NULL, &k, &v,
                                 &c, &s, NULL, 0, 0, NULL, NULL);
@@ -293,6 +308,58 @@ static int fused(const kv_env *e, const kv_options *o)
     return 0;
 }
 
+static int fp8(const kv_env *e, const kv_options *o)
+{
+    static const struct {
+        const char *name;
+        clpe_dtype dtype, cache16;
+        size_t es;
+    } types[] = {{"f32", CLPE_DTYPE_F32, CLPE_DTYPE_F16, 4},
+                 {"f16", CLPE_DTYPE_F16, CLPE_DTYPE_F16, 2},
+                 {"bf16", CLPE_DTYPE_BF16, CLPE_DTYPE_BF16, 2}};
+    if (!o->n_fp8_tokens)
+        return 0;
+    printf("\nfp8: rope_kv into a 16-bit cache and into FP8 caches (E4M3, E5M2), %zu query\n"
+           "heads, %zu kv heads, head %zu, taking turns in each round\n",
+           o->heads, o->kv_heads, o->head_dim);
+    printf("  dtype  tokens   16-bit ms  e4m3 ms  e5m2 ms   16-bit / e4m3, / e5m2 (medians)\n");
+    for (size_t k = 0; k < 3; ++k) {
+        if (!in_list(o->dtypes, types[k].name))
+            continue;
+        for (size_t n = 0; n < o->n_fp8_tokens; ++n) {
+            kv_problem p;
+            cl_int err = make_problem(e, types[k].dtype, types[k].es, o->fp8_tokens[n], o->heads,
+                                      o->kv_heads, o->head_dim, 0, &p);
+            const clpe_dtype caches[3] = {types[k].cache16, CLPE_DTYPE_FP8_E4M3,
+                                          CLPE_DTYPE_FP8_E5M2};
+            double t[3][64], ratio[2][64];
+            size_t rounds = o->rounds < 64 ? o->rounds : 64;
+            /* a warm-up round (builds, first touches), not kept */
+            for (size_t r = 0; r <= rounds && err == CL_SUCCESS; ++r) {
+                double a[3] = {0, 0, 0};
+                for (int c = 0; c < 3 && err == CL_SUCCESS; ++c)
+                    err = best_of(e, &p, caches[c], OP_ROPE_KV, o->calls, &a[c]);
+                for (int c = 0; c < 3 && r > 0; ++c)
+                    t[c][r - 1] = a[c];
+                for (int c = 0; c < 2 && r > 0; ++c)
+                    ratio[c][r - 1] = a[0] / a[c + 1];
+            }
+            if (err != CL_SUCCESS) {
+                printf("  %-5s %7zu  failed: %s\n", types[k].name, o->fp8_tokens[n],
+                       clpe_status_string(err));
+                free_problem(&p);
+                return 1;
+            }
+            printf("  %-5s %7zu  %9.2f  %7.2f  %7.2f   %6.3f %6.3f\n", types[k].name,
+                   o->fp8_tokens[n], 1e3 * bench_median(t[0], rounds),
+                   1e3 * bench_median(t[1], rounds), 1e3 * bench_median(t[2], rounds),
+                   bench_median(ratio[0], rounds), bench_median(ratio[1], rounds));
+            free_problem(&p);
+        }
+    }
+    return 0;
+}
+
 static int slots(const kv_env *e, const kv_options *o)
 {
     if (!o->n_slot_tokens)
@@ -375,6 +442,8 @@ int main(int argc, char **argv)
     clGetDeviceInfo(e.device, CL_DEVICE_NAME, sizeof name, name, NULL);
     printf("device: %s\n", name);
     int rc = fused(&e, &o);
+    if (rc == 0)
+        rc = fp8(&e, &o);
     if (rc == 0)
         rc = slots(&e, &o);
     clReleaseCommandQueue(e.queue);

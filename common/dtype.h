@@ -14,9 +14,9 @@
 size_t dtype_size(int dtype);
 
 /* The element of dtype stored at p (little-endian, as every buffer clpe
- * writes on such hosts), as a double. Exact for every type: f16 and bf16
- * decoded bit by bit, subnormals, infinities and NaN included. NaN for an
- * unknown dtype. */
+ * writes on such hosts), as a double. Exact for every type: f16, bf16 and
+ * FP8 (its byte's own value, without the cache's scale) decoded bit by bit,
+ * subnormals, infinities and NaN included. NaN for an unknown dtype. */
 double dtype_to_double(const void *p, int dtype);
 
 #endif

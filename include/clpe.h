@@ -127,7 +127,8 @@ enum {
     CLPE_ERROR_NULL_POINTER = -2004,        /* a required pointer (config, output) is NULL */
     CLPE_ERROR_INVALID_D = -2005,           /* d is 0, odd, or above CLPE_MAX_D */
     CLPE_ERROR_INVALID_BASE = -2006,        /* base <= 1, NaN or infinite */
-    CLPE_ERROR_INVALID_SCALE = -2007,       /* scale NaN or infinite */
+    CLPE_ERROR_INVALID_SCALE = -2007,       /* scale NaN or infinite; an FP8 KV cache's scale
+                                               also 0 or negative */
     CLPE_ERROR_INVALID_CONFIG = -2008,      /* unknown freq, layout or dtype value */
     CLPE_ERROR_UNSUPPORTED_DTYPE = -2009,   /* dtype not implemented, or not on this device */
     CLPE_ERROR_INVALID_PITCH = -2010,       /* row pitch < d, or sequences overlap */
@@ -201,7 +202,13 @@ typedef enum clpe_dtype {
     CLPE_DTYPE_F32 = 0,           /* IEEE binary32 */
     CLPE_DTYPE_F16 = 1,           /* IEEE binary16, round to nearest even; needs no cl_khr_fp16 */
     CLPE_DTYPE_BF16 = 2,          /* bfloat16 (top half of a float32), round to nearest even */
-    CLPE_DTYPE_F64 = 3            /* IEEE binary64; needs cl_khr_fp64 on the device */
+    CLPE_DTYPE_F64 = 3,           /* IEEE binary64; needs cl_khr_fp64 on the device */
+    /* 8-bit KV cache types only (clpe_kv_cache.dtype), OCP FP8 as vLLM's
+     * kv_cache_dtype fp8_e4m3 / fp8_e5m2 stores it: x / scale in float32,
+     * round to nearest even, saturated to the largest finite value (an
+     * infinity too), NaN kept (sign | 0x7F for E4M3, sign | 0x7E for E5M2) */
+    CLPE_DTYPE_FP8_E4M3 = 4,      /* e4m3fn: no infinities, largest 448 */
+    CLPE_DTYPE_FP8_E5M2 = 5       /* e5m2: largest finite 57344 */
 } clpe_dtype;
 
 /* What an encoder computes. Start from clpe_config_default() and change
@@ -751,7 +758,10 @@ CLPE_API const char *clpe_device_source(void);
  * or to q_out) and writes k rotated and v as it is into the cache slot the
  * caller gives the token. Every bit equals clpe_enqueue_rope of q and k
  * followed by a copy of k and v into the cache, converted to the cache's
- * dtype (round to nearest even).
+ * dtype (round to nearest even; an FP8 cache stores x / scale, computed in
+ * float32 from the value rotation stores, saturated: what vLLM's
+ * reshape_and_cache writes into an fp8 cache). clpe_device.h reads an FP8
+ * entry back (clpe_fp8_e4m3_to_float, clpe_fp8_e5m2_to_float).
  *
  * The cache: a key and a value tensor of [num_blocks, block_size, heads,
  * head_dim] through pitches; slot s is entry s % block_size of block
@@ -770,7 +780,8 @@ typedef struct clpe_kv_cache {
                              do not overlap */
     size_t key_offset;    /* bytes to slot 0 of the key cache; a multiple of the element size */
     size_t value_offset;  /* likewise for the value cache */
-    clpe_dtype dtype;     /* the rope's dtype, or F16 or BF16 under an F32 rope
+    clpe_dtype dtype;     /* the rope's dtype, or F16 or BF16 under an F32 rope, or
+                             FP8_E4M3 or FP8_E5M2 under an F32, F16 or BF16 rope
                              (else CLPE_ERROR_DTYPE_MISMATCH) */
     size_t num_blocks;    /* blocks (contiguous: sequences) */
     size_t block_size;    /* slots per block (contiguous: max_seq) */
@@ -780,7 +791,11 @@ typedef struct clpe_kv_cache {
                              0 means heads * head_pitch */
     size_t block_pitch;   /* elements from block to block; 0 means block_size * slot_pitch.
                              No two entries of the cache may share an element */
-    uint64_t reserved[4]; /* zero */
+    float key_scale;      /* FP8 caches: the key cache stores k / key_scale; positive
+                             and finite (else CLPE_ERROR_INVALID_SCALE). Other caches:
+                             0 or 1, no scaling */
+    float value_scale;    /* likewise for the values */
+    uint64_t reserved[3]; /* zero */
 } clpe_kv_cache;
 
 /* Where each token goes: int64 [tokens] on the device, the cache slot of
@@ -856,7 +871,8 @@ typedef struct clpe_host_kv_cache {
     void *value;
     clpe_dtype dtype;
     size_t num_blocks, block_size, heads, head_pitch, slot_pitch, block_pitch;
-    uint64_t reserved[4]; /* zero */
+    float key_scale, value_scale; /* as clpe_kv_cache's */
+    uint64_t reserved[3]; /* zero */
 } clpe_host_kv_cache;
 
 /* The exact bits of clpe_enqueue_rope_kv on host memory (tensors as for

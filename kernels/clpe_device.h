@@ -2,8 +2,9 @@
 /*
  * clpe_device.h - clpe's exact sine and cosine as OpenCL C functions, for
  * kernels of your own: an attention kernel that rotates q and k as it loads
- * them, a GEMM epilogue, a fused KV-cache write. OpenCL C 1.2 or later, any
- * conformant device.
+ * them, a GEMM epilogue, a fused KV-cache write; and the reads of an FP8
+ * KV cache clpe wrote (clpe_fp8_e4m3_to_float, clpe_fp8_e5m2_to_float).
+ * OpenCL C 1.2 or later, any conformant device.
  *
  * From an encoder's or a rotary object's tuning words (a buffer that
  * clpe_encoder_device_words / clpe_rope_device_words of clpe.h make, in the
@@ -154,6 +155,37 @@ static inline float clpe_round_f16(float v)
     return vload_half(0, (private const half *)&bits);
 }
 static inline float clpe_round_bf16(float v) { return pe_bf16_to_float(pe_float_to_bf16(v)); }
+
+/* An FP8 KV cache's byte (clpe_kv_cache of dtype CLPE_DTYPE_FP8_E4M3 or
+ * _E5M2) as a float: clpe_fp8_*_value is the byte's own value (exact;
+ * NaN for a NaN byte, and E5M2's infinities), clpe_fp8_*_to_float that
+ * value times the tensor's scale (the key_scale or value_scale the cache
+ * was written with) in float32, as vLLM's attention reads its fp8 cache. */
+static inline float clpe_fp8_e4m3_value(uchar b)
+{
+    uint sign = (uint)(b & 0x80u) << 24, e = (b >> 3) & 0xFu, m = b & 7u;
+    if ((b & 0x7Fu) == 0x7Fu)
+        return as_float(sign | 0x7FC00000u);
+    /* a subnormal: m units of 2^-9, a normal float32 either way */
+    float v = e ? as_float(((e + 120u) << 23) | (m << 20)) : (float)m * 0x1p-9f;
+    return as_float(as_uint(v) | sign);
+}
+static inline float clpe_fp8_e5m2_value(uchar b)
+{
+    uint sign = (uint)(b & 0x80u) << 24, e = (b >> 2) & 0x1Fu, m = b & 3u;
+    if (e == 31u)
+        return as_float(sign | (m ? 0x7FC00000u : 0x7F800000u));
+    float v = e ? as_float(((e + 112u) << 23) | (m << 21)) : (float)m * 0x1p-16f;
+    return as_float(as_uint(v) | sign);
+}
+static inline float clpe_fp8_e4m3_to_float(uchar b, float scale)
+{
+    return clpe_fp8_e4m3_value(b) * scale;
+}
+static inline float clpe_fp8_e5m2_to_float(uchar b, float scale)
+{
+    return clpe_fp8_e5m2_value(b) * scale;
+}
 
 #ifdef cl_khr_fp64
 /* The same for float64 objects (CLPE_WORDS_WIDE). */

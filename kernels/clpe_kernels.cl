@@ -261,6 +261,16 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #ifndef PE_OPS_ROPE
 #define PE_OPS_ROPE 1
 #endif
+/* PE_OPS_KV_FP8 (1 or 0): rotary into FP8 KV caches among the rotary
+ * kernels; PE_OPS_KV_FP8_ONLY 1: those kernels alone. The library builds
+ * them as a program of their own the first time a call writes an FP8
+ * cache, so that the rotary program every object builds does not grow. */
+#ifndef PE_OPS_KV_FP8
+#define PE_OPS_KV_FP8 1
+#endif
+#ifndef PE_OPS_KV_FP8_ONLY
+#define PE_OPS_KV_FP8_ONLY 0
+#endif
 /* Steps asked for ahead, from the device's tuning: 32- and 64-bit storage
  * take a row in one step and ask two rows ahead; the 16-bit row kernels
  * take steps of 8 groups (512 bytes of each row) and ask three ahead. */
@@ -359,7 +369,7 @@ static inline ulong pe_rope_position(global const long *positions, uint b, uint 
 #include "clpe_dtype_clear.h"
 #endif
 
-#if PE_OPS_ROPE
+#if PE_OPS_ROPE && !PE_OPS_KV_FP8_ONLY
 #include "clpe_rope_kv_check.cl" /* the slot check before rotary into a KV cache */
 #endif
 

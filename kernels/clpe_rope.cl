@@ -72,6 +72,7 @@ static inline void PE_FN(pe_rotate_heads)(global PE_T *token, uint heads, uint h
 #include "clpe_rope_vector.cl"
 #endif
 
+#if !PE_OPS_KV_FP8_ONLY
 kernel void PE_FN(clpe_rope)(PE_ROPE_KERNEL_ARGS(PE_PARAM, PE_COMMA))
 {
     PE_ROPE_GEOMETRY_FROM_ARGS(g);
@@ -163,6 +164,7 @@ kernel void PE_FN(clpe_rope_cache_at)(PE_ROPE_CACHE_ARGS(PE_PARAM, PE_COMMA))
         }
     }
 }
+#endif /* !PE_OPS_KV_FP8_ONLY */
 
 #include "clpe_rope_type_clear.h"
 #undef PE_R2

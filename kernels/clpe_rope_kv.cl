@@ -23,6 +23,7 @@
 #define PE_KIND_KV_CACHE global PE_KV_T *
 #define PE_KIND_KV_REPORT global const uint *
 #define PE_KIND_KV_REPORT_OUT global uint *
+#define PE_KIND_F32 float
 
 #ifndef PE_KV_BITS_TYPES
 #define PE_KV_BITS_TYPES
@@ -89,15 +90,244 @@ static inline void pe_kv_check_inline(global const long *all, uint tokens, ulong
 #define PE_KV_STREAM(value, pointer) (*(pointer) = (value))
 #define PE_KV_STREAMED()
 #endif
+
+/* ---- FP8 caches ----
+ * An FP8 cache stores x / scale, the float32 quotient correctly rounded
+ * (as C and CUDA divide), converted to OCP FP8 with round to nearest even,
+ * saturated to the largest finite value (an infinity too), NaN kept as
+ * sign | 0x7F (E4M3) or sign | 0x7E (E5M2). OpenCL's float division may be
+ * off by 2.5 ulp and a device may flush subnormals, so the quotient is
+ * found without either: an estimate from the reciprocal, one fma step that
+ * brings it within an ulp, and, where that estimate lies within an ulp of
+ * an FP8 rounding boundary (so that the ulp decides the FP8 value), the
+ * nearer of the two floats around the quotient, chosen by their
+ * remainders, which fma computes exactly while they are normal floats.
+ * That holds for |x| in [2^-78, 2^100] with a scale in [2^-20, 2^20] (the
+ * fast path: zeros, infinities and NaN take it too, set aside at the end).
+ * Elsewhere x and the scale are first split into a significand in [1, 2)
+ * and a power of two by integer operations and the power added back in
+ * integers: a quotient outside float's normal range is far outside FP8's
+ * too (zero, or saturated). */
+typedef struct pe_fp8_scale {
+    float m, inv; /* the scale's significand in [1, 2) and about 1 / m */
+    int e;        /* the scale's power of two */
+    float s, sinv; /* the scale itself and about 1 / s */
+    int fast;      /* 1: the scale is in [2^-20, 2^20) */
+} pe_fp8_scale;
+
+/* A positive finite float's significand bits (23, without the leading
+ * one) and power of two, subnormals included. */
+static inline uint pe_fp8_split(uint a, int *e)
+{
+    if (a >= 0x00800000u) {
+        *e = (int)(a >> 23) - 127;
+        return a & 0x7FFFFFu;
+    }
+    uint n = 31u - clz(a);
+    *e = (int)n - 149;
+    return (a << (23u - n)) & 0x7FFFFFu;
+}
+
+static inline pe_fp8_scale pe_fp8_scale_of(float scale)
+{
+    pe_fp8_scale s;
+    s.m = as_float(pe_fp8_split(as_uint(scale) & 0x7FFFFFFFu, &s.e) | 0x3F800000u);
+    s.inv = 1.0f / s.m;
+    s.s = scale;
+    s.sinv = 1.0f / scale;
+    s.fast = s.e >= -20 && s.e < 20;
+    return s;
+}
+
+/* Whether |x| (its bits a) takes the fast path: zero, [2^-78, 2^100], or
+ * not finite. */
+#define PE_FP8_FAST(a)                                                                       \
+    ((a) == 0u || ((a) >= 0x18800000u && (a) < 0x71800000u) || (a) >= 0x7F800000u)
+
+/* The quotient's rounding to FP8, from its float bits qb: the significand
+ * m (24 bits) keeps its top bits down to the FP8 step of its binade (the
+ * subnormal step below 2^emin), sh bits dropped, low the dropped bits and
+ * mid their half; the code, round to nearest even, before saturation. */
+static inline uint pe_fp8_round(uint qb, int mbits, int bias, uint *low, uint *mid)
+{
+    int emin = 1 - bias, ex = (int)(qb >> 23) - 127;
+    uint m = (qb & 0x7FFFFFu) | 0x800000u;
+    uint sh = (uint)min(23 - mbits + max(emin - ex, 0), 25); /* past 24: below half the least */
+    *low = m & ((1u << sh) - 1u);
+    *mid = 1u << (sh - 1u);
+    uint v = m >> sh;
+    v += (*low > *mid || (*low == *mid && (v & 1u))) ? 1u : 0u;
+    /* a normal's exponent field adds to v's leading bit; a carry moves it up */
+    return ex >= emin ? ((uint)(ex + bias - 1) << mbits) + v : v;
+}
+
+/* x / scale into FP8 of mbits significand bits and that bias, max_code the
+ * largest finite code, nan_code the NaN's. */
+static inline uchar pe_fp8_put(float x, pe_fp8_scale sc, int mbits, int bias, uint max_code,
+                               uint nan_code)
+{
+    uint u = as_uint(x), a = u & 0x7FFFFFFFu, sign = (u >> 24) & 0x80u;
+    if (a > 0x7F800000u)
+        return (uchar)(sign | nan_code);
+    if (a == 0x7F800000u)
+        return (uchar)(sign | max_code);
+    if (a == 0u)
+        return (uchar)sign;
+    if (sc.fast && PE_FP8_FAST(a)) {
+        float ax = as_float(a);
+        float q = ax * sc.sinv;
+        q = fma(fma(-q, sc.s, ax), sc.sinv, q); /* within an ulp of ax / s */
+        uint low, mid, code = pe_fp8_round(as_uint(q), mbits, bias, &low, &mid);
+        if (low - mid + 1u <= 2u) {
+            /* within an ulp of an FP8 rounding boundary: the nearer float
+             * decides, by the exact remainders (a quotient of two floats is
+             * never halfway between two) */
+            float r = fma(-q, sc.s, ax);
+            float qn = as_float(as_uint(q) + (r > 0.0f ? 1u : 0xFFFFFFFFu));
+            float rn = fma(-qn, sc.s, ax);
+            if (fabs(rn) < fabs(r))
+                code = pe_fp8_round(as_uint(qn), mbits, bias, &low, &mid);
+        }
+        return (uchar)(sign | min(code, max_code));
+    }
+    int e;
+    float mx = as_float(pe_fp8_split(a, &e) | 0x3F800000u);
+    float q = mx * sc.inv;
+    q = fma(fma(-q, sc.m, mx), sc.inv, q); /* within an ulp of mx / m */
+    float r = fma(-q, sc.m, mx);           /* exact, as is rn */
+    float qn = as_float(as_uint(q) + (r > 0.0f ? 1u : 0xFFFFFFFFu));
+    float rn = fma(-qn, sc.m, mx);
+    if (r != 0.0f && (fabs(rn) < fabs(r) || (fabs(rn) == fabs(r) && !(as_uint(qn) & 1u))))
+        q = qn;
+    uint qb = as_uint(q);
+    int ex = e - sc.e + (int)(qb >> 23) - 127; /* the quotient's power of two */
+    uint m = (qb & 0x7FFFFFu) | 0x800000u;
+    int emin = 1 - bias;
+    int shift = min(23 - mbits + max(emin - ex, 0), 25); /* past 24: below half the least */
+    uint v = m >> shift, rem = m & ((1u << shift) - 1u), mid = 1u << (shift - 1);
+    v += (rem > mid || (rem == mid && (v & 1u))) ? 1u : 0u;
+    /* a normal's exponent field adds to v's leading bit; a carry moves it up */
+    uint code = ex >= emin ? ((uint)(ex + bias - 1) << mbits) + v : v;
+    return (uchar)(sign | min(code, max_code));
+}
+
+static inline uchar pe_fp8_e4m3(float x, pe_fp8_scale sc)
+{
+    return pe_fp8_put(x, sc, 3, 7, 0x7Eu, 0x7Fu);
+}
+static inline uchar pe_fp8_e5m2(float x, pe_fp8_scale sc)
+{
+    return pe_fp8_put(x, sc, 2, 15, 0x7Bu, 0x7Eu);
+}
+
+/* A float rounded to a 16-bit storage type and back: the value rotation
+ * stores, which an FP8 cache then quantizes. */
+static inline float pe_kv_round_f16(float x)
+{
+    ushort h; /* a half's bits: a half variable needs cl_khr_fp16 */
+    vstore_half(x, 0, (private half *)&h);
+    return vload_half(0, (private const half *)&h);
+}
+static inline float pe_kv_round_bf16(float x) { return pe_bf16_to_float(pe_float_to_bf16(x)); }
+static inline float pe_kv_round_f32(float x) { return x; }
+
 #if PE_PAIRS > 1
 /* Sixteen values as the bits a 16-bit cache of that name stores. */
 static inline ushort16 pe_kv_bits16_f16(float16 v) { return pe_float16_to_half_bits(v); }
 static inline ushort16 pe_kv_bits16_bf16(float16 v) { return pe_bf16_16(v); }
 static inline ushort16 pe_kv_bits16_f32_to_f16(float16 v) { return pe_float16_to_half_bits(v); }
 static inline ushort16 pe_kv_bits16_f32_to_bf16(float16 v) { return pe_bf16_16(v); }
+
+/* pe_fp8_round on sixteen lanes. */
+static inline uint16 pe_fp8_round16(uint16 qb, int mbits, int bias, uint16 *low, uint16 *mid)
+{
+    int emin = 1 - bias;
+    int16 ex = as_int16(qb >> 23) - 127;
+    uint16 m = (qb & 0x7FFFFFu) | 0x800000u;
+    uint16 sh = as_uint16(min(23 - mbits + max(emin - ex, 0), 25));
+    *low = m & (((uint16)1u << sh) - 1u);
+    *mid = (uint16)1u << (sh - 1u);
+    uint16 v = m >> sh;
+    v += select((uint16)0u, (uint16)1u, (*low > *mid) | ((*low == *mid) & ((v & 1u) != 0u)));
+    return select(v, (as_uint16(ex + bias - 1) << (uint)mbits) + v, ex >= emin);
+}
+
+/* pe_fp8_put on sixteen lanes at once, the same steps lane by lane (masks
+ * from the compares, select for each branch): the vector shape quantizes
+ * a group of sixteen as it rotates or copies it. The fast path when every
+ * lane may take it, else the split for all. */
+static inline uchar16 pe_fp8_put16(float16 x, pe_fp8_scale sc, int mbits, int bias,
+                                   uint max_code, uint nan_code)
+{
+    uint16 u = as_uint16(x), a = u & 0x7FFFFFFFu, sign = (u >> 24) & 0x80u;
+    uint16 code;
+    if (sc.fast && all(PE_FP8_FAST(a))) {
+        float16 ax = as_float16(a), s = (float16)sc.s, sinv = (float16)sc.sinv;
+        float16 q = ax * sinv;
+        q = fma(fma(-q, s, ax), sinv, q);
+        uint16 low, mid;
+        code = pe_fp8_round16(as_uint16(q), mbits, bias, &low, &mid);
+        int16 near = low - mid + 1u <= 2u;
+        if (any(near)) {
+            float16 r = fma(-q, s, ax);
+            float16 qn = as_float16(as_uint16(q) +
+                                    select((uint16)0xFFFFFFFFu, (uint16)1u, r > 0.0f));
+            float16 rn = fma(-qn, s, ax);
+            code = select(code, pe_fp8_round16(as_uint16(qn), mbits, bias, &low, &mid),
+                          near & (fabs(rn) < fabs(r)));
+        }
+    } else {
+        int16 sub = a < 0x00800000u;
+        uint16 n = 31u - clz(a); /* a subnormal's leading one (zero lanes are set aside) */
+        int16 e = select(as_int16(a >> 23) - 127, as_int16(n) - 149, sub);
+        uint16 mant = select(a & 0x7FFFFFu, (a << (23u - n)) & 0x7FFFFFu, sub);
+        float16 mx = as_float16(mant | 0x3F800000u), m = (float16)sc.m,
+                inv = (float16)sc.inv;
+        float16 q = mx * inv;
+        q = fma(fma(-q, m, mx), inv, q);
+        float16 r = fma(-q, m, mx);
+        float16 qn = as_float16(as_uint16(q) + select((uint16)0xFFFFFFFFu, (uint16)1u, r > 0.0f));
+        float16 rn = fma(-qn, m, mx);
+        int16 take = (r != 0.0f) & ((fabs(rn) < fabs(r)) |
+                                    ((fabs(rn) == fabs(r)) & ((as_int16(qn) & 1) == 0)));
+        uint16 qb = select(as_uint16(q), as_uint16(qn), take);
+        int16 ex = e - sc.e + as_int16(qb >> 23) - 127;
+        uint16 mq = (qb & 0x7FFFFFu) | 0x800000u;
+        int emin = 1 - bias;
+        uint16 shift = as_uint16(min(23 - mbits + max(emin - ex, 0), 25));
+        uint16 v = mq >> shift, rem = mq & (((uint16)1u << shift) - 1u),
+               mid = (uint16)1u << (shift - 1u);
+        v += select((uint16)0u, (uint16)1u, (rem > mid) | ((rem == mid) & ((v & 1u) != 0u)));
+        code = select(v, (as_uint16(ex + bias - 1) << (uint)mbits) + v, ex >= emin);
+    }
+    code = min(code, max_code);
+    code = select(code, (uint16)max_code, a == 0x7F800000u);
+    code = select(code, (uint16)nan_code, a > 0x7F800000u);
+    code = select(code, (uint16)0u, a == 0u);
+    return convert_uchar16(sign | code);
+}
+static inline uchar16 pe_fp8_e4m3_16(float16 x, pe_fp8_scale sc)
+{
+    return pe_fp8_put16(x, sc, 3, 7, 0x7Eu, 0x7Fu);
+}
+static inline uchar16 pe_fp8_e5m2_16(float16 x, pe_fp8_scale sc)
+{
+    return pe_fp8_put16(x, sc, 2, 15, 0x7Bu, 0x7Eu);
+}
+/* Sixteen values rounded to the storage type and back (pe_kv_round_*). */
+static inline float16 pe_kv_round16_f32(float16 x) { return x; }
+static inline float16 pe_kv_round16_f16(float16 x)
+{
+    return pe_half_bits_to_float16(pe_float16_to_half_bits(x));
+}
+static inline float16 pe_kv_round16_bf16(float16 x)
+{
+    return as_float16(pe_bf16_round_high16(x) & 0xFFFF0000u);
+}
 #endif
 #endif
 
+#if !PE_OPS_KV_FP8_ONLY
 /* The cache of the storage type itself. */
 #define PE_KV_NAME PE_NAME
 #define PE_KV_T PE_T
@@ -124,10 +354,39 @@ static inline ushort16 pe_kv_bits16_f32_to_bf16(float16 v) { return pe_bf16_16(v
 #include "clpe_rope_kv_body.cl"
 #include "clpe_rope_kv_clear.h"
 #endif
+#endif /* !PE_OPS_KV_FP8_ONLY */
+
+/* Under float32, half and bfloat16, FP8 caches (E4M3 and E5M2), each
+ * value rounded to the storage type, divided by its tensor's scale and
+ * converted (pe_fp8_put). */
+#if !PE_WIDE && PE_OPS_KV_FP8
+#define PE_KV_T uchar
+#define PE_KV_SAME 0
+#define PE_KV_FP8 1
+#define PE_KV_ROUND PE_CAT(pe_kv_round_, PE_NAME)
+#define PE_KV_PUT pe_fp8_e4m3
+#define PE_KV_PUT16 pe_fp8_e4m3_16
+#define PE_KV_ROUND16 PE_CAT(pe_kv_round16_, PE_NAME)
+#define PE_KV_NAME PE_CAT(PE_NAME, _to_e4m3)
+#include "clpe_rope_kv_body.cl"
+#include "clpe_rope_kv_clear.h"
+
+#define PE_KV_T uchar
+#define PE_KV_SAME 0
+#define PE_KV_FP8 1
+#define PE_KV_ROUND PE_CAT(pe_kv_round_, PE_NAME)
+#define PE_KV_PUT pe_fp8_e5m2
+#define PE_KV_PUT16 pe_fp8_e5m2_16
+#define PE_KV_ROUND16 PE_CAT(pe_kv_round16_, PE_NAME)
+#define PE_KV_NAME PE_CAT(PE_NAME, _to_e5m2)
+#include "clpe_rope_kv_body.cl"
+#include "clpe_rope_kv_clear.h"
+#endif
 
 #undef PE_W
 #include "clpe_rope_type_clear.h"
 #undef PE_KIND_KV_CACHE
 #undef PE_KIND_KV_REPORT
 #undef PE_KIND_KV_REPORT_OUT
+#undef PE_KIND_F32
 #endif

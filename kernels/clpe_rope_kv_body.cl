@@ -3,8 +3,9 @@
  * clpe_rope_kv_body.cl - the kernel clpe_rope_kv_<PE_KV_NAME> for one
  * storage type (PE_T, PE_R) and one cache type (PE_KV_T: the storage type
  * itself with PE_KV_SAME, else half or bfloat16 under float32, stored by
- * PE_KV_PUT and PE_KV_PUT16). Included by clpe_rope_kv.cl once per cache
- * type.
+ * PE_KV_PUT and PE_KV_PUT16, or with PE_KV_FP8 an FP8 byte, PE_KV_PUT
+ * quantizing a value PE_KV_ROUND has rounded to the storage type by the
+ * tensor's scale, sc). Included by clpe_rope_kv.cl once per cache type.
  *
  * Launch shape, as clpe_rope.cl's: dimension 0 counts a head's columns in
  * twos, PE_W pairs' worth per work-item, dimension 1 a block of
@@ -23,10 +24,12 @@
 /* ---- destinations ---- */
 
 /* A value of the arithmetic type into element j of a cache entry. */
-static inline void PE_KV_FN(pe_kv_put)(global PE_KV_T *entry, uint j, PE_R x)
+static inline void PE_KV_FN(pe_kv_put)(global PE_KV_T *entry, uint j, PE_R x, pe_fp8_scale sc)
 {
 #if PE_KV_SAME
     PE_FN(pe_store)(entry, j, x);
+#elif PE_KV_FP8
+    entry[j] = PE_KV_PUT(PE_KV_ROUND(x), sc);
 #else
     PE_KV_PUT(entry, j, x);
 #endif
@@ -56,10 +59,20 @@ static inline void PE_KV_FN(pe_kv_copy_bits)(global PE_T *dst, global const PE_T
 /* Elements [j, j_end) of a head into a cache entry: their bits where the
  * types agree, else each converted. */
 static inline void PE_KV_FN(pe_kv_copy)(global PE_KV_T *entry, global const PE_T *head, uint j,
-                                        uint j_end, bool aligned)
+                                        uint j_end, bool aligned, pe_fp8_scale sc)
 {
 #if PE_KV_SAME
     PE_KV_FN(pe_kv_copy_bits)(entry, head, j, j_end, aligned);
+#elif PE_KV_FP8
+#if PE_GROUPS
+    aligned = aligned && j % PE_GL == 0;
+    for (; j + PE_GL <= j_end; j += PE_GL)
+        vstore16(PE_KV_PUT16(PE_GFN(pe_load)(head, j, aligned), sc), 0, entry + j);
+#else
+    (void)aligned;
+#endif
+    for (; j < j_end; ++j)
+        entry[j] = PE_KV_PUT(PE_FN(pe_load)(head, j), sc);
 #else
     aligned = aligned && j % 16 == 0;
 #if PE_GROUPS
@@ -99,20 +112,18 @@ static inline void PE_KV_FN(pe_kv_rotate_heads)(global PE_T *dst, uint dst_pitch
 static inline void PE_KV_FN(pe_kv_rotate_heads_cached)(global PE_KV_T *entry, ulong entry_pitch,
                                                        global const PE_T *src, uint src_pitch,
                                                        uint heads, uint i, PE_R c, PE_R s,
-                                                       uint stride, uint partner)
+                                                       uint stride, uint partner,
+                                                       pe_fp8_scale sc)
 {
     global const PE_T *pa = src + i * stride;
     global PE_KV_T *pd = entry + i * stride;
     for (uint h = 0; h < heads; ++h, pa += src_pitch, pd += entry_pitch) {
         PE_R a = PE_FN(pe_load)(pa, 0), b = PE_FN(pe_load)(pa, partner);
-        PE_KV_FN(pe_kv_put)(pd, 0, PE_CAT(pe_rotate_a_, PE_R)(a, b, c, s));
-        PE_KV_FN(pe_kv_put)(pd, partner, PE_CAT(pe_rotate_b_, PE_R)(a, b, c, s));
+        PE_KV_FN(pe_kv_put)(pd, 0, PE_CAT(pe_rotate_a_, PE_R)(a, b, c, s), sc);
+        PE_KV_FN(pe_kv_put)(pd, partner, PE_CAT(pe_rotate_b_, PE_R)(a, b, c, s), sc);
     }
 }
 
-#ifndef PE_KV_HEAD_LOOP
-#define PE_KV_HEAD_LOOP
-#endif
 #if PE_W <= 2
 #define PE_KV_ROT2_A PE_CAT(pe_rotate_a_, PE_CAT(PE_R, 2))
 #define PE_KV_ROT2_B PE_CAT(pe_rotate_b_, PE_CAT(PE_R, 2))
@@ -135,7 +146,6 @@ static inline void PE_KV_FN(pe_kv_rotate_item)(global PE_T *dst, ulong dst_pitch
     if (words) {
         PE_CAT(PE_R, 2) cw = (PE_CAT(PE_R, 2))(c[0], c[1]), sw = (PE_CAT(PE_R, 2))(s[0], s[1]);
         uint second = stride == 2 ? 2 : partner; /* the other word */
-        PE_KV_HEAD_LOOP
         for (uint h = 0; h < heads; ++h, pa += src_pitch, pd += dst_pitch) {
             PE_CAT(PE_R, 2) u = PE_FN(pe_load_word)(pa), v = PE_FN(pe_load_word)(pa + second);
             if (stride == 2) {
@@ -155,7 +165,6 @@ static inline void PE_KV_FN(pe_kv_rotate_item)(global PE_T *dst, ulong dst_pitch
 #else
     (void)words;
 #endif
-    PE_KV_HEAD_LOOP
     for (uint h = 0; h < heads; ++h, pa += src_pitch, pd += dst_pitch)
         for (uint j = 0; j < PE_W; ++j) {
             uint ka = j * stride, kb = ka + partner;
@@ -171,7 +180,7 @@ static inline void PE_KV_FN(pe_kv_rotate_item_cached)(global PE_KV_T *entry, ulo
                                                       global const PE_T *src, uint src_pitch,
                                                       uint heads, uint i, const PE_R *c,
                                                       const PE_R *s, uint stride, uint partner,
-                                                      bool words)
+                                                      bool words, pe_fp8_scale sc)
 {
 #if PE_KV_SAME
     if (PE_W == 2 && words) {
@@ -184,23 +193,27 @@ static inline void PE_KV_FN(pe_kv_rotate_item_cached)(global PE_KV_T *entry, ulo
 #endif
     global const PE_T *pa = src + i * stride;
     global PE_KV_T *pd = entry + i * stride;
-    PE_KV_HEAD_LOOP
     for (uint h = 0; h < heads; ++h, pa += src_pitch, pd += entry_pitch)
         for (uint j = 0; j < PE_W; ++j) {
             uint ka = j * stride, kb = ka + partner;
             PE_R a = PE_FN(pe_load)(pa, ka), b = PE_FN(pe_load)(pa, kb);
-            PE_KV_FN(pe_kv_put)(pd, ka, PE_CAT(pe_rotate_a_, PE_R)(a, b, c[j], s[j]));
-            PE_KV_FN(pe_kv_put)(pd, kb, PE_CAT(pe_rotate_b_, PE_R)(a, b, c[j], s[j]));
+            PE_KV_FN(pe_kv_put)(pd, ka, PE_CAT(pe_rotate_a_, PE_R)(a, b, c[j], s[j]), sc);
+            PE_KV_FN(pe_kv_put)(pd, kb, PE_CAT(pe_rotate_b_, PE_R)(a, b, c[j], s[j]), sc);
         }
 }
 
 /* Element c of a head into a cache entry: its bits where the types agree,
  * else converted. */
-static inline void PE_KV_FN(pe_kv_move)(global PE_KV_T *entry, global const PE_T *head, uint c)
+static inline void PE_KV_FN(pe_kv_move)(global PE_KV_T *entry, global const PE_T *head, uint c,
+                                        pe_fp8_scale sc)
 {
 #if PE_KV_SAME
+    (void)sc;
     ((global PE_KV_BITS *)entry)[c] = ((global const PE_KV_BITS *)head)[c];
+#elif PE_KV_FP8
+    entry[c] = PE_KV_PUT(PE_FN(pe_load)(head, c), sc);
 #else
+    (void)sc;
     PE_KV_PUT(entry, c, PE_FN(pe_load)(head, c));
 #endif
 }
@@ -213,11 +226,11 @@ static inline void PE_KV_FN(pe_kv_copy_item)(global PE_KV_T *key_entry,
                                              global PE_KV_T *value_entry, ulong entry_pitch,
                                              global const PE_T *krow, uint k_pitch,
                                              global const PE_T *vrow, uint v_pitch, uint heads,
-                                             uint c_begin, uint c_end, uint tail, bool words)
+                                             uint c_begin, uint c_end, uint tail, bool words,
+                                             pe_fp8_scale ksc, pe_fp8_scale vsc)
 {
 #if PE_W == 2 && PE_KV_SAME
     if (words) {
-        PE_KV_HEAD_LOOP
         for (uint h = 0; h < heads; ++h, key_entry += entry_pitch, value_entry += entry_pitch,
                   krow += k_pitch, vrow += v_pitch)
             for (uint j = 0; j < 2 * PE_W; j += 2) {
@@ -227,9 +240,9 @@ static inline void PE_KV_FN(pe_kv_copy_item)(global PE_KV_T *key_entry,
                     if (c >= tail)
                         *(global uint *)(key_entry + c) = *(global const uint *)(krow + c);
                 } else if (c < c_end) {
-                    PE_KV_FN(pe_kv_move)(value_entry, vrow, c);
+                    PE_KV_FN(pe_kv_move)(value_entry, vrow, c, vsc);
                     if (c >= tail)
-                        PE_KV_FN(pe_kv_move)(key_entry, krow, c);
+                        PE_KV_FN(pe_kv_move)(key_entry, krow, c, ksc);
                 }
             }
         return;
@@ -237,15 +250,14 @@ static inline void PE_KV_FN(pe_kv_copy_item)(global PE_KV_T *key_entry,
 #else
     (void)words;
 #endif
-    PE_KV_HEAD_LOOP
     for (uint h = 0; h < heads; ++h, key_entry += entry_pitch, value_entry += entry_pitch,
               krow += k_pitch, vrow += v_pitch)
         for (uint j = 0; j < 2 * PE_W; ++j) {
             uint c = c_begin + j;
             if (c < c_end) {
-                PE_KV_FN(pe_kv_move)(value_entry, vrow, c);
+                PE_KV_FN(pe_kv_move)(value_entry, vrow, c, vsc);
                 if (c >= tail)
-                    PE_KV_FN(pe_kv_move)(key_entry, krow, c);
+                    PE_KV_FN(pe_kv_move)(key_entry, krow, c, ksc);
             }
         }
 }
@@ -254,7 +266,7 @@ static inline void PE_KV_FN(pe_kv_copy_item)(global PE_KV_T *key_entry,
 #endif
 
 #if PE_GROUPS
-#if PE_NARROW || !PE_KV_SAME
+#if (PE_NARROW || !PE_KV_SAME) && !PE_KV_FP8
 /* Sixteen values into a 16-bit cache. */
 static inline void PE_KV_FN(pe_kv_put16)(global PE_KV_T *entry, uint j, float16 x, bool aligned)
 {
@@ -288,9 +300,15 @@ static inline void PE_KV_FN(pe_kv_rotate_group)(global const PE_T *src, uint i, 
 
 /* The group's results into a cache entry. */
 static inline void PE_KV_FN(pe_kv_put_group)(global PE_KV_T *entry, uint ka, PE_GV ra, uint kb,
-                                             PE_GV rb, bool aligned)
+                                             PE_GV rb, bool aligned, pe_fp8_scale sc)
 {
-#if PE_KV_SAME && !PE_NARROW
+#if PE_KV_FP8
+    /* an FP8 cache: sixteen bytes per vector, rounded to the storage type
+     * first */
+    (void)aligned;
+    vstore16(PE_KV_PUT16(PE_KV_ROUND16(ra), sc), 0, entry + ka);
+    vstore16(PE_KV_PUT16(PE_KV_ROUND16(rb), sc), 0, entry + kb);
+#elif PE_KV_SAME && !PE_NARROW
     /* 32- and 64-bit storage: the vector is the stored bits, streamed */
     if (aligned) {
         PE_KV_STREAM(ra, (global PE_GV *)(entry + ka));
@@ -343,6 +361,11 @@ PE_INLINE void PE_KV_FN(pe_kv_walk)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA), bool al
     uint tail = max(c_begin, 2 * n_pairs); /* ... of k and q past rotary_dim */
     PE_R sign = inverse ? (PE_R)-1 : (PE_R)1;
     bool ids = pos_source == PE_POS_IDS;
+#if PE_KV_FP8
+    pe_fp8_scale ksc = pe_fp8_scale_of(key_scale), vsc = pe_fp8_scale_of(value_scale);
+#else
+    pe_fp8_scale ksc = {1.0f, 1.0f, 0, 1.0f, 1.0f, 1}, vsc = ksc; /* no scaling */
+#endif
     /* a position per stream: each pair's phase from its stream's position,
      * every token (no vector groups: sections need not fall on them) */
     bool streams = pe_rope_streams(pos_source);
@@ -426,7 +449,7 @@ PE_INLINE void PE_KV_FN(pe_kv_walk)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA), bool al
                 PE_KV_FN(pe_kv_rotate_group)(krow + h * k_head_pitch, i, cv, sv, stride, partner,
                                              &ra, &rb, &ka, &kb, aligned);
                 PE_KV_FN(pe_kv_put_group)(key_entry + h * cache_head_pitch, ka, ra, kb, rb,
-                                          aligned);
+                                          aligned, ksc);
             }
         }
 #endif
@@ -456,7 +479,7 @@ PE_INLINE void PE_KV_FN(pe_kv_walk)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA), bool al
             if (entry >= 0)
                 PE_KV_FN(pe_kv_rotate_item_cached)(key_entry, cache_head_pitch, krow,
                                                    k_head_pitch, kv_heads, i0, cv, sv, stride,
-                                                   partner, true);
+                                                   partner, true, ksc);
         } else {
             for (uint j = 0; j < n; ++j) {
                 if (qrow)
@@ -465,13 +488,13 @@ PE_INLINE void PE_KV_FN(pe_kv_walk)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA), bool al
                 if (entry >= 0)
                     PE_KV_FN(pe_kv_rotate_heads_cached)(key_entry, cache_head_pitch, krow,
                                                         k_head_pitch, kv_heads, i0 + j, cv[j],
-                                                        sv[j], stride, partner);
+                                                        sv[j], stride, partner, ksc);
             }
         }
         if (entry >= 0)
             PE_KV_FN(pe_kv_copy_item)(key_entry, value_entry, cache_head_pitch, krow,
                                       k_head_pitch, vrow, v_head_pitch, kv_heads, c_begin,
-                                      c_end, tail, words);
+                                      c_end, tail, words, ksc, vsc);
 #else
         for (uint i = i_one; i < i_rot; ++i) {
             PE_R sv, cv;
@@ -486,15 +509,15 @@ PE_INLINE void PE_KV_FN(pe_kv_walk)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA), bool al
                 PE_KV_FN(pe_kv_rotate_heads)(qdrow, qd_head_pitch, qrow, q_head_pitch, q_heads,
                                              i, cv, sv, stride, partner);
             PE_KV_FN(pe_kv_rotate_heads_cached)(key_entry, cache_head_pitch, krow, k_head_pitch,
-                                                k_heads, i, cv, sv, stride, partner);
+                                                k_heads, i, cv, sv, stride, partner, ksc);
         }
         {
             global PE_KV_T *kd = key_entry, *vd = value_entry;
             global const PE_T *ks = krow, *vs = vrow;
             for (uint h = 0; h < k_heads; ++h, kd += cache_head_pitch, vd += cache_head_pitch,
                       ks += k_head_pitch, vs += v_head_pitch) {
-                PE_KV_FN(pe_kv_copy)(vd, vs, c_begin, c_end, aligned);
-                PE_KV_FN(pe_kv_copy)(kd, ks, tail, c_end, aligned);
+                PE_KV_FN(pe_kv_copy)(vd, vs, c_begin, c_end, aligned, vsc);
+                PE_KV_FN(pe_kv_copy)(kd, ks, tail, c_end, aligned, ksc);
             }
         }
 #endif

@@ -9,3 +9,6 @@
 #undef PE_KV_SAME
 #undef PE_KV_PUT
 #undef PE_KV_PUT16
+#undef PE_KV_FP8
+#undef PE_KV_ROUND
+#undef PE_KV_ROUND16

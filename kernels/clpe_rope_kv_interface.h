@@ -9,9 +9,10 @@
 #define CLPE_ROPE_KV_INTERFACE_H
 
 /*
- * The arguments of clpe_rope_kv_<cache> (clpe_rope_kv_f32, ..., and
+ * The arguments of clpe_rope_kv_<cache> (clpe_rope_kv_f32, ...,
  * clpe_rope_kv_f32_to_f16 / _to_bf16 for half and bfloat16 caches under
- * float32): tokens [rows] of q, k and v ([rows, heads, head_dim] through
+ * float32, and clpe_rope_kv_<storage>_to_e4m3 / _to_e5m2 for FP8 caches,
+ * which store k / key_scale and v / value_scale): tokens [rows] of q, k and v ([rows, heads, head_dim] through
  * head and row pitches, 32-bit within a launch); q rotated into q_out (q
  * itself when q_out is NULL; q NULL: none), k rotated and v copied into
  * the key and value caches at each token's slot (-1: not written). The
@@ -54,6 +55,8 @@
     X(ENTRIES_BASE, U64, entries_base) SEP()                                             \
     X(START, I64, start) SEP()                  /* as for the rotary kernels */          \
     X(AMPLITUDE, SCALE, amplitude) SEP()                                                 \
+    X(KEY_SCALE, F32, key_scale) SEP()          /* an FP8 cache's divisors; else 1 */    \
+    X(VALUE_SCALE, F32, value_scale) SEP()                                               \
     X(KEY_OFFSET, U64, key_offset) SEP()        /* cache elements to slot 0 */           \
     X(VALUE_OFFSET, U64, value_offset) SEP()                                             \
     X(CACHE_HEAD_PITCH, U64, cache_head_pitch) SEP()                                     \

@@ -112,6 +112,9 @@ venv=build/python-venv
 "$venv/bin/pip" install --quiet "transformers==4.49.0"
 # mypy: python/tests/test_typing.py checks the package and typed user scripts.
 "$venv/bin/pip" install --quiet mypy
+# ml_dtypes: the independent FP8 reference of python/tests/test_rope_kv_fp8.py
+# (0.5.4: a release that runs on Debian 12's NumPy 1.24).
+"$venv/bin/pip" install --quiet "ml_dtypes==0.5.4"
 pytest_status=0
 # python/tests: the package; tests/frameworks: rotary against Hugging Face's
 # own code; tests/docs: every code block of README.md and docs/*.md.

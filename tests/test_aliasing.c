@@ -43,6 +43,8 @@ static void fill(clpe_dtype t, void *data, size_t count, uint64_t *rng)
         case CLPE_DTYPE_F16: /* |v| in [0.5, 4), exact halves */
             ((uint16_t *)data)[k] = (uint16_t)((test_rand_u64(rng) & 0x83FFu) | (14u + k % 3) << 10);
             break;
+        case CLPE_DTYPE_FP8_E4M3:
+        case CLPE_DTYPE_FP8_E5M2: ((uint8_t *)data)[k] = (uint8_t)(test_rand_u64(rng) & 0xB7u); break;
         }
     }
 }

@@ -23,8 +23,29 @@ Test(common, dtype_sizes)
     cr_expect_eq(dtype_size(CLPE_DTYPE_F16), 2);
     cr_expect_eq(dtype_size(CLPE_DTYPE_BF16), 2);
     cr_expect_eq(dtype_size(CLPE_DTYPE_F64), 8);
-    cr_expect_eq(dtype_size(4), 0);
+    cr_expect_eq(dtype_size(CLPE_DTYPE_FP8_E4M3), 1);
+    cr_expect_eq(dtype_size(CLPE_DTYPE_FP8_E5M2), 1);
+    cr_expect_eq(dtype_size(6), 0);
     cr_expect_eq(dtype_size(-1), 0);
+}
+
+static double fp8(uint8_t bits, int dtype) { return dtype_to_double(&bits, dtype); }
+
+Test(common, fp8_values)
+{
+    const int e4m3 = CLPE_DTYPE_FP8_E4M3, e5m2 = CLPE_DTYPE_FP8_E5M2;
+    cr_expect_eq(fp8(0x38, e4m3), 1.0);
+    cr_expect_eq(fp8(0x7E, e4m3), 448.0);       /* largest finite */
+    cr_expect_eq(fp8(0xFE, e4m3), -448.0);
+    cr_expect_eq(fp8(0x08, e4m3), 0x1p-6);      /* smallest normal */
+    cr_expect_eq(fp8(0x01, e4m3), 0x1p-9);      /* smallest subnormal */
+    cr_expect(isnan(fp8(0x7F, e4m3)) && isnan(fp8(0xFF, e4m3)));
+    cr_expect(fp8(0x80, e4m3) == 0.0 && signbit(fp8(0x80, e4m3)));
+    cr_expect_eq(fp8(0x3C, e5m2), 1.0);
+    cr_expect_eq(fp8(0x7B, e5m2), 57344.0);     /* largest finite */
+    cr_expect_eq(fp8(0x01, e5m2), 0x1p-16);     /* smallest subnormal */
+    cr_expect(isinf(fp8(0x7C, e5m2)) && fp8(0xFC, e5m2) < 0);
+    cr_expect(isnan(fp8(0x7E, e5m2)) && isnan(fp8(0x7D, e5m2)));
 }
 
 static double f16(uint16_t bits) { return dtype_to_double(&bits, CLPE_DTYPE_F16); }

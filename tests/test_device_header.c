@@ -279,6 +279,8 @@ static void fill_values(clpe_dtype t, void *data, size_t count, uint64_t *rng)
     for (size_t j = 0; j < count; ++j) {
         double v = (double)random_value(rng);
         switch (t) {
+        case CLPE_DTYPE_FP8_E4M3: /* cache types only: no activations */
+        case CLPE_DTYPE_FP8_E5M2: break;
         case CLPE_DTYPE_F32: ((float *)data)[j] = (float)v; break;
         case CLPE_DTYPE_F64: ((double *)data)[j] = v + 0x1p-40 * (double)(j % 977); break;
         case CLPE_DTYPE_BF16: {

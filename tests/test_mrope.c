@@ -38,6 +38,8 @@ static void fill_random(clpe_dtype t, void *data, size_t count, uint64_t *rng)
     for (size_t k = 0; k < count; ++k) {
         double v = (double)(test_rand_u64(rng) >> 11) * 0x1p-53 * 4.0 - 2.0;
         switch (t) {
+        case CLPE_DTYPE_FP8_E4M3: /* cache types only: no activations */
+        case CLPE_DTYPE_FP8_E5M2: break;
         case CLPE_DTYPE_F32: ((float *)data)[k] = (float)v; break;
         case CLPE_DTYPE_F64: ((double *)data)[k] = v; break;
         case CLPE_DTYPE_BF16: {

@@ -13,6 +13,7 @@
 #include "support.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,10 +23,18 @@ static void setup(void) { test_cl_open(&cl); }
 static void teardown(void) { test_cl_close(&cl); }
 TestSuite(rope_kv, .init = setup, .fini = teardown);
 
+static bool is_fp8(clpe_dtype t) { return t == CLPE_DTYPE_FP8_E4M3 || t == CLPE_DTYPE_FP8_E5M2; }
+
 static size_t esize(clpe_dtype t)
 {
-    return t == CLPE_DTYPE_F64 ? 8 : t == CLPE_DTYPE_F32 ? 4 : 2;
+    return is_fp8(t) ? 1 : t == CLPE_DTYPE_F64 ? 8 : t == CLPE_DTYPE_F32 ? 4 : 2;
 }
+
+/* The scales of the test's FP8 caches: the keys' small enough that the
+ * largest keys saturate E4M3 (2 / 0.003 > 448), the values' not a power
+ * of two. */
+#define FP8_KEY_SCALE 0.003f
+#define FP8_VALUE_SCALE 0.37f
 
 /* Random values in [-2, 2) stored in dtype t (bf16: a float32's top half;
  * f16: sign, exponent 14..16, any mantissa). */
@@ -34,6 +43,8 @@ static void fill_random(clpe_dtype t, void *data, size_t count, uint64_t *rng)
     for (size_t k = 0; k < count; ++k) {
         double v = (double)(test_rand_u64(rng) >> 11) * 0x1p-53 * 4.0 - 2.0;
         switch (t) {
+        case CLPE_DTYPE_FP8_E4M3: /* a cache's old contents: any byte */
+        case CLPE_DTYPE_FP8_E5M2: ((uint8_t *)data)[k] = (uint8_t)test_rand_u64(rng); break;
         case CLPE_DTYPE_F32: ((float *)data)[k] = (float)v; break;
         case CLPE_DTYPE_F64: ((double *)data)[k] = v; break;
         case CLPE_DTYPE_BF16: {
@@ -75,6 +86,58 @@ static uint16_t to_bf16(float f)
     uint32_t u;
     memcpy(&u, &f, 4);
     return (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+
+/* An FP8 code's value (E4M3FN: bias 7, 0x7F NaN; E5M2: bias 15). */
+static double fp8_value(clpe_dtype t, unsigned code)
+{
+    int mbits = t == CLPE_DTYPE_FP8_E4M3 ? 3 : 2, bias = t == CLPE_DTYPE_FP8_E4M3 ? 7 : 15;
+    int e = (int)(code & 0x7Fu) >> mbits, m = (int)code & ((1 << mbits) - 1);
+    double v = e ? ldexp((double)(m | (1 << mbits)), e - bias - mbits)
+                 : ldexp((double)m, 1 - bias - mbits);
+    return (code & 0x80u) ? -v : v;
+}
+
+/* The test's own FP8 store, by search rather than bit arithmetic: the
+ * float32 quotient x / scale, then the nearest finite FP8 value (a tie to
+ * the even code), saturated; NaN as sign | 0x7F (E4M3) or 0x7E (E5M2). */
+static uint8_t to_fp8(clpe_dtype t, float x, float scale)
+{
+    float q = (float)((double)x / (double)scale);
+    unsigned sign = signbit(q) ? 0x80u : 0u;
+    if (isnan(q))
+        return (uint8_t)(sign | (t == CLPE_DTYPE_FP8_E4M3 ? 0x7Fu : 0x7Eu));
+    unsigned top = t == CLPE_DTYPE_FP8_E4M3 ? 0x7Eu : 0x7Bu, best = 0;
+    double a = fabs((double)q), best_err = INFINITY;
+    for (unsigned code = 0; code <= top; ++code) {
+        double err = fabs(fp8_value(t, code) - a);
+        if (err < best_err || (err == best_err && !(code & 1u))) {
+            best = code;
+            best_err = err;
+        }
+    }
+    return (uint8_t)(sign | best);
+}
+
+/* Element e of a storage array as a float (f32, f16 or bf16). */
+static float storage_value(clpe_dtype t, const unsigned char *p, size_t e)
+{
+    if (t == CLPE_DTYPE_F32) {
+        float f;
+        memcpy(&f, p + 4 * e, 4);
+        return f;
+    }
+    uint16_t u;
+    memcpy(&u, p + 2 * e, 2);
+    if (t == CLPE_DTYPE_F16) {
+        _Float16 h;
+        memcpy(&h, &u, 2);
+        return (float)h;
+    }
+    uint32_t bits = (uint32_t)u << 16;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
 }
 
 typedef struct kv_case {
@@ -195,6 +258,10 @@ static void world_make(kv_world *w, const kv_case *c, uint64_t seed)
                                .num_blocks = w->num_blocks, .block_size = w->block_size,
                                .heads = c->hk, .head_pitch = w->head_pitch,
                                .slot_pitch = w->slot_pitch, .block_pitch = w->block_pitch};
+    if (is_fp8(c->cache_dtype)) {
+        w->cache.key_scale = FP8_KEY_SCALE;
+        w->cache.value_scale = FP8_VALUE_SCALE;
+    }
 
     /* slots: contiguous, token t of two sequences at b * 16 + position;
      * paged, distinct slots from a shuffled list; every fifth token padding */
@@ -346,7 +413,8 @@ static void host_result(const kv_world *w, const clpe_rope_config *cfg, unsigned
                              .dtype = c->cache_dtype, .num_blocks = w->num_blocks,
                              .block_size = w->block_size, .heads = c->hk,
                              .head_pitch = w->head_pitch, .slot_pitch = w->slot_pitch,
-                             .block_pitch = w->block_pitch};
+                             .block_pitch = w->block_pitch, .key_scale = w->cache.key_scale,
+                             .value_scale = w->cache.value_scale};
     st = clpe_host_rope_kv(host, c->tokens, &hq, qo ? &hqo : NULL, &hk, &hv, &hc, w->slots,
                            c->source, c->start, w->positions, c->flags);
     cr_assert_eq(st, CLPE_SUCCESS, "clpe_host_rope_kv: %d %s", st, clpe_status_string(st));
@@ -418,6 +486,11 @@ static void rope_then_copy(const kv_world *w, clpe_rope *rope, unsigned char *in
                 for (size_t e = 0; e < hd; ++e) {
                     if (c->cache_dtype == c->dtype) {
                         memcpy(to[j] + e * ces, from[j] + e * es, es);
+                        continue;
+                    }
+                    if (is_fp8(c->cache_dtype)) {
+                        to[j][e] = to_fp8(c->cache_dtype, storage_value(c->dtype, from[j], e),
+                                          j ? FP8_VALUE_SCALE : FP8_KEY_SCALE);
                         continue;
                     }
                     float f;
@@ -551,6 +624,47 @@ Test(rope_kv, float32_into_half_and_bfloat16_caches)
                          false, 0, {0}, false};
             run_case(&b, seed++);
         }
+}
+
+/* FP8 caches (E4M3, E5M2) under float32, float16 and bfloat16 objects:
+ * every byte equals the host emulation and clpe_enqueue_rope followed by
+ * the test's own quantization of the stored values (x / scale, nearest
+ * FP8 value by search, saturated), contiguous and paged, fused and
+ * separate, every position source, multimodal, aligned vectors (the vector
+ * groups of heads of 128) and calls split into launches. */
+Test(rope_kv, fp8_caches_equal_the_host_and_rope_then_quantize)
+{
+    const clpe_dtype fp8[2] = {CLPE_DTYPE_FP8_E4M3, CLPE_DTYPE_FP8_E5M2};
+    uint64_t seed = 500;
+    for (int t = 0; t < 3; ++t)
+        for (int f = 0; f < 2; ++f)
+            for (int layout = 0; layout < 4; ++layout) {
+                bool paged = layout & 1, fused = layout & 2;
+                kv_case a = {dtypes[t], fp8[f], (clpe_rope_pairing)(layout & 1), 88, 0, 23, 4,
+                             2, fused, false, paged, false, CLPE_POSITIONS_IDS, 1000003, 0,
+                             false, 0, {0}, false};
+                run_case(&a, seed++);
+                kv_case b = {dtypes[t], fp8[f], CLPE_ROPE_HALF_SPLIT, 40, 24, 17, 3, 1, fused,
+                             true, paged, true, CLPE_POSITIONS_START, 77, 0, false, 0, {0}, false};
+                run_case(&b, seed++);
+                kv_case d = {dtypes[t], fp8[f], (clpe_rope_pairing)(layout >> 1), 128, 0, 21, 4,
+                             2, true, false, paged, false, CLPE_POSITIONS_PER_SEQUENCE,
+                             INT64_MAX - 5, CLPE_ROPE_INVERSE, true, 0, {0}, false};
+                run_case(&d, seed++);
+            }
+    for (int f = 0; f < 2; ++f) {
+        kv_case text = {CLPE_DTYPE_BF16, fp8[f], CLPE_ROPE_HALF_SPLIT, 128, 0, 21, 4, 2, true,
+                        false, true, false, CLPE_POSITIONS_STREAMS, 0, 0, false, 3,
+                        {16, 24, 24}, false};
+        run_case(&text, seed++);
+    }
+    setenv("CLPE_MAX_LAUNCH_ROWS", "3", 1);
+    for (int t = 0; t < 3; ++t) {
+        kv_case a = {dtypes[t], fp8[t % 2], CLPE_ROPE_HALF_SPLIT, 64, 0, 29, 4, 2, true, false,
+                     true, false, CLPE_POSITIONS_IDS, 12, 0, false, 0, {0}, false};
+        run_case(&a, seed++);
+    }
+    unsetenv("CLPE_MAX_LAUNCH_ROWS");
 }
 
 /* Every vector the vector shape moves aligned (a fused QKV buffer of heads
@@ -702,7 +816,30 @@ static void cache_dtype_wider(kv_world *w, cl_mem s)
     (void)s;
     w->cache.dtype = CLPE_DTYPE_F64;
 }
-static void reserved_set(kv_world *w, cl_mem s) { (void)s; w->cache.reserved[3] = 1; }
+static void reserved_set(kv_world *w, cl_mem s) { (void)s; w->cache.reserved[2] = 1; }
+/* an FP8 cache (the world's float32 cache buffers hold it) with a bad scale */
+static void fp8_with_scales(kv_world *w, float key_scale, float value_scale)
+{
+    w->cache.dtype = CLPE_DTYPE_FP8_E4M3;
+    w->cache.key_offset = 3;
+    w->cache.key_scale = key_scale;
+    w->cache.value_scale = value_scale;
+}
+static void fp8_key_scale_zero(kv_world *w, cl_mem s) { (void)s; fp8_with_scales(w, 0.0f, 1.0f); }
+static void fp8_value_scale_negative(kv_world *w, cl_mem s)
+{
+    (void)s;
+    fp8_with_scales(w, 1.0f, -0.5f);
+}
+static void fp8_key_scale_nan(kv_world *w, cl_mem s) { (void)s; fp8_with_scales(w, NAN, 1.0f); }
+static void fp8_value_scale_inf(kv_world *w, cl_mem s)
+{
+    (void)s;
+    fp8_with_scales(w, 1.0f, INFINITY);
+}
+static void fp8_scales_unset(kv_world *w, cl_mem s) { (void)s; fp8_with_scales(w, 0.0f, 0.0f); }
+static void float_cache_scaled(kv_world *w, cl_mem s) { (void)s; w->cache.key_scale = 0.5f; }
+static void cache_dtype_unknown(kv_world *w, cl_mem s) { (void)s; w->cache.dtype = 6; }
 static void slots_reserved(kv_world *w, cl_mem s) { (void)s; w->kv_slots.reserved[0] = 1; }
 static void slots_misaligned(kv_world *w, cl_mem s) { (void)s; w->kv_slots.offset = 4; }
 static void cache_entries_overlap(kv_world *w, cl_mem s) { (void)s; w->cache.slot_pitch = 8; }
@@ -745,6 +882,13 @@ Test(rope_kv, bad_arguments_write_nothing)
     expect_rejected(kv_heads_differ, CLPE_ERROR_INVALID_ROPE, "cache heads differ from k's");
     expect_rejected(cache_dtype_wider, CLPE_ERROR_DTYPE_MISMATCH, "f64 cache under f32");
     expect_rejected(reserved_set, CLPE_ERROR_RESERVED_FIELD, "cache reserved");
+    expect_rejected(fp8_key_scale_zero, CLPE_ERROR_INVALID_SCALE, "FP8 key_scale 0");
+    expect_rejected(fp8_value_scale_negative, CLPE_ERROR_INVALID_SCALE, "FP8 value_scale -0.5");
+    expect_rejected(fp8_key_scale_nan, CLPE_ERROR_INVALID_SCALE, "FP8 key_scale NaN");
+    expect_rejected(fp8_value_scale_inf, CLPE_ERROR_INVALID_SCALE, "FP8 value_scale inf");
+    expect_rejected(fp8_scales_unset, CLPE_ERROR_INVALID_SCALE, "FP8 scales left 0");
+    expect_rejected(float_cache_scaled, CLPE_ERROR_INVALID_SCALE, "key_scale on a float cache");
+    expect_rejected(cache_dtype_unknown, CLPE_ERROR_INVALID_CONFIG, "cache dtype 6");
     expect_rejected(slots_reserved, CLPE_ERROR_RESERVED_FIELD, "slots reserved");
     expect_rejected(slots_misaligned, CLPE_ERROR_MISALIGNED_OFFSET, "slots offset");
     expect_rejected(cache_entries_overlap, CLPE_ERROR_INVALID_PITCH, "slot pitch below an entry");
@@ -1017,4 +1161,61 @@ Test(rope_kv, one_head_with_a_huge_head_pitch_gets_one_status_everywhere)
 {
     const size_t tokens = 5, d = 16;
     cr_assert_eq(views_call(tokens, 1, 1, (size_t)1 << 33, d, tokens * d), CLPE_SUCCESS);
+}
+
+/* The host emulation refuses what the device call refuses, writing
+ * nothing: an FP8 cache's scale 0, negative, NaN or infinite, a scale on a
+ * float cache, and an FP8 cache under a float64 object. */
+Test(rope_kv, host_refuses_bad_fp8_scales)
+{
+    clpe_rope_config cfg = clpe_rope_config_default(16);
+    clpe_rope *host = clpe_rope_create_host(&cfg, NULL);
+    cfg.dtype = CLPE_DTYPE_F64;
+    clpe_rope *host64 = clpe_rope_create_host(&cfg, NULL);
+    cr_assert(host && host64);
+    float k[2 * 16] = {1.0f, -2.0f, 300.0f}, v[2 * 16] = {0.5f};
+    double k64[2 * 16] = {1.0};
+    unsigned char key[4 * 16], value[4 * 16];
+    memset(key, 0x5A, sizeof key);
+    memset(value, 0x5A, sizeof value);
+    int64_t slots[2] = {1, 3};
+    clpe_host_rope_tensor hk = {.data = k, .heads = 1}, hv = {.data = v, .heads = 1};
+    clpe_host_rope_tensor hk64 = {.data = k64, .heads = 1}, hv64 = {.data = k64, .heads = 1};
+    const struct {
+        clpe_dtype dtype;
+        float key_scale, value_scale;
+        bool f64;
+        clpe_status want;
+    } cases[] = {
+        {CLPE_DTYPE_FP8_E4M3, 0.0f, 1.0f, false, CLPE_ERROR_INVALID_SCALE},
+        {CLPE_DTYPE_FP8_E5M2, 1.0f, -1.0f, false, CLPE_ERROR_INVALID_SCALE},
+        {CLPE_DTYPE_FP8_E4M3, NAN, 1.0f, false, CLPE_ERROR_INVALID_SCALE},
+        {CLPE_DTYPE_FP8_E5M2, 1.0f, INFINITY, false, CLPE_ERROR_INVALID_SCALE},
+        {CLPE_DTYPE_F32, 2.0f, 0.0f, false, CLPE_ERROR_INVALID_SCALE},
+        {CLPE_DTYPE_FP8_E4M3, 1.0f, 1.0f, true, CLPE_ERROR_DTYPE_MISMATCH},
+    };
+    for (size_t j = 0; j < sizeof cases / sizeof cases[0]; ++j) {
+        clpe_host_kv_cache hc = {.key = key, .value = value, .dtype = cases[j].dtype,
+                                 .num_blocks = 1, .block_size = 4, .heads = 1,
+                                 .key_scale = cases[j].key_scale,
+                                 .value_scale = cases[j].value_scale};
+        clpe_status st = clpe_host_rope_kv(cases[j].f64 ? host64 : host, 2, NULL, NULL,
+                                           cases[j].f64 ? &hk64 : &hk,
+                                           cases[j].f64 ? &hv64 : &hv, &hc, slots,
+                                           CLPE_POSITIONS_START, 0, NULL, 0);
+        cr_assert_eq(st, cases[j].want, "case %zu: %d (%s)", j, st, clpe_status_string(st));
+        for (size_t b = 0; b < sizeof key; ++b)
+            cr_assert(key[b] == 0x5A && value[b] == 0x5A, "case %zu wrote the cache", j);
+    }
+    /* and a good call writes the bytes the test's own store gives */
+    clpe_host_kv_cache hc = {.key = key, .value = value, .dtype = CLPE_DTYPE_FP8_E4M3,
+                             .num_blocks = 1, .block_size = 4, .heads = 1, .key_scale = 0.25f,
+                             .value_scale = 0.3f};
+    cr_assert_eq(clpe_host_rope_kv(host, 2, NULL, NULL, &hk, &hv, &hc, slots,
+                                   CLPE_POSITIONS_START, 0, NULL, 0),
+                 CLPE_SUCCESS);
+    cr_assert_eq(value[16], to_fp8(CLPE_DTYPE_FP8_E4M3, 0.5f, 0.3f));
+    cr_assert_eq(key[16 + 2], 0x7E, "300 / 0.25 saturates to 448: %#x", key[16 + 2]);
+    clpe_rope_release(host);
+    clpe_rope_release(host64);
 }

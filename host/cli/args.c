@@ -163,6 +163,8 @@ const char *cli_dtype_name(int dtype)
     case CLPE_DTYPE_F16: return "f16";
     case CLPE_DTYPE_BF16: return "bf16";
     case CLPE_DTYPE_F64: return "f64";
+    case CLPE_DTYPE_FP8_E4M3: return "fp8_e4m3";
+    case CLPE_DTYPE_FP8_E5M2: return "fp8_e5m2";
     }
     return "?";
 }

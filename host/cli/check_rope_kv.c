@@ -6,8 +6,9 @@
  * case, heads outside the slots (path rope_kv_paged); a fused QKV buffer
  * and separate padded q, k, v; q rotated in place and into q_out; GQA;
  * partial rotary; every fifth token a padding token (slot -1); the
- * inverse; every cache dtype the rope's dtype takes (its own, and float16
- * and bfloat16 under float32). Every buffer the call may touch is read
+ * inverse; every cache dtype the rope's dtype takes (its own, float16
+ * and bfloat16 under float32, FP8 E4M3 and E5M2 with scales under all but
+ * float64). Every buffer the call may touch is read
  * back whole (inputs, q_out and both caches, their untouched entries
  * included) and compared bit for bit; float32 rotations of q are sampled
  * against the exact rotation as on the rope path.
@@ -192,6 +193,13 @@ static int kv_make(check_checker *ck, kv_run *r)
                                .num_blocks = num_blocks, .block_size = block_size,
                                .heads = c->hk, .head_pitch = head_pitch,
                                .slot_pitch = slot_pitch, .block_pitch = block_pitch};
+    if (r->cache_dtype == CLPE_DTYPE_FP8_E4M3 || r->cache_dtype == CLPE_DTYPE_FP8_E5M2) {
+        /* scales as an engine's calibration gives them: the keys' small
+         * enough that the largest saturate E4M3, the values' not a power
+         * of two */
+        r->cache.key_scale = 0.0078125f * 0.7f;
+        r->cache.value_scale = 1.7f;
+    }
 
     /* slots: in order (contiguous) or shuffled (paged); every fifth token padding */
     const size_t capacity = num_blocks * block_size;
@@ -244,7 +252,9 @@ static clpe_status kv_host(const clpe_rope *rope, kv_run *r)
                              .block_size = r->cache.block_size, .heads = r->cache.heads,
                              .head_pitch = r->cache.head_pitch,
                              .slot_pitch = r->cache.slot_pitch,
-                             .block_pitch = r->cache.block_pitch};
+                             .block_pitch = r->cache.block_pitch,
+                             .key_scale = r->cache.key_scale,
+                             .value_scale = r->cache.value_scale};
     return clpe_host_rope_kv(rope, r->tokens, &q, r->c->q_out ? &qo : NULL, &k, &v, &hc,
                              r->slots, r->c->source, r->start,
                              r->c->source == CLPE_POSITIONS_START ? NULL : r->pos, r->c->flags);
@@ -412,13 +422,17 @@ done:
 void check_rope_kv(check_checker *ck, check_tally *t, clpe_encoder *like, int dtype)
 {
     const size_t ncases = ck->quick ? QUICK_KV_CASES : sizeof KV_CASES / sizeof KV_CASES[0];
-    /* the cache dtypes a rope of dtype writes: its own, and the 16-bit
-     * ones under float32 */
-    clpe_dtype caches[3] = {(clpe_dtype)dtype};
+    /* the cache dtypes a rope of dtype writes: its own, the 16-bit ones
+     * under float32, and both FP8 ones under all but float64 */
+    clpe_dtype caches[5] = {(clpe_dtype)dtype};
     size_t ncaches = 1;
     if (dtype == CLPE_DTYPE_F32) {
         caches[ncaches++] = CLPE_DTYPE_F16;
         caches[ncaches++] = CLPE_DTYPE_BF16;
+    }
+    if (dtype != CLPE_DTYPE_F64) {
+        caches[ncaches++] = CLPE_DTYPE_FP8_E4M3;
+        caches[ncaches++] = CLPE_DTYPE_FP8_E5M2;
     }
     for (size_t k = 0; k < ncases && !t->error[0]; ++k) {
         const kv_case *c = &KV_CASES[k];

@@ -86,6 +86,8 @@ static const clpe_abi_entry abi_table[] = {
     ABI_CONSTANT(CLPE_DTYPE_F16),
     ABI_CONSTANT(CLPE_DTYPE_BF16),
     ABI_CONSTANT(CLPE_DTYPE_F64),
+    ABI_CONSTANT(CLPE_DTYPE_FP8_E4M3),
+    ABI_CONSTANT(CLPE_DTYPE_FP8_E5M2),
     ABI_CONSTANT(CLPE_FLAG_ODD_D_ZERO_COLUMN),
     ABI_CONSTANT(CLPE_FLAG_PADDING_ROW),
     ABI_CONSTANT(CLPE_FLAG_ODD_D_HALF_PAIR),
@@ -220,6 +222,8 @@ static const clpe_abi_entry abi_table[] = {
     ABI_FIELD(clpe_kv_cache, head_pitch),
     ABI_FIELD(clpe_kv_cache, slot_pitch),
     ABI_FIELD(clpe_kv_cache, block_pitch),
+    ABI_FIELD(clpe_kv_cache, key_scale),
+    ABI_FIELD(clpe_kv_cache, value_scale),
     ABI_FIELD(clpe_kv_cache, reserved),
 
     ABI_TYPE(clpe_kv_slots),
@@ -238,6 +242,8 @@ static const clpe_abi_entry abi_table[] = {
     ABI_FIELD(clpe_host_kv_cache, head_pitch),
     ABI_FIELD(clpe_host_kv_cache, slot_pitch),
     ABI_FIELD(clpe_host_kv_cache, block_pitch),
+    ABI_FIELD(clpe_host_kv_cache, key_scale),
+    ABI_FIELD(clpe_host_kv_cache, value_scale),
     ABI_FIELD(clpe_host_kv_cache, reserved),
     /* multimodal rotary */
     ABI_CONSTANT(CLPE_MROPE_MAX_STREAMS),

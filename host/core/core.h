@@ -47,6 +47,16 @@ static inline bool clpe__add_size(size_t a, size_t b, size_t *out)
  * type's rounding. */
 double clpe__load_elem(clpe_dtype dtype, const void *row, size_t k);
 void clpe__store_elem(clpe_dtype dtype, void *row, size_t k, double v);
+/* FP8 (CLPE_DTYPE_FP8_E4M3 / _E5M2) as vLLM stores it: the float32
+ * quotient x / scale, then that float into FP8 (round to nearest even,
+ * saturated, NaN kept); and an FP8 byte's value. */
+float clpe__fp8_quotient(float x, float scale);
+uint8_t clpe__fp8_from_float(clpe_dtype fp8, float x);
+float clpe__fp8_to_float(clpe_dtype fp8, uint8_t b);
+static inline bool clpe__dtype_is_fp8(clpe_dtype dtype)
+{
+    return dtype == CLPE_DTYPE_FP8_E4M3 || dtype == CLPE_DTYPE_FP8_E5M2;
+}
 
 
 /* ---- checks.c: argument checks shared by every call ---- */

@@ -69,7 +69,8 @@ const char *clpe_status_string(clpe_status status)
     case CLPE_ERROR_NULL_POINTER: return "a required pointer is NULL";
     case CLPE_ERROR_INVALID_D: return "d must be even and between 2 and 2^24";
     case CLPE_ERROR_INVALID_BASE: return "base must be finite and greater than 1";
-    case CLPE_ERROR_INVALID_SCALE: return "scale must be finite";
+    case CLPE_ERROR_INVALID_SCALE:
+        return "scale must be finite (an FP8 KV cache's key_scale and value_scale: positive)";
     case CLPE_ERROR_INVALID_CONFIG: return "unknown frequency convention, layout or dtype";
     case CLPE_ERROR_UNSUPPORTED_DTYPE: return "dtype not supported here";
     case CLPE_ERROR_INVALID_PITCH: return "row pitch below d, or sequences overlap";

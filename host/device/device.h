@@ -35,7 +35,16 @@ typedef unsigned clpe_kernel_id;
 /* rotary into a half or bfloat16 cache under float32 (the f32 program) */
 #define CLPE_KERNEL_ROPE_KV_F32_TO_F16 (CLPE_KERNEL_KV_CHECK_SLOTS + 1)
 #define CLPE_KERNEL_ROPE_KV_F32_TO_BF16 (CLPE_KERNEL_KV_CHECK_SLOTS + 2)
-#define CLPE_KERNEL_COUNT (CLPE_KERNEL_KV_CHECK_SLOTS + 3)
+/* rotary into an FP8 cache, in the FP8 program (CLPE_FAMILY_KV_FP8) of
+ * its storage type: CLPE_KERNEL_ROPE_KV_FP8 + 2 * storage dtype (f32, f16,
+ * bf16) + 0 for E4M3, 1 for E5M2 (clpe__kernel_for_fp8) */
+#define CLPE_KERNEL_ROPE_KV_FP8 (CLPE_KERNEL_KV_CHECK_SLOTS + 3)
+#define CLPE_KERNEL_COUNT (CLPE_KERNEL_ROPE_KV_FP8 + 6)
+static inline clpe_kernel_id clpe__kernel_for_fp8(clpe_dtype storage, clpe_dtype cache)
+{
+    return CLPE_KERNEL_ROPE_KV_FP8 + 2u * (clpe_kernel_id)storage +
+           (cache == CLPE_DTYPE_FP8_E5M2 ? 1u : 0u);
+}
 static inline clpe_kernel_id clpe__kernel_for(clpe_op op, clpe_dtype dtype)
 {
     return (clpe_kernel_id)op * CLPE_DTYPE_COUNT + (clpe_kernel_id)dtype;
@@ -113,11 +122,14 @@ static inline cl_uint clpe__pairs_per_item(const clpe_launch_shape *shape, clpe_
 
 /* The kernels one program holds: those of one dtype and one family (the
  * row kernels with clpe_pad_positions, for encoders; the rotary ones, for
- * rotary objects), built with -DPE_DTYPE, -DPE_OPS_ROWS and -DPE_OPS_ROPE. */
+ * rotary objects; rotary into FP8 caches), built with -DPE_DTYPE,
+ * -DPE_OPS_ROWS, -DPE_OPS_ROPE, -DPE_OPS_KV_FP8 and -DPE_OPS_KV_FP8_ONLY. */
 typedef enum clpe_family {
     CLPE_FAMILY_ROWS = 0,
     CLPE_FAMILY_ROPE = 1,
-    CLPE_FAMILY_COUNT = 2
+    CLPE_FAMILY_KV_FP8 = 2, /* rotary into FP8 caches alone (-DPE_OPS_KV_FP8_ONLY),
+                               built the first time a call needs it */
+    CLPE_FAMILY_COUNT = 3
 } clpe_family;
 
 /* The programs and kernel pools of one (context, device), shared by every

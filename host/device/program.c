@@ -25,6 +25,9 @@ static const char *const kernel_names[CLPE_KERNEL_COUNT] = {
     "clpe_rope_cache_at_f64",
     "clpe_pad_positions", "clpe_kv_check_slots",
     "clpe_rope_kv_f32_to_f16", "clpe_rope_kv_f32_to_bf16",
+    "clpe_rope_kv_f32_to_e4m3", "clpe_rope_kv_f32_to_e5m2",
+    "clpe_rope_kv_f16_to_e4m3", "clpe_rope_kv_f16_to_e5m2",
+    "clpe_rope_kv_bf16_to_e4m3", "clpe_rope_kv_bf16_to_e5m2",
 };
 
 /* No fast-math flags: the arithmetic must be exactly what is written.
@@ -38,7 +41,7 @@ static const char *const kernel_names[CLPE_KERNEL_COUNT] = {
     "-cl-std=CL1.2 -DPE_DTYPE=%u -DPE_OPS_ROWS=%u -DPE_OPS_ROPE=%u "                           \
     "-DPE_PAIRS=%u -DPE_PAIRS_ROWS16=%u -DPE_PAIRS_ROPE16=%u "                                 \
     "-DPE_TILE_PAIRS_F32=%u -DPE_AHEAD_STEPS32=%u -DPE_AHEAD_STEPS16=%u "                      \
-    "-DPE_PREFETCH_FOR_WRITE=%u"
+    "-DPE_PREFETCH_FOR_WRITE=%u -DPE_OPS_KV_FP8=%u -DPE_OPS_KV_FP8_ONLY=%u"
 
 static void copy_build_log(cl_program program, cl_device_id device, clpe_build_log *log)
 {
@@ -174,6 +177,8 @@ static clpe_family kernel_family(clpe_kernel_id id)
 {
     if (id == CLPE_KERNEL_PAD_POSITIONS)
         return CLPE_FAMILY_ROWS;
+    if (id >= CLPE_KERNEL_ROPE_KV_FP8)
+        return CLPE_FAMILY_KV_FP8;
     if (id >= CLPE_KERNEL_KV_CHECK_SLOTS)
         return CLPE_FAMILY_ROPE;
     clpe_op op = (clpe_op)(id / CLPE_DTYPE_COUNT);
@@ -202,13 +207,14 @@ static clpe_status build_program(clpe_program_shared *shared, clpe_dtype dtype,
                                  clpe_family family, clpe_build_log *log)
 {
     const clpe_device_tuning *t = &shared->tuning;
-    char options[320 + KERNEL_DIR_MAX]; /* the options above, " -I " and the folder */
+    char options[384 + KERNEL_DIR_MAX]; /* the options above, " -I " and the folder */
     char *from_disk = NULL;
     const char *source = clpe_kernel_source;
     snprintf(options, sizeof options, BUILD_OPTIONS, (unsigned)dtype,
-             family == CLPE_FAMILY_ROWS ? 1u : 0u, family == CLPE_FAMILY_ROPE ? 1u : 0u,
+             family == CLPE_FAMILY_ROWS ? 1u : 0u, family != CLPE_FAMILY_ROWS ? 1u : 0u,
              t->pairs_per_item, t->pairs_per_item_rows16, t->pairs_per_item_rope16,
-             t->tile_pairs, t->ahead_steps, t->ahead_steps16, t->prefetch_for_write);
+             t->tile_pairs, t->ahead_steps, t->ahead_steps16, t->prefetch_for_write,
+             family == CLPE_FAMILY_KV_FP8 ? 1u : 0u, family == CLPE_FAMILY_KV_FP8 ? 1u : 0u);
     clpe_status status = kernel_source_from_dir(options, sizeof options, &from_disk, log);
     if (status != CLPE_SUCCESS)
         return status;
@@ -357,7 +363,8 @@ void clpe__program_release(clpe_program_shared *shared)
 }
 
 /* The program that holds kernel id (built: the caller's object made sure);
- * the float32 rotary program for rotary into a half or bfloat16 cache;
+ * the float32 rotary program for rotary into a half or bfloat16 cache,
+ * the storage type's FP8 program for rotary into an FP8 cache;
  * for the other kernels outside the (op, dtype) grid, any program of
  * their family. */
 static cl_program kernel_program(clpe_program_shared *shared, clpe_kernel_id id)
@@ -366,6 +373,8 @@ static cl_program kernel_program(clpe_program_shared *shared, clpe_kernel_id id)
     pthread_mutex_lock(&shared->build_lock);
     if (id == CLPE_KERNEL_ROPE_KV_F32_TO_F16 || id == CLPE_KERNEL_ROPE_KV_F32_TO_BF16) {
         program = shared->programs[CLPE_DTYPE_F32][CLPE_FAMILY_ROPE];
+    } else if (id >= CLPE_KERNEL_ROPE_KV_FP8) {
+        program = shared->programs[(id - CLPE_KERNEL_ROPE_KV_FP8) / 2][CLPE_FAMILY_KV_FP8];
     } else if (id >= CLPE_KERNEL_PAD_POSITIONS) {
         for (int d = 0; d < CLPE_DTYPE_COUNT && !program; ++d)
             program = shared->programs[d][kernel_family(id)];
@@ -386,6 +395,17 @@ clpe_status clpe__kernel_acquire(clpe_program_shared *shared, clpe_kernel_id id,
         return CLPE_SUCCESS;
     }
     pthread_mutex_unlock(&pool->lock);
+    if (id >= CLPE_KERNEL_ROPE_KV_FP8) {
+        /* the FP8 program, built the first time a call writes an FP8 cache */
+        clpe_dtype dtype = (clpe_dtype)((id - CLPE_KERNEL_ROPE_KV_FP8) / 2);
+        clpe_status status = CLPE_SUCCESS;
+        pthread_mutex_lock(&shared->build_lock);
+        if (!shared->programs[dtype][CLPE_FAMILY_KV_FP8])
+            status = build_program(shared, dtype, CLPE_FAMILY_KV_FP8, NULL);
+        pthread_mutex_unlock(&shared->build_lock);
+        if (status != CLPE_SUCCESS)
+            return status;
+    }
     cl_program program = kernel_program(shared, id);
     if (!program)
         return CL_INVALID_PROGRAM_EXECUTABLE;

@@ -29,6 +29,7 @@ typedef struct clpe_kv_call {
     char *key_data, *value_data;  /* the host's */
     size_t key_offset, value_offset; /* elements of the cache's dtype to slot 0 */
     size_t key_end_bytes, value_end_bytes;
+    float key_scale, value_scale; /* FP8: the divisors; else 1 */
     cl_mem slots;                 /* the device's int64 slots ... */
     const int64_t *slots_data;    /* ... or the host's */
     size_t slots_offset;          /* elements */

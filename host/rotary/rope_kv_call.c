@@ -9,6 +9,8 @@
  */
 #include "rotary/rope_kv.h"
 
+#include <float.h>
+
 #define INDEX_MAX ((size_t)UINT32_MAX)
 
 static clpe_status begin(const clpe_rope *rope, size_t tokens, uint32_t flags, clpe_kv_call *c)
@@ -51,6 +53,24 @@ static clpe_status resolve_cache(clpe_kv_call *c, clpe_dtype dtype, size_t num_b
     if (!clpe__add_size(key_offset, c->cache.span_bytes, &c->key_end_bytes) ||
         !clpe__add_size(value_offset, c->cache.span_bytes, &c->value_end_bytes))
         return CLPE_ERROR_TOO_LARGE;
+    return CLPE_SUCCESS;
+}
+
+/* An FP8 cache's scales positive and finite; another cache's 0 or 1 (no
+ * scaling). Both kept as divisors. */
+static clpe_status resolve_scales(clpe_kv_call *c, float key_scale, float value_scale)
+{
+    const float scales[2] = {key_scale, value_scale};
+    for (int j = 0; j < 2; ++j) {
+        float s = scales[j];
+        bool ok = clpe__dtype_is_fp8(c->cache.dtype) ? s > 0.0f && s <= FLT_MAX
+                                                     : s == 0.0f || s == 1.0f;
+        if (!ok)
+            return CLPE_ERROR_INVALID_SCALE;
+    }
+    bool fp8 = clpe__dtype_is_fp8(c->cache.dtype);
+    c->key_scale = fp8 ? key_scale : 1.0f;
+    c->value_scale = fp8 ? value_scale : 1.0f;
     return CLPE_SUCCESS;
 }
 
@@ -178,6 +198,8 @@ clpe_status clpe__resolve_kv_call(clpe_rope *rope, size_t tokens, const clpe_rop
     status = resolve_cache(c, cache->dtype, cache->num_blocks, cache->block_size, cache->heads,
                            cache->head_pitch, cache->slot_pitch, cache->block_pitch,
                            cache->key_offset, cache->value_offset);
+    if (status == CLPE_SUCCESS)
+        status = resolve_scales(c, cache->key_scale, cache->value_scale);
     if (status != CLPE_SUCCESS)
         return status;
     if (!slots->buffer)
@@ -230,6 +252,8 @@ clpe_status clpe__resolve_host_kv_call(const clpe_rope *rope, const clpe_host_kv
     c->value_data = cache->value;
     status = resolve_cache(c, cache->dtype, cache->num_blocks, cache->block_size, cache->heads,
                            cache->head_pitch, cache->slot_pitch, cache->block_pitch, 0, 0);
+    if (status == CLPE_SUCCESS)
+        status = resolve_scales(c, cache->key_scale, cache->value_scale);
     if (status != CLPE_SUCCESS)
         return status;
     c->slots_data = slots;

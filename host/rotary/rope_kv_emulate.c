@@ -37,11 +37,38 @@ static clpe_status check_slots(const int64_t *slots, size_t tokens, size_t capac
     return status;
 }
 
-/* Element j of a cache entry gets element j of a head: its bits where the
- * types agree, else converted (float32 to half or bfloat16). */
-static void copy_elem(clpe_dtype to, char *entry, clpe_dtype from, const char *head, size_t j)
+/* A value of the storage type `from` (v, which it holds exactly) into
+ * element j of an FP8 cache entry: v / scale in float32, then FP8. */
+static void put_fp8(clpe_dtype to, char *entry, size_t j, double v, float scale)
 {
-    if (to == from) {
+    ((uint8_t *)entry)[j] = clpe__fp8_from_float(to, clpe__fp8_quotient((float)v, scale));
+}
+
+/* A rotated value (the arithmetic type) into element j of a cache entry:
+ * stored as the cache's type; into an FP8 cache, first rounded to the
+ * storage type as rotation stores it. */
+static void put_rotated(clpe_dtype to, char *entry, size_t j, clpe_dtype from, double v,
+                        float scale)
+{
+    if (clpe__dtype_is_fp8(to)) {
+        unsigned char stored[8];
+        clpe__store_elem(from, stored, 0, v);
+        put_fp8(to, entry, j, clpe__load_elem(from, stored, 0), scale);
+    } else {
+        /* a float32 result is exact in v: converting it once is what
+         * storing it and then converting the copy gives */
+        clpe__store_elem(to, entry, j, v);
+    }
+}
+
+/* Element j of a cache entry gets element j of a head: its bits where the
+ * types agree, else converted (float32 to half or bfloat16; any to FP8). */
+static void copy_elem(clpe_dtype to, char *entry, clpe_dtype from, const char *head, size_t j,
+                      float scale)
+{
+    if (clpe__dtype_is_fp8(to)) {
+        put_fp8(to, entry, j, clpe__load_elem(from, head, j), scale);
+    } else if (to == from) {
         size_t esize = clpe__dtype_size(to);
         memcpy(entry + j * esize, head + j * esize, esize);
     } else {
@@ -105,10 +132,8 @@ clpe_status clpe_host_rope_kv(const clpe_rope *rope, size_t tokens, const clpe_h
                 char *dst = call.key_data + (entry + h * l->head_pitch) * cache_esize;
                 clpe__rope_rotate(dtype, clpe__load_elem(dtype, src, ka),
                                   clpe__load_elem(dtype, src, kb), c, sn, &ra, &rb);
-                /* a float32 result is exact in ra: converting it once is
-                 * what storing it and then converting the copy gives */
-                clpe__store_elem(l->dtype, dst, ka, ra);
-                clpe__store_elem(l->dtype, dst, kb, rb);
+                put_rotated(l->dtype, dst, ka, dtype, ra, call.key_scale);
+                put_rotated(l->dtype, dst, kb, dtype, rb, call.key_scale);
             }
         }
         for (size_t h = 0; slot >= 0 && h < rk->heads; ++h) {
@@ -117,9 +142,9 @@ clpe_status clpe_host_rope_kv(const clpe_rope *rope, size_t tokens, const clpe_h
             char *kdst = call.key_data + (entry + h * l->head_pitch) * cache_esize;
             char *vdst = call.value_data + (entry + h * l->head_pitch) * cache_esize;
             for (size_t j = 0; j < head_dim; ++j)
-                copy_elem(l->dtype, vdst, dtype, vsrc, j);
+                copy_elem(l->dtype, vdst, dtype, vsrc, j, call.value_scale);
             for (size_t j = rotary_dim; j < head_dim; ++j)
-                copy_elem(l->dtype, kdst, dtype, ksrc, j);
+                copy_elem(l->dtype, kdst, dtype, ksrc, j, call.key_scale);
         }
         for (size_t h = 0; q_out && h < rq->heads; ++h) {
             const char *src = qdata + (s * rq->row_pitch + h * rq->head_pitch) * esize;

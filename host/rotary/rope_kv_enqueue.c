@@ -24,6 +24,7 @@
 #define KV_TYPE_KV_REPORT cl_mem
 #define KV_TYPE_KV_REPORT_OUT cl_mem
 #define KV_TYPE_U32 cl_uint
+#define KV_TYPE_F32 cl_float
 #define KV_TYPE_U64 cl_ulong
 #define KV_TYPE_I64 cl_long
 #define KV_TYPE_SCALE clpe_kernel_arg /* float or double (clpe__arg_real) */
@@ -45,6 +46,7 @@ typedef clpe_kernel_arg_ref kv_arg;
 #define KV_ENTRY_KV_REPORT_OUT KV_ENTRY_VALUE
 #define KV_ENTRY_KV_ENTRIES_OUT KV_ENTRY_VALUE
 #define KV_ENTRY_U32 KV_ENTRY_VALUE
+#define KV_ENTRY_F32 KV_ENTRY_VALUE
 #define KV_ENTRY_U64 KV_ENTRY_VALUE
 #define KV_ENTRY_I64 KV_ENTRY_VALUE
 #define KV_ENTRY_SCALE(a, name) {(a)->name.size, &(a)->name.v}
@@ -147,6 +149,7 @@ static void fixed_args(const clpe_kv_call *c, cl_mem stats, cl_mem entries, bool
         .entries = entries, .report = stats, .report_out = c->report, .stats = stats,
         .tw_hi = rope->tw_hi_buf, .tw_lo = rope->tw_lo_buf,
         .amplitude = clpe__arg_real(rope->cfg.dtype, rope->amplitude),
+        .key_scale = c->key_scale, .value_scale = c->value_scale,
         .key_offset = c->key_offset, .value_offset = c->value_offset,
         .cache_head_pitch = l->head_pitch,
         .entry_align = entry_align(l->slot_pitch | (l->num_blocks > 1 ? l->block_pitch : 0)),
@@ -406,6 +409,8 @@ static clpe_kernel_id kernel_for(const clpe_rope *rope, clpe_dtype cache)
 {
     if (cache == rope->cfg.dtype)
         return clpe__kernel_for(CLPE_OP_ROPE_KV, rope->cfg.dtype);
+    if (clpe__dtype_is_fp8(cache))
+        return clpe__kernel_for_fp8(rope->cfg.dtype, cache);
     return cache == CLPE_DTYPE_F16 ? CLPE_KERNEL_ROPE_KV_F32_TO_F16
                                    : CLPE_KERNEL_ROPE_KV_F32_TO_BF16;
 }

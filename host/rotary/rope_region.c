@@ -121,11 +121,12 @@ clpe_status clpe__resolve_kv_cache(const clpe_rope *rope, clpe_dtype dtype, size
                                    size_t slot_pitch, size_t block_pitch, clpe_kv_cache_layout *l)
 {
     size_t head_dim = rope->cfg.head_dim;
-    if ((unsigned)dtype > CLPE_DTYPE_F64)
+    if ((unsigned)dtype > CLPE_DTYPE_FP8_E5M2)
         return CLPE_ERROR_INVALID_CONFIG;
     bool narrowed = rope->cfg.dtype == CLPE_DTYPE_F32 &&
                     (dtype == CLPE_DTYPE_F16 || dtype == CLPE_DTYPE_BF16);
-    if (dtype != rope->cfg.dtype && !narrowed)
+    bool quantized = clpe__dtype_is_fp8(dtype) && rope->cfg.dtype != CLPE_DTYPE_F64;
+    if (dtype != rope->cfg.dtype && !narrowed && !quantized)
         return CLPE_ERROR_DTYPE_MISMATCH;
     if (heads == 0)
         return CLPE_ERROR_INVALID_ROPE;

@@ -139,8 +139,8 @@ typedef struct clpe_kv_cache_layout {
     size_t span_bytes; /* bytes from slot 0's first element past the last entry; 0 without a slot */
 } clpe_kv_cache_layout;
 
-/* The cache's dtype: the object's, or f16/bf16 under an f32 object
- * (CLPE_ERROR_DTYPE_MISMATCH); heads nonzero; default pitches; heads,
+/* The cache's dtype: the object's, f16/bf16 under an f32 object, or FP8
+ * under any but an f64 one (CLPE_ERROR_DTYPE_MISMATCH); heads nonzero; default pitches; heads,
  * slots and blocks that must not share an element
  * (CLPE_ERROR_INVALID_PITCH); the slots within int64 and the bytes within
  * size_t (CLPE_ERROR_TOO_LARGE). Buffers and host pointers aside. */

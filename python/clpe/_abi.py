@@ -35,6 +35,8 @@ class Dtype(enum.IntEnum):
     F16 = 1
     BF16 = 2
     F64 = 3
+    FP8_E4M3 = 4  # KV caches only
+    FP8_E5M2 = 5  # KV caches only
 
 
 class PositionSource(enum.IntEnum):
@@ -166,7 +168,8 @@ class CKvCache(ctypes.Structure):
                 ("num_blocks", ctypes.c_size_t), ("block_size", ctypes.c_size_t),
                 ("heads", ctypes.c_size_t), ("head_pitch", ctypes.c_size_t),
                 ("slot_pitch", ctypes.c_size_t), ("block_pitch", ctypes.c_size_t),
-                ("reserved", ctypes.c_uint64 * 4)]
+                ("key_scale", ctypes.c_float), ("value_scale", ctypes.c_float),
+                ("reserved", ctypes.c_uint64 * 3)]
 
 
 class CKvSlots(ctypes.Structure):
@@ -179,7 +182,8 @@ class CHostKvCache(ctypes.Structure):
                 ("num_blocks", ctypes.c_size_t), ("block_size", ctypes.c_size_t),
                 ("heads", ctypes.c_size_t), ("head_pitch", ctypes.c_size_t),
                 ("slot_pitch", ctypes.c_size_t), ("block_pitch", ctypes.c_size_t),
-                ("reserved", ctypes.c_uint64 * 4)]
+                ("key_scale", ctypes.c_float), ("value_scale", ctypes.c_float),
+                ("reserved", ctypes.c_uint64 * 3)]
 class CMropeConfig(ctypes.Structure):
     _fields_ = [("rope", CRopeConfig), ("streams", ctypes.c_uint32),
                 ("section", ctypes.c_uint32 * MROPE_MAX_STREAMS), ("ladder", c_enum),

@@ -9,7 +9,11 @@ head_dim] (any strides: a [num_blocks, kv_heads, block_size, head_dim]
 array transposed to that order works); a contiguous cache [batch,
 max_seq, kv_heads, head_dim] is the same with slot = b * max_seq +
 position. Its dtype may be the rope's, or float16 / bfloat16 (uint16 bits)
-under a float32 rope.
+under a float32 rope, or FP8 under a float32, float16 or bfloat16 rope:
+uint8 arrays with cache_dtype="fp8_e4m3" (or "fp8", vLLM's name) or
+"fp8_e5m2", or ml_dtypes' float8_e4m3fn / float8_e5m2 arrays. An FP8
+cache stores k / k_scale and v / v_scale (float32, round to nearest even,
+saturated to the largest finite value), as vLLM's kv_cache_dtype="fp8".
 
     qkv = ...  # [tokens, (hq + 2 * hk) * head_dim], the projection output
     clpe.rope_kv(rope, queue, key_cache, value_cache, slots, qkv=qkv, q_heads=hq,
@@ -36,14 +40,62 @@ Device = Any  # a pyopencl object (the package has no type information)
 HostArray = NDArray[Any]
 _DTYPES = {dtype: Dtype(code) for code, dtype in NUMPY_DTYPES.items()}
 _REPORT_BYTES = 8  # two uint32: [tokens refused, the first of them]
+# FP8 caches: vLLM's kv_cache_dtype names, and ml_dtypes' array dtypes
+FP8_CACHE_DTYPES: Dict[str, Dtype] = {
+    "fp8": Dtype.FP8_E4M3, "fp8_e4m3": Dtype.FP8_E4M3, "fp8_e5m2": Dtype.FP8_E5M2,
+}
+_FP8_NUMPY_NAMES: Dict[str, Dtype] = {
+    "float8_e4m3fn": Dtype.FP8_E4M3, "float8_e5m2": Dtype.FP8_E5M2,
+}
+
+
+def _fp8_dtype(array_dtype: Any, cache_dtype: Optional[str]) -> Optional[Dtype]:
+    """The FP8 type of a cache array (None: not FP8): an ml_dtypes float8
+    array's own, or cache_dtype's for uint8 bytes."""
+    own = _FP8_NUMPY_NAMES.get(getattr(array_dtype, "name", ""))
+    if cache_dtype is None:
+        if array_dtype == np.uint8:
+            raise TypeError("clpe: a uint8 cache needs cache_dtype='fp8_e4m3' or 'fp8_e5m2'")
+        return own
+    if not isinstance(cache_dtype, str) or cache_dtype not in FP8_CACHE_DTYPES:
+        raise ValueError("clpe: cache_dtype must be one of %s, got %r"
+                         % (", ".join(sorted(FP8_CACHE_DTYPES)), cache_dtype))
+    wanted = FP8_CACHE_DTYPES[cache_dtype]
+    if own is None and array_dtype != np.uint8:
+        raise TypeError("clpe: cache_dtype=%r needs uint8 (or ml_dtypes float8) caches, got %s"
+                        % (cache_dtype, array_dtype))
+    if own is not None and own != wanted:
+        raise TypeError("clpe: cache_dtype=%r but the caches are %s" % (cache_dtype, array_dtype))
+    return wanted
+
+
+def _scales(cache_dtype: Dtype, k_scale: Any, v_scale: Any) -> Tuple[float, float]:
+    """The key and value scales as the library takes them: an FP8 cache's
+    positive and finite, another cache's 1 (no scaling)."""
+    fp8 = cache_dtype in (Dtype.FP8_E4M3, Dtype.FP8_E5M2)
+    values = []
+    for value, name in ((k_scale, "k_scale"), (v_scale, "v_scale")):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.floating,
+                                                             np.integer)):
+            raise TypeError("clpe: %s must be a number, got %r" % (name, value))
+        with np.errstate(over="ignore"):  # past float32: infinite, refused below
+            scale = float(np.float32(value))
+        if fp8 and not (0.0 < scale < float("inf")):
+            raise ValueError("clpe: %s must be a positive finite float32, got %r"
+                             % (name, value))
+        if not fp8 and scale != 1.0:
+            raise ValueError("clpe: %s applies to FP8 caches only (cache_dtype='fp8_e4m3' or "
+                             "'fp8_e5m2'); got %r" % (name, value))
+        values.append(scale)
+    return values[0], values[1]
 
 
 def has_rope_kv() -> bool:
     return hasattr(_status._lib, "clpe_enqueue_rope_kv")
 
 
-def _cache_layout(key: Any, value: Any,
-                  head_dim: int) -> Tuple[Dtype, int, int, int, int, int, int]:
+def _cache_layout(key: Any, value: Any, head_dim: int,
+                  cache_dtype: Optional[str] = None) -> Tuple[Dtype, int, int, int, int, int, int]:
     """(dtype, num_blocks, block_size, heads, head, slot, block pitches) of
     the two cache arrays, which must agree in shape, dtype and strides."""
     for array, name in ((key, "key_cache"), (value, "value_cache")):
@@ -52,14 +104,15 @@ def _cache_layout(key: Any, value: Any,
                              "got %s" % (name, head_dim, tuple(array.shape)))
     if key.shape != value.shape or key.dtype != value.dtype or key.strides != value.strides:
         raise ValueError("clpe: key_cache and value_cache differ in shape, dtype or strides")
-    if key.dtype not in _DTYPES:
+    fp8 = _fp8_dtype(key.dtype, cache_dtype)
+    if fp8 is None and key.dtype not in _DTYPES:
         raise TypeError("clpe: the cache's dtype %s is not one of clpe's" % key.dtype)
     block_pitch, slot_pitch, head_pitch = pitches_of(key.shape, key.strides, key.dtype.itemsize,
                                                      "key_cache")
     num_blocks, block_size, heads = (int(n) for n in key.shape[:3])
     # an axis of one entry has pitch 0 here: the library takes its default
-    return (_DTYPES[key.dtype], num_blocks, block_size, heads, head_pitch, slot_pitch,
-            block_pitch)
+    return (fp8 if fp8 is not None else _DTYPES[key.dtype], num_blocks, block_size, heads,
+            head_pitch, slot_pitch, block_pitch)
 
 
 def _token_heads(array: Any, head_dim: int, what: str) -> Tuple[int, int, int, int]:
@@ -149,7 +202,8 @@ def rope_kv(rope: Rope, queue: Device, key_cache: Device, value_cache: Device, s
             q: Device = None, k: Device = None, v: Device = None, qkv: Device = None,
             q_heads: Optional[int] = None, q_out: Device = None, positions: Any = None,
             inverse: bool = False, report: Device = None, wait_for: Any = None,
-            token_first: Optional[bool] = None) -> Device:
+            token_first: Optional[bool] = None, cache_dtype: Optional[str] = None,
+            k_scale: float = 1.0, v_scale: float = 1.0) -> Device:
     """Rotate q (qkv's queries, or q: [tokens, hq, head_dim]) in place or into
     q_out, and write k rotated and v into key_cache and value_cache at each
     token's slot (int64, -1: not cached). Arrays are pyopencl Arrays of the
@@ -158,7 +212,9 @@ def rope_kv(rope: Rope, queue: Device, key_cache: Device, value_cache: Device, s
     position ids [tokens]. report: an optional uint32 Array of 2 (a view
     at any offset) or Buffer the call fills with the number of tokens
     refused for a bad slot and the first of them; a call with a bad slot
-    writes nothing (checked on the device). Returns the call's event."""
+    writes nothing (checked on the device). cache_dtype: "fp8_e4m3" ("fp8")
+    or "fp8_e5m2" for uint8 caches, which then store k / k_scale and
+    v / v_scale (see the module's text). Returns the call's event."""
     from ._opencl import _Call
     _need_rope_kv(rope, Rope)
     call = _Call(rope, wait_for)
@@ -167,8 +223,9 @@ def rope_kv(rope: Rope, queue: Device, key_cache: Device, value_cache: Device, s
     for array, what in ((key_cache, "key_cache"), (value_cache, "value_cache")):
         if not call._is_array(array):
             raise TypeError("clpe: %s must be a pyopencl.array.Array" % what)
-    (cache_dtype, num_blocks, block_size, kv_heads, head_pitch, slot_pitch,
-     block_pitch) = _cache_layout(key_cache, value_cache, head_dim)
+    (cache_type, num_blocks, block_size, kv_heads, head_pitch, slot_pitch,
+     block_pitch) = _cache_layout(key_cache, value_cache, head_dim, cache_dtype)
+    key_scale, value_scale = _scales(cache_type, k_scale, v_scale)
     flags = _flags(inverse)
 
     def device_array(array: Device, what: str, write: bool) -> Optional[int]:
@@ -219,9 +276,9 @@ def rope_kv(rope: Rope, queue: Device, key_cache: Device, value_cache: Device, s
                      else None,
                      value=value_cache.base_data.int_ptr if value_cache.base_data is not None
                      else None, key_offset=key_cache.offset, value_offset=value_cache.offset,
-                     dtype=int(cache_dtype), num_blocks=num_blocks, block_size=block_size,
+                     dtype=int(cache_type), num_blocks=num_blocks, block_size=block_size,
                      heads=kv_heads, head_pitch=head_pitch, slot_pitch=slot_pitch,
-                     block_pitch=block_pitch)
+                     block_pitch=block_pitch, key_scale=key_scale, value_scale=value_scale)
     _mrope.check_int64_values(slots, "slots")
     slots_buffer, slots_offset, shape = call.int_buffer(slots, "slots", np.int64)
     if shape is not None and tuple(shape) != (tokens,):
@@ -259,18 +316,21 @@ def host_rope_kv(rope: HostRope, key_cache: HostArray, value_cache: HostArray, s
                  v: Optional[HostArray] = None, qkv: Optional[HostArray] = None,
                  q_heads: Optional[int] = None, q_out: Optional[HostArray] = None,
                  positions: Any = None, inverse: bool = False,
-                 token_first: Optional[bool] = None) -> Optional[HostArray]:
+                 token_first: Optional[bool] = None, cache_dtype: Optional[str] = None,
+                 k_scale: float = 1.0, v_scale: float = 1.0) -> Optional[HostArray]:
     """The exact bits of rope_kv on NumPy arrays, with a HostRope (or a Rope's
     .host()). A bad slot raises clpe.Error (CLPE_ERROR_INVALID_SLOTS) and
-    writes nothing. Returns q_out, else q, else qkv."""
+    writes nothing. cache_dtype, k_scale and v_scale as for rope_kv.
+    Returns q_out, else q, else qkv."""
     _need_rope_kv(rope, HostRope)
     head_dim = rope.head_dim
     dtype = rope.dtype
     for array, what in ((key_cache, "key_cache"), (value_cache, "value_cache")):
         if not isinstance(array, np.ndarray) or not array.flags.writeable:
             raise TypeError("clpe: %s must be a writeable numpy.ndarray" % what)
-    (cache_dtype, num_blocks, block_size, kv_heads, head_pitch, slot_pitch,
-     block_pitch) = _cache_layout(key_cache, value_cache, head_dim)
+    (cache_type, num_blocks, block_size, kv_heads, head_pitch, slot_pitch,
+     block_pitch) = _cache_layout(key_cache, value_cache, head_dim, cache_dtype)
+    key_scale, value_scale = _scales(cache_type, k_scale, v_scale)
     flags = _flags(inverse)
 
     def host_array(array: Any, what: str, write: bool) -> None:
@@ -311,9 +371,9 @@ def host_rope_kv(rope: HostRope, key_cache: HostArray, value_cache: HostArray, s
         tensors["q_out"] = CHostRopeTensor(data=q_out.ctypes.data, heads=heads, head_pitch=hp,
                                            row_pitch=rp)
     cache = CHostKvCache(key=key_cache.ctypes.data, value=value_cache.ctypes.data,
-                         dtype=int(cache_dtype), num_blocks=num_blocks, block_size=block_size,
+                         dtype=int(cache_type), num_blocks=num_blocks, block_size=block_size,
                          heads=kv_heads, head_pitch=head_pitch, slot_pitch=slot_pitch,
-                         block_pitch=block_pitch)
+                         block_pitch=block_pitch, key_scale=key_scale, value_scale=value_scale)
     _mrope.check_int64_values(slots, "slots")
     slot_values = int_array(slots, np.int64, "slots")
     if slot_values.shape != (tokens,):

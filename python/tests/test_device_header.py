@@ -74,3 +74,33 @@ def test_device_words_takes_rope_or_encoder(context):
     enc.close()
     with pytest.raises(ValueError, match="closed"):
         clpe.device_words(enc)
+
+
+FP8_KERNEL = """
+kernel void fp8_read(float scale, global float *e4m3, global float *e5m2)
+{
+    uint b = get_global_id(0);
+    e4m3[b] = clpe_fp8_e4m3_to_float((uchar)b, scale);
+    e5m2[b] = clpe_fp8_e5m2_to_float((uchar)b, scale);
+}
+"""
+
+
+def test_user_kernel_reads_fp8_caches(cl, context, queue):
+    """clpe_fp8_*_to_float on every byte equals ml_dtypes' value of it times
+    the scale in float32 (NaN as NaN)."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    from pyopencl import array as cla
+    program = cl.Program(context, clpe.device_source() + FP8_KERNEL).build(
+        "-DCLPE_DEVICE_LAYOUT=1")
+    codes = np.arange(256, dtype=np.uint8)
+    for scale in (1.0, 0.0123, 37.5):
+        e4m3 = cla.empty(queue, 256, np.float32)
+        e5m2 = cla.empty(queue, 256, np.float32)
+        program.fp8_read(queue, (256,), None, np.float32(scale), e4m3.data, e5m2.data)
+        for got, fmt in ((e4m3.get(), ml_dtypes.float8_e4m3fn),
+                         (e5m2.get(), ml_dtypes.float8_e5m2)):
+            want = codes.view(fmt).astype(np.float32) * np.float32(scale)
+            nan = np.isnan(want)
+            assert (np.isnan(got) == nan).all()
+            assert (bits(got[~nan]) == bits(want[~nan])).all()

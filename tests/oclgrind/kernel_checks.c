@@ -69,6 +69,8 @@ static void fill_values(void *dst, clpe_dtype t, size_t n, uint64_t *seed)
         case CLPE_DTYPE_F64:
             ((uint64_t *)dst)[k] = (r & 0x800FFFFFFFFFFFFFu) | 0x3FE0000000000000u;
             break;
+        case CLPE_DTYPE_FP8_E4M3: /* finite values about 1 */
+        case CLPE_DTYPE_FP8_E5M2: ((uint8_t *)dst)[k] = (uint8_t)((r & 0x83u) | 0x38u); break;
         }
     }
 }
