@@ -118,6 +118,7 @@
         const ulong q_out_base = 0, positions_base = 0, call_slots_base = 0, slots_base = 0;   \
         const ulong capacity = 0, block_size = 0, slot_pitch = 0, block_pitch = 0;             \
         const ulong stream_pitch = 0;                                                          \
+        const float key_scale = 1.0f, value_scale = 1.0f; /* a cache of the storage type */     \
         const uint entry_align = 2, inline_check = 0, call_tokens = 0, first = 0;              \
         const uint q_heads = COST_Q_HEADS, kv_heads = COST_KV_HEADS, head_dim = COST_HEAD_DIM; \
         const uint q_out_head_pitch = 0, q_out_row_pitch = 0;                                  \

@@ -16,9 +16,15 @@
 # driver compiles OpenCL with its own front end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+status=0
 out=$(STATIC_COST_TARGETS=sm_90 STATIC_COST_SHAPES=1 \
       STATIC_COST_OPTIONS="-I$PWD/kernels -DPE_OPS_ROWS=0 -mllvm -unroll-threshold=100000" \
-      bench/static_cost.sh bench/kv_cost.cl)
+      bench/static_cost.sh bench/kv_cost.cl) || status=$?
+if ((status)); then
+  echo "$out"
+  echo "kv_cost: bench/kv_cost.cl did not compile" >&2
+  exit 1
+fi
 if ! grep -q '^sm_90 .* cost_kv_f32 ' <<<"$out"; then
   echo "$out"
   echo "kv_cost: no sm_90 counts (ptxas and cuobjdump are needed; see bench/static_cost.sh)"
