@@ -163,6 +163,19 @@ static int read_llama(const json_value *root, model_config *cfg, char *err, size
         snprintf(err, cap, "config.json: head_dim must be even for rotary embedding");
         return -1;
     }
+    clpe_rope_config rc = clpe_rope_config_default((uint32_t)cfg->head_dim);
+    rc.base = cfg->rope_theta;
+    if (cfg->rope_scaling == ROPE_SCALING_LINEAR) {
+        rc.scaling = CLPE_ROPE_LINEAR;
+        rc.factor = cfg->rope_factor;
+    } else if (cfg->rope_scaling == ROPE_SCALING_LLAMA3) {
+        rc.scaling = CLPE_ROPE_LLAMA3;
+        rc.factor = cfg->rope_factor;
+        rc.low_freq_factor = cfg->rope_low_freq_factor;
+        rc.high_freq_factor = cfg->rope_high_freq_factor;
+        rc.original_max_position = cfg->rope_original_max;
+    }
+    cfg->rope = rc;
     return 0;
 }
 
@@ -228,4 +241,9 @@ int model_config_read(const char *dir, model_config *cfg, char *err, size_t cap)
     }
     json_free(root);
     return rc;
+}
+
+void model_config_free(model_config *cfg)
+{
+    (void)cfg;
 }

@@ -6,6 +6,8 @@
 #ifndef DECODER_MODEL_CONFIG_H
 #define DECODER_MODEL_CONFIG_H
 
+#include <clpe.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,6 +47,9 @@ typedef struct model_config {
     double rope_factor, rope_low_freq_factor, rope_high_freq_factor, rope_original_max;
     int attention_bias;
     int mlp_bias;
+    clpe_rope_config rope; /* the rotary of the model, from the fields above */
+    uint32_t mrope_streams; /* 0, or M-RoPE's position streams (Qwen2-VL: 3) */
+    uint32_t mrope_section[CLPE_MROPE_MAX_STREAMS];
     /* XGLM */
     int scale_embedding;
     int has_pad_token;
@@ -53,5 +58,6 @@ typedef struct model_config {
 
 /* Read dir/config.json. Returns 0, or -1 with a message in err. */
 int model_config_read(const char *dir, model_config *cfg, char *err, size_t err_cap);
+void model_config_free(model_config *cfg);
 
 #endif

@@ -16,8 +16,10 @@ transformers on the CPU:
   to float32, and whose XGLM positions are float32 integers), and within
   1e-4 of it;
 - the logits are bit-identical in clpe's two launch shapes
-  (CLPE_PAIRS_PER_ITEM=1 and the default), and with Llama's rotary applied
-  by clpe_device.h inside the decoder's own kernels (--rope device);
+  (CLPE_PAIRS_PER_ITEM=1 and the default), and in the three ways of
+  rotating into the paged cache (--rope kv, two-pass, device);
+- several sequences through one paged cache with continuous batching give
+  each sequence's solo tokens and logits, bit for bit;
 - rotary sees only position differences: Llama's logits at 2^20, 2^24 and
   2^62 are its logits at 0 to float32 rounding;
 - the same checks on Mesa Rusticl (llvmpipe), where it is installed.
@@ -314,16 +316,68 @@ def test_launch_shapes_bit_identical(decoder, models, arch, tmp_path):
 
 
 @pytest.mark.parametrize("arch", ["llama", "llama3"])
-def test_rope_in_own_kernels_bit_identical(decoder, models, arch, tmp_path):
-    """--rope device (clpe_device.h inside the decoder's attention and cache
-    write) gives the bits of --rope enqueue (clpe_enqueue_rope, then a copy)."""
+def test_rope_modes_bit_identical(decoder, models, arch, tmp_path):
+    """--rope kv (clpe_enqueue_rope_kv into the paged cache, the default),
+    --rope two-pass (clpe_enqueue_rope, then a copy) and --rope device
+    (clpe_device.h inside the decoder's attention and cache write) give the
+    same bits."""
     _, directory = models[arch]
     for start in (0, 2**24, 2**62):
         tokens, logits = run_decoder(decoder, directory, tmp_path, start)
-        tokens_d, logits_d = run_decoder(decoder, directory, tmp_path, start,
-                                         extra=["--rope", "device"])
-        assert tokens_d == tokens
-        assert logits_d.tobytes() == logits.tobytes()
+        for mode in ("two-pass", "device"):
+            tokens_m, logits_m = run_decoder(decoder, directory, tmp_path, start,
+                                             extra=["--rope", mode])
+            assert tokens_m == tokens, mode
+            assert logits_m.tobytes() == logits.tobytes(), mode
+
+
+def test_stats_show_one_rotary_call_per_layer(decoder, models):
+    _, directory = models["llama"]
+    result = subprocess.run([str(decoder), str(directory), "--prompt", "1,2,3", "--steps", "4",
+                             "--stats"], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert "rotary: clpe_enqueue_rope_kv" in result.stdout
+    assert "one clpe call per layer" in result.stdout
+    layers = models["llama"][0].config.num_hidden_layers
+    assert f"(1 gather + {layers} layers x 1)" in result.stdout, result.stdout
+
+
+BATCH = [  # prompt, start, steps: different lengths and starts
+    (PROMPT, 0, 40),
+    ([1, 2, 3], 2**20, 33),
+    (list(range(100, 120)), 2**62, 36),
+    ([42], 77, 34),
+    ([9, 8, 7, 6, 5], -5, 35),
+]
+
+
+@pytest.mark.parametrize("arch", ["llama", "xglm"])
+def test_batch_is_each_sequence_alone(decoder, models, arch, tmp_path):
+    """Continuous batching through one paged cache: at most 3 sequences at
+    once, so later ones start (their prefill in the same forward call as the
+    others' decode steps) in blocks that finished ones gave back; every
+    sequence's tokens and logits are its solo run's, bit for bit."""
+    _, directory = models[arch]
+    batch = tmp_path / "batch.txt"
+    batch.write_text("# prompt start steps\n" + "".join(
+        f"{','.join(map(str, p))} start={s} steps={n}\n" for p, s, n in BATCH))
+    logits = tmp_path / "batch.npy"
+    cmd = [str(decoder), str(directory), "--batch", str(batch), "--max-seqs", "3",
+           "--block-size", "4", "--cache-blocks", "40", "--logits", str(logits), "--stats"]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    lines = {int(line.split(":")[0].split()[1]): [int(t) for t in line.split(":")[1].split()]
+             for line in result.stdout.splitlines() if line.startswith("tokens ")}
+    assert sorted(lines) == list(range(len(BATCH)))
+    assert "mixing prefill and decode" in result.stdout
+    reused = [line for line in result.stdout.splitlines() if line.startswith("KV cache:")]
+    assert reused and " 0 blocks handed out again" not in reused[0], result.stdout
+    for i, (prompt, start, steps) in enumerate(BATCH):
+        tokens, solo = run_decoder(decoder, directory, tmp_path, start, steps=steps,
+                                   prompt=prompt)
+        assert lines[i] == tokens, i
+        batched = np.load(tmp_path / f"batch-{i}.npy")
+        assert batched.tobytes() == solo.tobytes(), i
 
 
 @pytest.mark.parametrize("arch", ["llama", "llama3"])
