@@ -98,6 +98,14 @@ static int upload(decoder *d, const st_file *f, const char *name, size_t rows, s
         return -1;
     }
     st_to_f32(t, host);
+    for (uint64_t i = 0; i < t->elements; i++)
+        if (!isfinite(host[i])) {
+            snprintf(err, cap,
+                     "model.safetensors: tensor '%s' holds %s at element %llu (as float32)",
+                     name, isnan(host[i]) ? "NaN" : "infinity", (unsigned long long)i);
+            free(host);
+            return -1;
+        }
     cl_int e;
     *out = new_buffer(d, &d->memory.weights, t->elements * sizeof(float), host, &e);
     free(host);
@@ -115,24 +123,27 @@ static int upload_layer(decoder *d, const st_file *f, size_t i, char *err, size_
      upload(d, f, name, rows, cols, optional, &L->field, err, cap))
     int rc;
     if (m->arch == ARCH_LLAMA) {
-        /* biases are optional unless the config asks for them */
-        const int ab = !m->attention_bias, mb = !m->mlp_bias;
+        /* a bias is read when the config has it, and then required;
+         * otherwise a bias tensor in the file is ignored, as Hugging Face
+         * ignores it (its Linear has no bias to load it into) */
+#define B(field, suffix, rows, on) ((on) ? W(field, suffix, rows, 0, 0) : 0)
         rc = W(norm1_w, "input_layernorm.weight", H, 0, 0) ||
              W(q_w, "self_attn.q_proj.weight", Q, H, 0) ||
-             W(q_b, "self_attn.q_proj.bias", Q, 0, ab) ||
+             B(q_b, "self_attn.q_proj.bias", Q, m->qkv_bias) ||
              W(k_w, "self_attn.k_proj.weight", KV, H, 0) ||
-             W(k_b, "self_attn.k_proj.bias", KV, 0, ab) ||
+             B(k_b, "self_attn.k_proj.bias", KV, m->qkv_bias) ||
              W(v_w, "self_attn.v_proj.weight", KV, H, 0) ||
-             W(v_b, "self_attn.v_proj.bias", KV, 0, ab) ||
+             B(v_b, "self_attn.v_proj.bias", KV, m->qkv_bias) ||
              W(o_w, "self_attn.o_proj.weight", H, Q, 0) ||
-             W(o_b, "self_attn.o_proj.bias", H, 0, ab) ||
+             B(o_b, "self_attn.o_proj.bias", H, m->o_bias) ||
              W(norm2_w, "post_attention_layernorm.weight", H, 0, 0) ||
              W(gate_w, "mlp.gate_proj.weight", m->ffn, H, 0) ||
-             W(gate_b, "mlp.gate_proj.bias", m->ffn, 0, mb) ||
+             B(gate_b, "mlp.gate_proj.bias", m->ffn, m->mlp_bias) ||
              W(up_w, "mlp.up_proj.weight", m->ffn, H, 0) ||
-             W(up_b, "mlp.up_proj.bias", m->ffn, 0, mb) ||
+             B(up_b, "mlp.up_proj.bias", m->ffn, m->mlp_bias) ||
              W(down_w, "mlp.down_proj.weight", H, m->ffn, 0) ||
-             W(down_b, "mlp.down_proj.bias", H, 0, mb);
+             B(down_b, "mlp.down_proj.bias", H, m->mlp_bias);
+#undef B
     } else {
         rc = W(norm1_w, "self_attn_layer_norm.weight", H, 0, 0) ||
              W(norm1_b, "self_attn_layer_norm.bias", H, 0, 0) ||
@@ -166,22 +177,38 @@ static int upload_layer(decoder *d, const st_file *f, size_t i, char *err, size_
 static int upload_weights(decoder *d, const st_file *f, char *err, size_t cap)
 {
     const model_config *m = &d->cfg;
-    if (upload(d, f, "model.embed_tokens.weight", m->vocab, m->hidden, 1, &d->embed, err, cap) ||
-        upload(d, f, "lm_head.weight", m->vocab, m->hidden, 1, &d->lm_head, err, cap))
-        return -1;
-    /* Tied embeddings: save_pretrained keeps one of the two names. */
-    if (!d->embed && !d->lm_head) {
-        snprintf(err, cap,
-                 "model.safetensors: neither model.embed_tokens.weight nor lm_head.weight");
-        return -1;
-    }
-    if (!d->embed) {
-        d->embed = d->lm_head;
-        clRetainMemObject(d->embed);
-    }
-    if (!d->lm_head) {
+    if (m->tie_word_embeddings) {
+        /* Tied: one matrix is both the input embedding and lm_head, as in
+         * Hugging Face, whose tied parameter is loaded from both names of
+         * the file, lm_head.weight last: that one, when the file holds it
+         * (save_pretrained keeps the tensor under either name). */
+        if (upload(d, f, "lm_head.weight", m->vocab, m->hidden, 1, &d->embed, err, cap) ||
+            (!d->embed && upload(d, f, "model.embed_tokens.weight", m->vocab, m->hidden, 1,
+                                 &d->embed, err, cap)))
+            return -1;
+        if (!d->embed) {
+            snprintf(err, cap, "model.safetensors: neither model.embed_tokens.weight nor "
+                               "lm_head.weight (tie_word_embeddings is true)");
+            return -1;
+        }
         d->lm_head = d->embed;
         clRetainMemObject(d->lm_head);
+    } else {
+        if (upload(d, f, "model.embed_tokens.weight", m->vocab, m->hidden, 1, &d->embed, err,
+                   cap))
+            return -1;
+        if (!d->embed) {
+            snprintf(err, cap, "model.safetensors: tensor 'model.embed_tokens.weight' is "
+                               "missing");
+            return -1;
+        }
+        if (upload(d, f, "lm_head.weight", m->vocab, m->hidden, 1, &d->lm_head, err, cap))
+            return -1;
+        if (!d->lm_head) {
+            snprintf(err, cap, "model.safetensors: tensor 'lm_head.weight' is missing and "
+                               "tie_word_embeddings is false");
+            return -1;
+        }
     }
     const char *norm = m->arch == ARCH_LLAMA ? "model.norm.weight" : "model.layer_norm.weight";
     if (upload(d, f, norm, m->hidden, 0, 0, &d->final_w, err, cap) ||
@@ -303,7 +330,7 @@ int decoder_create(decoder *d, const model_config *cfg, const st_file *f,
     d->max_table_entries = opt->max_table_entries;
     d->num_blocks = opt->num_blocks;
     d->block_size = opt->block_size;
-    d->streams = 1;
+    d->streams = cfg->mrope_streams ? cfg->mrope_streams : 1;
     d->matmul = opt->matmul;
     d->prof.enabled = opt->profile;
     d->rope_mode = cfg->arch == ARCH_LLAMA ? opt->rope_mode : ROPE_KV;
@@ -514,8 +541,10 @@ static int attention(decoder *d, size_t layer, size_t n, char *err, size_t cap)
     e |= clSetKernelArg(k, 7, sizeof heads, &heads);
     e |= clSetKernelArg(k, 8, sizeof kv_heads, &kv_heads);
     e |= clSetKernelArg(k, 9, sizeof scale, &scale);
+    cl_uint window = (cl_uint)m->sliding_window;
+    e |= clSetKernelArg(k, 10, sizeof window, &window);
     if (d->rope_mode == ROPE_DEVICE)
-        e |= position_attention_args(d, k, 10);
+        e |= position_attention_args(d, k, 11);
     size_t global = n * m->heads;
     if (e == CL_SUCCESS)
         e = clEnqueueNDRangeKernel(d->queue, k, 1, NULL, &global, NULL, 0, NULL,
@@ -612,9 +641,13 @@ int decoder_forward(decoder *d, const forward_batch *b, float *logits_out, char 
         return cl_fail(err, cap, "clEnqueueWriteBuffer (the batch)", e);
     if (position_input_stage(d, n, err, cap) != 0)
         return -1;
+    d->batch = b;
     for (size_t i = 0; i < m->layers; i++)
-        if (layer_forward(d, i, n, err, cap) != 0)
+        if (layer_forward(d, i, n, err, cap) != 0) {
+            d->batch = NULL;
             return -1;
+        }
+    d->batch = NULL;
     /* the rows asked for, gathered into o, then the final norm and lm_head */
     cl_uint width = (cl_uint)m->hidden;
     size_t global = b->logit_rows * m->hidden;
@@ -648,6 +681,12 @@ int decoder_forward(decoder *d, const forward_batch *b, float *logits_out, char 
     if (m->arch == ARCH_LLAMA && d->rope_mode == ROPE_KV) {
         uint64_t refused = 0;
         clpe_status s = clpe_rope_kv_refused_calls(d->rope, d->queue, &refused);
+        for (size_t i = 0; s == CLPE_SUCCESS && i < sizeof d->varying / sizeof *d->varying; i++) {
+            uint64_t more = 0;
+            if (d->varying[i])
+                s = clpe_rope_kv_refused_calls(d->varying[i], d->queue, &more);
+            refused += more;
+        }
         if (s != CLPE_SUCCESS || refused != 0) {
             snprintf(err, cap, "clpe_enqueue_rope_kv refused %llu calls (a slot out of range "
                      "or repeated): %s",

@@ -92,6 +92,14 @@ typedef struct decoder {
     /* position_steps.c */
     clpe_encoder *input_encoder; /* the input stage's gather (+ encoding for XGLM) */
     clpe_rope *rope;             /* rotary models */
+    /* rope_type dynamic and longrope: frequencies that change with the
+     * sequence's length (max position + 1, as Hugging Face computes them
+     * for each forward call), one object per length met, the last few kept */
+    int rope_varies;
+    clpe_rope *varying[8];
+    uint64_t varying_key[8];
+    size_t varying_next;
+    const struct forward_batch *batch; /* the call in progress */
     int64_t first_position;      /* what the input stage adds to a model position (XGLM: 2) */
     rope_mode rope_mode;
     cl_mem rope_words;           /* ROPE_DEVICE: clpe_rope_device_words */

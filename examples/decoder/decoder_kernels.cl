@@ -176,16 +176,18 @@ static size_t kv_slot(__global const uint *tables, uint table, uint j, uint bloc
 }
 
 /* Causal self-attention of one query qr (one token, one head) over its
- * sequence's rows 0 .. last in the paged cache:
+ * sequence's rows 0 .. last in the paged cache (with a sliding window, the
+ * last `window` of them):
  *   k, v  [slots, kv_heads * HEAD_DIM]
  * softmax(q . k * scale) . v, with the softmax's maximum subtracted first,
  * written to oh. The rows are visited in order, whatever the blocks. */
 static void attend(const float *qr, __global const float *k, __global const float *v,
                    __global float *oh, __global const uint *tables, uint table, uint last,
-                   uint block_size, uint kvh, uint kv_width, float scale)
+                   uint window, uint block_size, uint kvh, uint kv_width, float scale)
 {
+    const uint first = window && last >= window ? last - window + 1 : 0;
     float top = -INFINITY;
-    for (uint j = 0; j <= last; j++) {
+    for (uint j = first; j <= last; j++) {
         __global const float *kj =
             k + kv_slot(tables, table, j, block_size) * kv_width + kvh * HEAD_DIM;
         float s = 0.0f;
@@ -197,7 +199,7 @@ static void attend(const float *qr, __global const float *k, __global const floa
     for (uint d = 0; d < HEAD_DIM; d++)
         acc[d] = 0.0f;
     float total = 0.0f;
-    for (uint j = 0; j <= last; j++) {
+    for (uint j = first; j <= last; j++) {
         const size_t slot = kv_slot(tables, table, j, block_size);
         __global const float *kj = k + slot * kv_width + kvh * HEAD_DIM;
         __global const float *vj = v + slot * kv_width + kvh * HEAD_DIM;
@@ -222,7 +224,7 @@ static void attend(const float *qr, __global const float *k, __global const floa
 __kernel void attention(__global const float *q, __global const float *k,
                         __global const float *v, __global float *out,
                         __global const uint *tables, __global const uint *meta, uint block_size,
-                        uint heads, uint kv_heads, float scale)
+                        uint heads, uint kv_heads, float scale, uint window)
 {
     const uint t = get_global_id(0) / heads, h = get_global_id(0) % heads;
     __global const float *qh = q + ((size_t)t * heads + h) * HEAD_DIM;
@@ -230,7 +232,8 @@ __kernel void attention(__global const float *q, __global const float *k,
     for (uint d = 0; d < HEAD_DIM; d++)
         qr[d] = qh[d];
     attend(qr, k, v, out + ((size_t)t * heads + h) * HEAD_DIM, tables, meta[2 * t],
-           meta[2 * t + 1], block_size, h / (heads / kv_heads), kv_heads * HEAD_DIM, scale);
+           meta[2 * t + 1], window, block_size, h / (heads / kv_heads), kv_heads * HEAD_DIM,
+           scale);
 }
 
 #ifdef CLPE_DEVICE_H
@@ -242,7 +245,8 @@ __kernel void attention_rotating_q(__global const float *q, __global const float
                                    __global const float *v, __global float *out,
                                    __global const uint *tables, __global const uint *meta,
                                    uint block_size, uint heads, uint kv_heads, float scale,
-                                   __global const ulong *rope, __global const long *positions)
+                                   uint window, __global const ulong *rope,
+                                   __global const long *positions)
 {
     const uint t = get_global_id(0) / heads, h = get_global_id(0) % heads;
     __global const float *qh = q + ((size_t)t * heads + h) * HEAD_DIM;
@@ -257,7 +261,8 @@ __kernel void attention_rotating_q(__global const float *q, __global const float
         qr[b] = r.y;
     }
     attend(qr, k, v, out + ((size_t)t * heads + h) * HEAD_DIM, tables, meta[2 * t],
-           meta[2 * t + 1], block_size, h / (heads / kv_heads), kv_heads * HEAD_DIM, scale);
+           meta[2 * t + 1], window, block_size, h / (heads / kv_heads), kv_heads * HEAD_DIM,
+           scale);
 }
 
 /* Keys rotated into the cache in one pass, one work-item per (token, kv

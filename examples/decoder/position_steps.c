@@ -54,7 +54,20 @@ int position_steps_create(decoder *d, char *err, size_t cap)
         clpe_rope_config rc = m->rope;
         rc.pairing = CLPE_ROPE_HALF_SPLIT; /* Hugging Face's rotate_half */
         rc.dtype = CLPE_DTYPE_F32;
-        d->rope = clpe_rope_create_like(d->input_encoder, &rc, &s);
+        d->rope_varies = rc.scaling == CLPE_ROPE_DYNAMIC || rc.scaling == CLPE_ROPE_LONGROPE;
+        if (d->rope_mode == ROPE_DEVICE && (d->rope_varies || m->mrope_streams)) {
+            snprintf(err, cap, "--rope device rotates with one object's words at one position "
+                               "per token: not for %s (use --rope kv or two-pass)",
+                     m->mrope_streams ? "M-RoPE" : "a rotary that changes with the length");
+            return -1;
+        }
+        if (m->mrope_streams) {
+            clpe_mrope_config mc = {.rope = rc, .streams = m->mrope_streams};
+            memcpy(mc.section, m->mrope_section, sizeof mc.section);
+            d->rope = clpe_rope_create_mrope_like(d->input_encoder, &mc, &s);
+        } else {
+            d->rope = clpe_rope_create_like(d->input_encoder, &rc, &s);
+        }
         if (!d->rope)
             return clpe_fail(err, cap, "clpe_rope_create_like", s);
         if (d->rope_mode == ROPE_DEVICE) {
@@ -77,6 +90,10 @@ void position_steps_release(decoder *d)
     if (d->rope_words)
         clReleaseMemObject(d->rope_words);
     d->rope_words = NULL;
+    for (size_t i = 0; i < sizeof d->varying / sizeof *d->varying; i++) {
+        clpe_rope_release(d->varying[i]);
+        d->varying[i] = NULL;
+    }
     clpe_rope_release(d->rope);
     clpe_encoder_release(d->input_encoder);
     d->rope = NULL;
@@ -130,6 +147,77 @@ static int rope_device(decoder *d, size_t layer, size_t n, char *err, size_t cap
     return scatter(d, d->v, d->layers[layer].v_cache, n, err, cap);
 }
 
+/* The rotary object for a sequence whose longest position in this call is
+ * seq_len - 1: d->rope, or for dynamic and longrope the one of that length
+ * (Hugging Face's _dynamic_frequency_update and _longrope_frequency_update:
+ * up to max_position_embeddings, resp. original_max_position_embeddings,
+ * the frequencies of the config; beyond, dynamic grows its base with the
+ * length and longrope takes its long factors). */
+static clpe_rope *rope_for(decoder *d, uint64_t seq_len, char *err, size_t cap)
+{
+    if (!d->rope_varies)
+        return d->rope;
+    const clpe_rope_config *base = &d->cfg.rope;
+    const int beyond = (double)seq_len > base->original_max_position;
+    if (!beyond)
+        return d->rope;
+    const uint64_t key = base->scaling == CLPE_ROPE_DYNAMIC ? seq_len : 1;
+    const size_t slots = sizeof d->varying / sizeof *d->varying;
+    for (size_t i = 0; i < slots; i++)
+        if (d->varying[i] && d->varying_key[i] == key)
+            return d->varying[i];
+    clpe_rope_config rc = *base;
+    rc.pairing = CLPE_ROPE_HALF_SPLIT;
+    rc.dtype = CLPE_DTYPE_F32;
+    rc.seq_len = seq_len;
+    clpe_status s;
+    clpe_rope *r = clpe_rope_create_like(d->input_encoder, &rc, &s);
+    if (!r) {
+        clpe_fail(err, cap, "clpe_rope_create_like (a sequence length's rotary)", s);
+        return NULL;
+    }
+    const size_t i = d->varying_next++ % slots;
+    clpe_rope_release(d->varying[i]); /* work already enqueued on it stays valid */
+    d->varying[i] = r;
+    d->varying_key[i] = key;
+    return r;
+}
+
+/* One rotary call over tokens first .. first+n-1 of the batch. */
+static int rope_call(decoder *d, clpe_rope *rope, size_t layer, size_t first, size_t n,
+                     char *err, size_t cap)
+{
+    const model_config *m = &d->cfg;
+    const layer_buffers *L = &d->layers[layer];
+    const size_t F = sizeof(float), QW = m->heads * m->head_dim * F,
+                 KVW = m->kv_heads * m->head_dim * F;
+    const clpe_rope_tensor q = {.buffer = d->q, .offset = first * QW, .heads = m->heads};
+    const clpe_rope_tensor k = {.buffer = d->k, .offset = first * KVW, .heads = m->kv_heads};
+    const clpe_rope_tensor v = {.buffer = d->v, .offset = first * KVW, .heads = m->kv_heads};
+    /* a sub-range only for a rotary that changes with the length, which has
+     * one stream: the streams' layout [streams, n] takes the whole call */
+    const clpe_positions pos = {.source = d->streams > 1 ? CLPE_POSITIONS_STREAMS
+                                                         : CLPE_POSITIONS_IDS,
+                                .buffer = d->positions,
+                                .offset = first * sizeof(int64_t)};
+    clpe_status s;
+    if (d->rope_mode == ROPE_KV) {
+        const clpe_kv_cache cache = {.key = L->k_cache,
+                                     .value = L->v_cache,
+                                     .dtype = CLPE_DTYPE_F32,
+                                     .num_blocks = d->num_blocks,
+                                     .block_size = d->block_size,
+                                     .heads = m->kv_heads};
+        const clpe_kv_slots slots = {.buffer = d->slots, .offset = first * sizeof(int64_t)};
+        s = clpe_enqueue_rope_kv(rope, d->queue, n, &q, NULL, &k, &v, &cache, &slots, &pos, 0,
+                                 0, NULL, profile_event(&d->prof, STEP_POSITION));
+        return s == CLPE_SUCCESS ? 0 : clpe_fail(err, cap, "clpe_enqueue_rope_kv", s);
+    }
+    s = clpe_enqueue_rope(rope, d->queue, 1, n, &q, &k, &pos, 0, 0, NULL,
+                          profile_event(&d->prof, STEP_POSITION));
+    return s == CLPE_SUCCESS ? 0 : clpe_fail(err, cap, "clpe_enqueue_rope", s);
+}
+
 int position_rope_into_cache(decoder *d, size_t layer, size_t n, char *err, size_t cap)
 {
     const model_config *m = &d->cfg;
@@ -141,29 +229,26 @@ int position_rope_into_cache(decoder *d, size_t layer, size_t n, char *err, size
                    : 0;
     if (d->rope_mode == ROPE_DEVICE)
         return rope_device(d, layer, n, err, cap);
-    const clpe_rope_tensor q = {.buffer = d->q, .heads = m->heads};
-    const clpe_rope_tensor k = {.buffer = d->k, .heads = m->kv_heads};
-    const clpe_rope_tensor v = {.buffer = d->v, .heads = m->kv_heads};
-    const clpe_positions pos = {.source = d->streams > 1 ? CLPE_POSITIONS_STREAMS
-                                                         : CLPE_POSITIONS_IDS,
-                                .buffer = d->positions};
-    clpe_status s;
-    if (d->rope_mode == ROPE_KV) {
-        const clpe_kv_cache cache = {.key = L->k_cache,
-                                     .value = L->v_cache,
-                                     .dtype = CLPE_DTYPE_F32,
-                                     .num_blocks = d->num_blocks,
-                                     .block_size = d->block_size,
-                                     .heads = m->kv_heads};
-        const clpe_kv_slots slots = {.buffer = d->slots};
-        s = clpe_enqueue_rope_kv(d->rope, d->queue, n, &q, NULL, &k, &v, &cache, &slots, &pos,
-                                 0, 0, NULL, profile_event(&d->prof, STEP_POSITION));
-        return s == CLPE_SUCCESS ? 0 : clpe_fail(err, cap, "clpe_enqueue_rope_kv", s);
+    if (!d->rope_varies) {
+        if (rope_call(d, d->rope, layer, 0, n, err, cap))
+            return -1;
+    } else {
+        /* one call per run of a sequence's tokens (they are consecutive),
+         * each with its length's object */
+        const forward_batch *b = d->batch;
+        for (size_t first = 0, end; first < n; first = end) {
+            int64_t top = b->positions[first];
+            for (end = first + 1; end < n && b->table_offset[end] == b->table_offset[first];
+                 end++)
+                if (b->positions[end] > top)
+                    top = b->positions[end];
+            clpe_rope *rope = rope_for(d, top >= 0 ? (uint64_t)top + 1 : 0, err, cap);
+            if (!rope || rope_call(d, rope, layer, first, end - first, err, cap))
+                return -1;
+        }
     }
-    s = clpe_enqueue_rope(d->rope, d->queue, 1, n, &q, &k, &pos, 0, 0, NULL,
-                          profile_event(&d->prof, STEP_POSITION));
-    if (s != CLPE_SUCCESS)
-        return clpe_fail(err, cap, "clpe_enqueue_rope", s);
+    if (d->rope_mode == ROPE_KV)
+        return 0;
     return scatter(d, d->k, L->k_cache, n, err, cap) || scatter(d, d->v, L->v_cache, n, err, cap)
                ? -1
                : 0;

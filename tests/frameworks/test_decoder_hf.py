@@ -460,12 +460,29 @@ def broken_copy(directory, tmp_path, config_edit=None, safetensors_edit=None):
     return out
 
 
+def edit_tensors(edit):
+    """A safetensors_edit that changes the file's tensors (a dict of name to
+    float32 tensor) with edit, written back as save_pretrained would."""
+    def apply(data):
+        from safetensors.torch import load, save
+        tensors = dict(load(data))
+        edit(tensors)
+        return save(tensors, metadata={"format": "pt"})
+    return apply
+
+
+def poison(value):
+    def edit(tensors):
+        tensors["model.layers.1.mlp.up_proj.weight"][3, 5] = value
+    return edit
+
+
 @pytest.mark.parametrize("config_edit, safetensors_edit, message", [
     (lambda c: c.update(model_type="gpt2"), None, "model_type 'gpt2' is not supported"),
     (lambda c: c.update(hidden_size=32, head_dim=8), None,
      "has shape [512, 64], expected [512, 32]"),
-    (lambda c: c.update(rope_scaling={"rope_type": "yarn", "factor": 2.0}), None,
-     "rope_scaling 'yarn'"),
+    (lambda c: c.update(rope_scaling={"rope_type": "su", "factor": 2.0}), None,
+     "rope_scaling.rope_type 'su' is not a rotary scaling clpe knows"),
     (lambda c: c.update(intermediate_size=128, rms_norm_eps=1e-6), None,
      "'model.layers.0.mlp.gate_proj.weight' has shape [160, 64], expected [128, 64]"),
     (lambda c: c.update(num_hidden_layers=3), None,
@@ -473,6 +490,37 @@ def broken_copy(directory, tmp_path, config_edit=None, safetensors_edit=None):
     (None, lambda b: b[: len(b) // 2], "outside the file"),
     (None, lambda b: (1 << 40).to_bytes(8, "little") + b[8:], "header longer than the file"),
     (None, lambda b: b[:8] + b"[" + b[9:], "header: JSON"),
+    # Hugging Face raises on these; the decoder refuses them naming the field
+    (lambda c: c.update(rope_theta="500000"), None, "rope_theta must be a number"),
+    (lambda c: c.update(rms_norm_eps="abc"), None, "rms_norm_eps must be a number"),
+    (lambda c: c.update(num_key_value_heads=2.0), None, "num_key_value_heads must be an integer"),
+    (lambda c: c.update(tie_word_embeddings="no"), None, "tie_word_embeddings must be true or false"),
+    (lambda c: c.update(rope_scaling="linear"), None, "rope_scaling must be an object or null"),
+    (lambda c: c.update(rope_scaling={"rope_type": "linear"}), None,
+     "rope_scaling.factor is missing; rope_type linear needs it"),
+    (lambda c: c.update(rope_scaling={"rope_type": "linear", "factor": "2"}), None,
+     "rope_scaling.factor must be a number"),
+    (lambda c: c.update(rope_scaling={"rope_type": "llama3", "factor": 8.0,
+                                      "low_freq_factor": 1.0, "high_freq_factor": 4.0}), None,
+     "rope_scaling.original_max_position_embeddings is missing"),
+    (lambda c: c.update(rope_scaling={"rope_type": "llama3", "factor": 8.0,
+                                      "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                      "original_max_position_embeddings": 64.5}), None,
+     "rope_scaling.original_max_position_embeddings must be an integer"),
+    (lambda c: c.update(rope_scaling={"rope_type": "llama3", "factor": 8.0,
+                                      "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                      "original_max_position_embeddings": 1e30}), None,
+     "rope_scaling.original_max_position_embeddings must be an integer"),
+    (lambda c: c.update(rope_scaling={"rope_type": "llama3", "factor": 8.0,
+                                      "low_freq_factor": 4.0, "high_freq_factor": 1.0,
+                                      "original_max_position_embeddings": 64}), None,
+     "high_freq_factor"),
+    # untied, and no lm_head.weight to read
+    (None, edit_tensors(lambda t: t.pop("lm_head.weight")),
+     "'lm_head.weight' is missing and tie_word_embeddings is false"),
+    (None, edit_tensors(poison(float("nan"))),
+     "'model.layers.1.mlp.up_proj.weight' holds NaN at element 197"),
+    (None, edit_tensors(poison(float("-inf"))), "holds infinity"),
 ])
 def test_bad_model_is_refused(decoder, models, tmp_path, config_edit, safetensors_edit, message):
     _, directory = models["llama"]
@@ -482,3 +530,34 @@ def test_bad_model_is_refused(decoder, models, tmp_path, config_edit, safetensor
     assert result.returncode == 1, result.stderr
     assert message in result.stderr
     assert "tokens:" not in result.stdout
+
+
+def add_biases(tensors):
+    generator = torch.Generator().manual_seed(1)
+    for name in list(tensors):
+        if name.endswith(("_proj.weight",)):
+            rows = tensors[name].shape[0]
+            tensors[name[: -len("weight")] + "bias"] = torch.randn(rows, generator=generator)
+
+
+def different_lm_head(tensors):
+    tensors["lm_head.weight"] = tensors["lm_head.weight"].flip(0).contiguous()
+
+
+@pytest.mark.parametrize("config_edit, safetensors_edit", [
+    # attention_bias false (and mlp_bias false): the bias tensors in the file
+    # are ignored, as Hugging Face ignores them
+    (None, edit_tensors(add_biases)),
+    # tie_word_embeddings true: lm_head and the input embedding are one
+    # matrix even where the file holds two different ones (transformers
+    # 4.49 loads the tied parameter from both names, lm_head.weight last)
+    (lambda c: c.update(tie_word_embeddings=True), edit_tensors(different_lm_head)),
+])
+def test_config_read_as_hf_reads_it(decoder, models, tmp_path, config_edit, safetensors_edit):
+    _, directory = models["llama"]
+    odd = broken_copy(directory, tmp_path, config_edit, safetensors_edit)
+    model = transformers.AutoModelForCausalLM.from_pretrained(odd, torch_dtype=torch.float32)
+    model.eval()
+    tokens, logits = run_decoder(decoder, odd, tmp_path, 0)
+    assert tokens == hf_greedy("llama", model, PROMPT, STEPS)
+    assert distance(logits, hf_logits("llama", model, PROMPT + tokens[:-1], 0)) <= TOLERANCE
