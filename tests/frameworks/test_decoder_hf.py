@@ -62,10 +62,20 @@ from make_tiny_model import make_model  # noqa: E402
 mp = mpmath.mp.clone() if hasattr(mpmath.mp, "clone") else mpmath.mp
 mp.prec = 256
 
-ARCHS = ["llama", "llama3", "xglm"]  # llama3: Llama 3.1's rotary scaling, tied embeddings
+# llama3: Llama 3.1's rotary scaling, tied embeddings; llama-*: those scalings;
+# mistral: a sliding window of 6; qwen2: q/k/v biases; qwen2_vl: M-RoPE
+ARCHS = ["llama", "llama3", "llama-dynamic", "llama-yarn", "llama-longrope", "mistral", "qwen2",
+         "qwen2_vl", "xglm"]
+# Compared with a float64 model at long starts: not llama-dynamic, whose
+# frequencies change with each forward call's length (one float64 call over
+# the whole sequence is not what generate computes), nor llama-longrope
+# (transformers 4.49's Llama keeps the short factors at every length; the
+# decoder takes the long ones past original_max_position_embeddings).
+EXACT_ARCHS = ["llama", "llama3", "llama-yarn", "mistral", "qwen2", "qwen2_vl", "xglm"]
+ROTARY_ARCHS = [a for a in ARCHS if a != "xglm"]
 PROMPT = [5, 17, 42, 99, 3, 250, 7, 11]
 STEPS = 8
-LONG_STARTS = [2**20, 2**24, 2**62]
+LONG_STARTS = [2**20, 2**40, 2**62]
 TOLERANCE = 1e-4  # relative to the largest logit of the reference
 XGLM_OFFSET = 2   # Hugging Face XGLMSinusoidalPositionalEmbedding.offset
 
@@ -133,17 +143,38 @@ def exact_angles(positions, frequencies):
 
 
 def exact_rotary_frequencies(config):
-    """Hugging Face's inv_freq (modeling_rope_utils: default and llama3),
-    evaluated exactly: w_i = theta^(-2i/head_dim), then Llama 3.1's scaling."""
+    """Hugging Face's inv_freq and attention scaling (modeling_rope_utils:
+    default, linear, llama3 and yarn as transformers 4.49 computes them),
+    evaluated exactly: w_i = theta^(-2i/head_dim), then the scaling.
+    Returns (frequencies, amplitude)."""
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
     theta = mp.mpf(config.rope_theta)
     frequencies = [theta ** (-mp.mpf(2 * i) / head_dim) for i in range(head_dim // 2)]
-    scaling = config.rope_scaling or {}
+    scaling = getattr(config, "rope_scaling", None) or {}
     kind = scaling.get("rope_type", scaling.get("type", "default"))
-    if kind == "default":
-        return frequencies
-    assert kind == "llama3", kind
+    if kind in ("default", "mrope"):
+        return frequencies, mp.mpf(1)
     factor = mp.mpf(scaling["factor"])
+    if kind == "linear":
+        return [w / factor for w in frequencies], mp.mpf(1)
+    if kind == "yarn":
+        # 4.49 ramps over max_position_embeddings, beta_fast 32, beta_slow 1,
+        # truncated to integers; amplitude 0.1 ln(factor) + 1
+        old_context = config.max_position_embeddings
+
+        def correction_dim(rotations):
+            return (head_dim * mp.log(old_context / (rotations * 2 * mp.pi))) / (2 * mp.log(theta))
+        low = max(int(mp.floor(correction_dim(32))), 0)
+        high = min(int(mp.ceil(correction_dim(1))), head_dim - 1)
+        if low == high:
+            high += 0.001
+        out = []
+        for i, w in enumerate(frequencies):
+            ramp = min(max((mp.mpf(i) - low) / (high - low), 0), 1)
+            extrapolation = 1 - ramp
+            out.append(w / factor * (1 - extrapolation) + w * extrapolation)
+        return out, mp.mpf("0.1") * mp.log(factor) + 1
+    assert kind == "llama3", kind
     low, high = mp.mpf(scaling["low_freq_factor"]), mp.mpf(scaling["high_freq_factor"])
     old_context = mp.mpf(scaling["original_max_position_embeddings"])
     out = []
@@ -156,21 +187,31 @@ def exact_rotary_frequencies(config):
         else:
             smooth = (old_context / wavelength - low) / (high - low)
             out.append((1 - smooth) * w / factor + smooth * w)
-    return out
+    return out, mp.mpf(1)
 
 
 class ExactRotary(torch.nn.Module):
-    """LlamaRotaryEmbedding with exact cos/sin (its attention_scaling is 1
-    for default and llama3)."""
+    """The model's rotary embedding with exact cos/sin (times the exact
+    amplitude). Qwen2-VL's position_ids are [3, batch, seq] and so are its
+    cos and sin, one per stream."""
 
     def __init__(self, config):
         super().__init__()
-        self.frequencies = exact_rotary_frequencies(config)
+        self.frequencies, self.amplitude = exact_rotary_frequencies(config)
+
+    def one(self, positions):
+        cos, sin = exact_angles(positions, self.frequencies)
+        cos = np.concatenate([cos, cos], axis=-1) * float(self.amplitude)
+        sin = np.concatenate([sin, sin], axis=-1) * float(self.amplitude)
+        return torch.from_numpy(cos)[None], torch.from_numpy(sin)[None]
 
     def forward(self, x, position_ids):
-        cos, sin = exact_angles(position_ids[0].tolist(), self.frequencies)
-        cos = torch.from_numpy(np.concatenate([cos, cos], axis=-1))[None]
-        sin = torch.from_numpy(np.concatenate([sin, sin], axis=-1))[None]
+        if position_ids.dim() == 3:
+            pairs = [self.one(position_ids[j, 0].tolist()) for j in range(position_ids.shape[0])]
+            cos = torch.stack([c for c, _ in pairs])
+            sin = torch.stack([s for _, s in pairs])
+        else:
+            cos, sin = self.one(position_ids[0].tolist())
         return cos.to(x.dtype), sin.to(x.dtype)
 
 
@@ -215,41 +256,114 @@ class XglmRows(torch.nn.Module):
         return self.make_rows(position_ids + XGLM_OFFSET, self.d, self.padding_idx)
 
 
-def hf_logits(arch, model, ids, start, exact=False):
-    """Logits of a float32 or float64 Hugging Face model for ids at positions
-    start, start+1, ...; exact: the position steps from mpmath."""
+class Float64RMSNorm(torch.nn.Module):
+    """RMSNorm in the input's dtype (Hugging Face's computes in float32
+    whatever the model's dtype)."""
+
+    def __init__(self, norm):
+        super().__init__()
+        self.weight, self.eps = norm.weight, norm.variance_epsilon
+
+    def forward(self, x):
+        return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
+
+
+class Float64Softmax:
+    """torch.nn.functional.softmax in float64 for float64 inputs, where the
+    models ask for dtype=torch.float32 (their attention softmax)."""
+
+    def __enter__(self):
+        self.softmax = torch.nn.functional.softmax
+        original = self.softmax
+
+        def softmax(x, dim=None, _stacklevel=3, dtype=None):
+            if x.dtype == torch.float64:
+                dtype = torch.float64
+            return original(x, dim=dim, dtype=dtype)
+        torch.nn.functional.softmax = softmax
+        return self
+
+    def __exit__(self, *exc):
+        torch.nn.functional.softmax = self.softmax
+
+
+def float64_model(arch, model):
+    """A float64 copy of model whose position steps are exact and whose
+    norms and softmax compute in float64 too."""
     model = copy.deepcopy(model)
     cfg = model.config
-    positions = torch.arange(len(ids), dtype=torch.int64)[None] + start
-    if arch != "xglm" and exact:
+    if arch != "xglm":
         model.model.rotary_emb = ExactRotary(cfg)
-    if arch == "xglm":
+        for name, module in list(model.named_modules()):
+            for child_name, child in list(module.named_children()):
+                if type(child).__name__.endswith("RMSNorm"):
+                    setattr(module, child_name, Float64RMSNorm(child))
+    else:
         table = model.model.embed_positions
-        if exact:
-            model.model.embed_positions = XglmRows(xglm_rows_exact, cfg.d_model, table.padding_idx)
-        elif start + len(ids) + XGLM_OFFSET > table.weights.shape[0]:
+        model.model.embed_positions = XglmRows(xglm_rows_exact, cfg.d_model, table.padding_idx)
+    return model.double()
+
+
+def position_ids_of(arch, n, start, mrope=None):
+    if mrope is not None:
+        return torch.tensor(mrope, dtype=torch.int64)[:, None, :]
+    positions = torch.arange(n, dtype=torch.int64)[None] + start
+    return positions[None].expand(3, 1, n).clone() if arch == "qwen2_vl" else positions
+
+
+def hf_logits(arch, model, ids, start, exact=False, mrope=None):
+    """Logits of a float32 or float64 Hugging Face model for ids at positions
+    start, start+1, ... (or Qwen2-VL's [3, len(ids)] mrope) in one forward
+    call; exact: the float64 model of float64_model."""
+    cfg = model.config
+    if exact:
+        model = float64_model(arch, model)
+    elif arch == "xglm":
+        table = model.model.embed_positions
+        if start + len(ids) + XGLM_OFFSET > table.weights.shape[0]:
+            model = copy.deepcopy(model)
             model.model.embed_positions = XglmRows(xglm_rows_float32, cfg.d_model,
                                                    table.padding_idx)
-    if exact:
-        model = model.double()
     # float64 as the default too: transformers 4.49's XGLM builds its causal
     # mask with torch.full(..., finfo(dtype).min) and no dtype, which torch
     # 1.13 refuses to fill a float32 tensor with when dtype is float64.
     default = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64 if exact else torch.float32)
     try:
-        with torch.no_grad():
-            out = model(torch.tensor([ids]), position_ids=positions.clone()).logits[0]
+        with torch.no_grad(), Float64Softmax():
+            out = model(torch.tensor([ids]),
+                        position_ids=position_ids_of(arch, len(ids), start, mrope)).logits[0]
     finally:
         torch.set_default_dtype(default)
     return out.double().numpy()
 
 
+def hf_generate(arch, model, prompt, steps, start=0, mrope=None):
+    """Greedy decoding as generate runs it (prefill, then one token at a
+    time through the KV cache; generate itself does not run on Debian's
+    torch 1.13 with Python 3.11): the tokens and the logits of every row,
+    [len(prompt) + steps - 1, vocab]. Generated tokens of Qwen2-VL continue
+    from the largest prompt position + 1 on all three streams (its
+    rope_deltas)."""
+    n = len(prompt)
+    delta = start if mrope is None else int(np.max(mrope)) + 1 - n
+    rows, tokens = [], []
+    with torch.no_grad():
+        out = model(torch.tensor([prompt]), position_ids=position_ids_of(arch, n, start, mrope),
+                    use_cache=True)
+        for s in range(steps):
+            rows.append(out.logits[0])
+            tokens.append(int(out.logits[0, -1].argmax()))
+            if s == steps - 1:
+                break
+            out = model(torch.tensor([[tokens[-1]]]),
+                        position_ids=position_ids_of(arch, 1, n + s + delta),
+                        past_key_values=out.past_key_values, use_cache=True)
+    return tokens, torch.cat(rows).double().numpy()
+
+
 def hf_greedy(arch, model, prompt, steps):
-    ids = list(prompt)
-    for _ in range(steps):
-        ids.append(int(np.argmax(hf_logits(arch, model, ids, 0)[-1])))
-    return ids[len(prompt):]
+    return hf_generate(arch, model, prompt, steps)[0]
 
 
 def distance(a, reference):
@@ -258,13 +372,38 @@ def distance(a, reference):
 
 # ---- the tests -------------------------------------------------------------------
 
-def test_exact_frequencies_are_hf_inv_freq(models):
-    """The exact frequencies are the formula Hugging Face rounds to float32."""
-    for arch in ("llama", "llama3"):
-        model, _ = models[arch]
-        ours = np.array([float(w) for w in exact_rotary_frequencies(model.config)])
-        theirs = model.model.rotary_emb.inv_freq.double().numpy()
-        assert np.allclose(ours, theirs, rtol=1e-6, atol=0), arch
+@pytest.mark.parametrize("arch", [a for a in EXACT_ARCHS if a != "xglm"])
+def test_exact_frequencies_are_hf_inv_freq(models, arch):
+    """The exact frequencies and amplitude are the formulas Hugging Face
+    rounds to float32."""
+    model, _ = models[arch]
+    frequencies, amplitude = exact_rotary_frequencies(model.config)
+    ours = np.array([float(w) for w in frequencies])
+    rotary = model.model.rotary_emb
+    assert np.allclose(ours, rotary.inv_freq.double().numpy(), rtol=1e-6, atol=0)
+    assert abs(float(amplitude) - rotary.attention_scaling) <= 1e-6
+
+
+@pytest.mark.parametrize("arch", ["llama", "xglm"])
+def test_float64_model_is_float64_throughout(models, arch):
+    """The float64 reference's norms and softmax are float64: it differs
+    from Hugging Face's model.double() (float32 RMSNorm and softmax) at
+    position 0 by far more than float64 rounding."""
+    model, _ = models[arch]
+    ids = PROMPT
+    ours = hf_logits(arch, model, ids, 0, exact=True)
+    with torch.no_grad():
+        default = torch.get_default_dtype()
+        torch.set_default_dtype(torch.float64)
+        try:
+            theirs = copy.deepcopy(model).double()(torch.tensor([ids])).logits[0].numpy()
+        finally:
+            torch.set_default_dtype(default)
+    d = distance(theirs, ours)
+    print(f"{arch}: model.double() vs the float64 model {d:.2e}")
+    if arch == "llama":
+        assert d > 1e-9  # its float32 norms and softmax show
+    assert d < 1e-5
 
 
 def test_xglm_row_formula_is_hf_table(models):
@@ -280,9 +419,9 @@ def test_xglm_row_formula_is_hf_table(models):
 def test_from_position_zero_matches_hf_float32(decoder, models, arch, tmp_path):
     model, directory = models[arch]
     tokens, logits = run_decoder(decoder, directory, tmp_path, 0)
-    assert tokens == hf_greedy(arch, model, PROMPT, STEPS)
+    hf_tokens, reference = hf_generate(arch, model, PROMPT, STEPS)
+    assert tokens == hf_tokens
     assert len(set(tokens)) > 1, "a degenerate model: greedy decoding repeats one token"
-    reference = hf_logits(arch, model, PROMPT + tokens[:-1], 0)
     assert logits.shape == reference.shape
     d = distance(logits, reference)
     print(f"{arch} start 0: clpe-decoder vs Hugging Face float32 {d:.2e}")
@@ -290,7 +429,7 @@ def test_from_position_zero_matches_hf_float32(decoder, models, arch, tmp_path):
 
 
 @pytest.mark.parametrize("start", LONG_STARTS)
-@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("arch", EXACT_ARCHS)
 def test_long_context_closer_to_exact_than_hf_float32(decoder, models, arch, start, tmp_path):
     model, directory = models[arch]
     tokens, logits = run_decoder(decoder, directory, tmp_path, start)
@@ -315,7 +454,7 @@ def test_launch_shapes_bit_identical(decoder, models, arch, tmp_path):
         assert logits1.tobytes() == logits.tobytes()
 
 
-@pytest.mark.parametrize("arch", ["llama", "llama3"])
+@pytest.mark.parametrize("arch", ROTARY_ARCHS)
 def test_rope_modes_bit_identical(decoder, models, arch, tmp_path):
     """--rope kv (clpe_enqueue_rope_kv into the paged cache, the default),
     --rope two-pass (clpe_enqueue_rope, then a copy) and --rope device
@@ -324,7 +463,10 @@ def test_rope_modes_bit_identical(decoder, models, arch, tmp_path):
     _, directory = models[arch]
     for start in (0, 2**24, 2**62):
         tokens, logits = run_decoder(decoder, directory, tmp_path, start)
-        for mode in ("two-pass", "device"):
+        # --rope device rotates with one object's words at one position per
+        # token: not M-RoPE, nor a rotary that changes with the length
+        device = arch not in ("qwen2_vl", "llama-dynamic", "llama-longrope")
+        for mode in ("two-pass", "device") if device else ("two-pass",):
             tokens_m, logits_m = run_decoder(decoder, directory, tmp_path, start,
                                              extra=["--rope", mode])
             assert tokens_m == tokens, mode
