@@ -493,16 +493,51 @@ BATCH = [  # prompt, start, steps: different lengths and starts
 ]
 
 
-@pytest.mark.parametrize("arch", ["llama", "xglm"])
+# Qwen2-VL's positions of a prompt with a 2 x 2 image after three text
+# tokens: the image's temporal position is constant, its height and width
+# positions walk the grid; the text after it continues from the largest + 1.
+MROPE = [[0, 1, 2, 3, 3, 3, 3, 5],
+         [0, 1, 2, 3, 3, 4, 4, 5],
+         [0, 1, 2, 3, 4, 3, 4, 5]]
+
+
+def write_mrope(path):
+    np.save(path, np.array(MROPE, dtype=np.int64))
+    return path
+
+
+def test_qwen2_vl_positions_match_hf(decoder, models, tmp_path):
+    """Non-trivial [3, tokens] positions (--mrope): the tokens and logits of
+    Hugging Face's model given the same position_ids (and generate's
+    rope_deltas after the prompt)."""
+    model, directory = models["qwen2_vl"]
+    mrope = write_mrope(tmp_path / "positions.npy")
+    tokens, logits = run_decoder(decoder, directory, tmp_path, 0, extra=["--mrope", str(mrope)])
+    hf_tokens, reference = hf_generate("qwen2_vl", model, PROMPT, STEPS, mrope=MROPE)
+    text_tokens, _ = hf_generate("qwen2_vl", model, PROMPT, STEPS)
+    assert tokens == hf_tokens
+    d = distance(logits, reference)
+    print(f"qwen2_vl [3, tokens] positions: clpe-decoder vs Hugging Face float32 {d:.2e}")
+    assert d <= TOLERANCE
+    _, text_logits = run_decoder(decoder, directory, tmp_path, 0)
+    assert text_logits.tobytes() != logits.tobytes()  # the positions matter
+
+
+@pytest.mark.parametrize("arch", ["llama", "llama-dynamic", "qwen2_vl", "xglm"])
 def test_batch_is_each_sequence_alone(decoder, models, arch, tmp_path):
     """Continuous batching through one paged cache: at most 3 sequences at
     once, so later ones start (their prefill in the same forward call as the
     others' decode steps) in blocks that finished ones gave back; every
-    sequence's tokens and logits are its solo run's, bit for bit."""
+    sequence's tokens and logits are its solo run's, bit for bit (Qwen2-VL:
+    one sequence with [3, tokens] positions; llama-dynamic: one rotary
+    object per sequence length, several calls per layer)."""
     _, directory = models[arch]
+    mrope = write_mrope(tmp_path / "positions.npy") if arch == "qwen2_vl" else None
     batch = tmp_path / "batch.txt"
     batch.write_text("# prompt start steps\n" + "".join(
-        f"{','.join(map(str, p))} start={s} steps={n}\n" for p, s, n in BATCH))
+        f"{','.join(map(str, p))} start={s} steps={n}"
+        + (f" mrope={mrope}" if mrope and i == 0 else "") + "\n"
+        for i, (p, s, n) in enumerate(BATCH)))
     logits = tmp_path / "batch.npy"
     cmd = [str(decoder), str(directory), "--batch", str(batch), "--max-seqs", "3",
            "--block-size", "4", "--cache-blocks", "40", "--logits", str(logits), "--stats"]
@@ -515,8 +550,9 @@ def test_batch_is_each_sequence_alone(decoder, models, arch, tmp_path):
     reused = [line for line in result.stdout.splitlines() if line.startswith("KV cache:")]
     assert reused and " 0 blocks handed out again" not in reused[0], result.stdout
     for i, (prompt, start, steps) in enumerate(BATCH):
+        extra = ["--mrope", str(mrope)] if mrope and i == 0 else []
         tokens, solo = run_decoder(decoder, directory, tmp_path, start, steps=steps,
-                                   prompt=prompt)
+                                   prompt=prompt, extra=extra)
         assert lines[i] == tokens, i
         batched = np.load(tmp_path / f"batch-{i}.npy")
         assert batched.tobytes() == solo.tobytes(), i
