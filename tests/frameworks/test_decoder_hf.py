@@ -73,6 +73,11 @@ ARCHS = ["llama", "llama3", "llama-dynamic", "llama-yarn", "llama-longrope", "mi
 # decoder takes the long ones past original_max_position_embeddings).
 EXACT_ARCHS = ["llama", "llama3", "llama-yarn", "mistral", "qwen2", "qwen2_vl", "xglm"]
 ROTARY_ARCHS = [a for a in ARCHS if a != "xglm"]
+# CLPE_FULL_TESTS=1: the bit-identity checks on every model; otherwise on a
+# few that cover the code paths (plain rotary, a rotary per length, M-RoPE,
+# sinusoidal positions)
+FULL = os.environ.get("CLPE_FULL_TESTS") == "1"
+SOME_ARCHS = ARCHS if FULL else ["llama", "llama-dynamic", "qwen2", "qwen2_vl", "xglm"]
 PROMPT = [5, 17, 42, 99, 3, 250, 7, 11]
 STEPS = 8
 LONG_STARTS = [2**20, 2**40, 2**62]
@@ -428,8 +433,9 @@ def test_from_position_zero_matches_hf_float32(decoder, models, arch, tmp_path):
     assert d <= TOLERANCE
 
 
-@pytest.mark.parametrize("start", LONG_STARTS)
-@pytest.mark.parametrize("arch", EXACT_ARCHS)
+@pytest.mark.parametrize("arch, start", [
+    (arch, start) for arch in EXACT_ARCHS for start in LONG_STARTS
+    if FULL or start < 2**62 or arch in ("llama", "llama3", "xglm")])
 def test_long_context_closer_to_exact_than_hf_float32(decoder, models, arch, start, tmp_path):
     model, directory = models[arch]
     tokens, logits = run_decoder(decoder, directory, tmp_path, start)
@@ -443,7 +449,7 @@ def test_long_context_closer_to_exact_than_hf_float32(decoder, models, arch, sta
     assert ours <= TOLERANCE
 
 
-@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("arch", SOME_ARCHS)
 def test_launch_shapes_bit_identical(decoder, models, arch, tmp_path):
     _, directory = models[arch]
     for start in (0, 2**24):
@@ -454,14 +460,14 @@ def test_launch_shapes_bit_identical(decoder, models, arch, tmp_path):
         assert logits1.tobytes() == logits.tobytes()
 
 
-@pytest.mark.parametrize("arch", ROTARY_ARCHS)
+@pytest.mark.parametrize("arch", [a for a in SOME_ARCHS if a != "xglm"])
 def test_rope_modes_bit_identical(decoder, models, arch, tmp_path):
     """--rope kv (clpe_enqueue_rope_kv into the paged cache, the default),
     --rope two-pass (clpe_enqueue_rope, then a copy) and --rope device
     (clpe_device.h inside the decoder's attention and cache write) give the
     same bits."""
     _, directory = models[arch]
-    for start in (0, 2**24, 2**62):
+    for start in (0, 2**24, 2**62) if FULL or arch == "llama" else (0, 2**62):
         tokens, logits = run_decoder(decoder, directory, tmp_path, start)
         # --rope device rotates with one object's words at one position per
         # token: not M-RoPE, nor a rotary that changes with the length
