@@ -34,6 +34,9 @@
 extern const char decoder_kernel_source[];
 
 #define NORM_GROUP 64
+/* Calls of at most this many rows take linear_rows, more the tiled linear
+ * (the same bits either way) */
+#define LINEAR_ROWS_MAX 4
 
 static int cl_fail(char *err, size_t cap, const char *what, cl_int e)
 {
@@ -300,6 +303,7 @@ static int build_kernels(decoder *d, char *err, size_t cap)
         {&d->add_bias, "add_bias"},     {&d->add_into, "add_into"},
         {&d->activation, "activation"}, {&d->gated_activation, "gated_activation"},
         {&d->attention, "attention"},   {&d->linear, "linear"},
+        {&d->linear_rows, "linear_rows"},
         {&d->gather_rows, "gather_rows"}, {&d->scatter_rows, "scatter_rows"},
     };
     for (size_t i = 0; i < sizeof list / sizeof list[0]; i++) {
@@ -405,6 +409,7 @@ void decoder_release(decoder *d)
                            d->activation,       d->gated_activation,
                            d->attention,        d->attention_rotating_q,
                            d->rope_keys_into_cache, d->linear,
+                           d->linear_rows,
                            d->gather_rows,      d->scatter_rows};
     for (size_t j = 0; j < sizeof kernels / sizeof kernels[0]; j++)
         if (kernels[j])
@@ -437,6 +442,27 @@ void decoder_device_name(const decoder *d, char *out, size_t cap)
 static int linear(decoder *d, cl_mem x, size_t x_off, cl_mem w, cl_mem bias, cl_mem y,
                   size_t y_off, size_t rows, size_t in, size_t out, char *err, size_t cap)
 {
+    if (d->matmul == MATMUL_INVARIANT && rows <= LINEAR_ROWS_MAX) {
+        cl_kernel k = d->linear_rows;
+        cl_ulong xo = x_off, yo = y_off;
+        cl_uint i = (cl_uint)in, o = (cl_uint)out;
+        cl_int has_bias = bias != NULL;
+        cl_mem b = bias ? bias : w;
+        cl_int e = clSetKernelArg(k, 0, sizeof x, &x);
+        e |= clSetKernelArg(k, 1, sizeof xo, &xo);
+        e |= clSetKernelArg(k, 2, sizeof w, &w);
+        e |= clSetKernelArg(k, 3, sizeof b, &b);
+        e |= clSetKernelArg(k, 4, sizeof has_bias, &has_bias);
+        e |= clSetKernelArg(k, 5, sizeof y, &y);
+        e |= clSetKernelArg(k, 6, sizeof yo, &yo);
+        e |= clSetKernelArg(k, 7, sizeof i, &i);
+        e |= clSetKernelArg(k, 8, sizeof o, &o);
+        size_t global[2] = {out, rows};
+        if (e == CL_SUCCESS)
+            e = clEnqueueNDRangeKernel(d->queue, k, 2, NULL, global, NULL, 0, NULL,
+                                       profile_event(&d->prof, STEP_MATMUL));
+        return e == CL_SUCCESS ? 0 : cl_fail(err, cap, "linear_rows", e);
+    }
     if (d->matmul == MATMUL_INVARIANT) {
         cl_kernel k = d->linear;
         cl_ulong xo = x_off, yo = y_off;

@@ -76,7 +76,7 @@ typedef struct decoder {
     cl_command_queue queue;
     cl_program program;
     cl_kernel rms_norm, layer_norm, add_bias, add_into, activation, gated_activation, attention;
-    cl_kernel linear, gather_rows, scatter_rows;
+    cl_kernel linear, linear_rows, gather_rows, scatter_rows;
     cl_kernel attention_rotating_q, rope_keys_into_cache; /* ROPE_DEVICE */
 
     cl_mem embed, final_w, final_b, lm_head;

@@ -149,6 +149,22 @@ void linear(__global const float *x, ulong x_off, __global const float *w,
         y[y_off + (size_t)r * out + o] = has_bias ? acc + bias[o] : acc;
 }
 
+/* The same products for a few rows (decode steps), one work-item per
+ * output over global memory: each output the same dot product in the same
+ * order as linear's, so the same bits, without a tile of rows to fill. */
+__kernel void linear_rows(__global const float *x, ulong x_off, __global const float *w,
+                          __global const float *bias, int has_bias, __global float *y,
+                          ulong y_off, uint in, uint out)
+{
+    const uint o = get_global_id(0), r = get_global_id(1);
+    __global const float *xr = x + x_off + (size_t)r * in;
+    __global const float *wo = w + (size_t)o * in;
+    float acc = 0.0f;
+    for (uint k = 0; k < in; k++)
+        acc += xr[k] * wo[k];
+    y[y_off + (size_t)r * out + o] = has_bias ? acc + bias[o] : acc;
+}
+
 /* dst[i] = src[index[i]], rows of `width` (the rows whose logits are asked for). */
 __kernel void gather_rows(__global const float *src, __global float *dst,
                           __global const uint *index, uint width)
