@@ -704,21 +704,26 @@ int decoder_forward(decoder *d, const forward_batch *b, float *logits_out, char 
                  m->vocab);
         return -1;
     }
-    if (m->arch == ARCH_LLAMA && d->rope_mode == ROPE_KV) {
-        uint64_t refused = 0;
-        clpe_status s = clpe_rope_kv_refused_calls(d->rope, d->queue, &refused);
-        for (size_t i = 0; s == CLPE_SUCCESS && i < sizeof d->varying / sizeof *d->varying; i++) {
-            uint64_t more = 0;
-            if (d->varying[i])
-                s = clpe_rope_kv_refused_calls(d->varying[i], d->queue, &more);
-            refused += more;
-        }
-        if (s != CLPE_SUCCESS || refused != 0) {
-            snprintf(err, cap, "clpe_enqueue_rope_kv refused %llu calls (a slot out of range "
-                     "or repeated): %s",
-                     (unsigned long long)refused, clpe_status_string(s));
-            return -1;
-        }
+    return 0;
+}
+
+int decoder_check_slots(decoder *d, char *err, size_t cap)
+{
+    if (d->cfg.arch != ARCH_LLAMA || d->rope_mode != ROPE_KV)
+        return 0;
+    uint64_t refused = 0;
+    clpe_status s = clpe_rope_kv_refused_calls(d->rope, d->queue, &refused);
+    for (size_t i = 0; s == CLPE_SUCCESS && i < sizeof d->varying / sizeof *d->varying; i++) {
+        uint64_t more = 0;
+        if (d->varying[i])
+            s = clpe_rope_kv_refused_calls(d->varying[i], d->queue, &more);
+        refused += more;
+    }
+    if (s != CLPE_SUCCESS || refused != 0) {
+        snprintf(err, cap, "clpe_enqueue_rope_kv refused %llu calls (a slot out of range or "
+                           "repeated): %s",
+                 (unsigned long long)refused, clpe_status_string(s));
+        return -1;
     }
     return 0;
 }

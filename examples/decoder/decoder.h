@@ -150,6 +150,11 @@ void decoder_release(decoder *d);
 int decoder_forward(decoder *d, const forward_batch *b, float *logits_out, char *err,
                     size_t err_cap);
 
+/* 0 when no clpe_enqueue_rope_kv call since the last check refused its
+ * slots (which the scheduler's block tables never repeat), else -1 with a
+ * message. Blocks until the calls are done. */
+int decoder_check_slots(decoder *d, char *err, size_t err_cap);
+
 /* The device's name, for reports. */
 void decoder_device_name(const decoder *d, char *out, size_t cap);
 

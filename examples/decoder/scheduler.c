@@ -345,7 +345,7 @@ int schedule_run(decoder *d, sequence *seqs, size_t count, const schedule_option
         }
         running = still;
     }
-    rc = 0;
+    rc = decoder_check_slots(d, err, cap);
 out:
     if (st)
         for (size_t i = 0; i < count; i++)
