@@ -57,7 +57,7 @@ int schedule_plan(const model_config *cfg, const sequence *seqs, size_t count,
     memset(dopt, 0, sizeof *dopt);
     if (opt->max_seqs == 0 || opt->max_seqs > count)
         opt->max_seqs = count;
-    size_t longest = 0, most_blocks = 0, all_blocks = 0;
+    size_t longest = 0, most_blocks = 0;
     for (size_t i = 0; i < count; i++) {
         const sequence *s = &seqs[i];
         const size_t rows = sequence_rows(s);
@@ -87,10 +87,28 @@ int schedule_plan(const model_config *cfg, const sequence *seqs, size_t count,
         const size_t blocks = blocks_of(s, opt);
         if (blocks > most_blocks)
             most_blocks = blocks;
-        all_blocks += blocks;
     }
-    if (opt->cache_blocks == 0)
-        opt->cache_blocks = all_blocks;
+    if (opt->cache_blocks == 0) {
+        /* room for the max_seqs longest at once */
+        size_t *blocks = malloc(count * sizeof *blocks);
+        if (!blocks) {
+            snprintf(err, cap, "out of memory");
+            return -1;
+        }
+        for (size_t i = 0; i < count; i++)
+            blocks[i] = blocks_of(&seqs[i], opt);
+        for (size_t k = 0; k < opt->max_seqs; k++) {
+            size_t top = k;
+            for (size_t i = k + 1; i < count; i++)
+                if (blocks[i] > blocks[top])
+                    top = i;
+            const size_t t = blocks[k];
+            blocks[k] = blocks[top];
+            blocks[top] = t;
+            opt->cache_blocks += blocks[k];
+        }
+        free(blocks);
+    }
     if (opt->cache_blocks < most_blocks) {
         snprintf(err, cap, "--cache-blocks %zu: a sequence needs %zu blocks of %zu slots",
                  opt->cache_blocks, most_blocks, opt->block_size);

@@ -36,7 +36,7 @@ void sequences_free(sequence *seqs, size_t count);
 
 typedef struct schedule_options {
     size_t block_size;
-    size_t cache_blocks; /* 0: room for every sequence at once */
+    size_t cache_blocks; /* 0: room for the max_seqs longest sequences at once */
     size_t max_seqs;     /* 0: all */
     size_t max_tokens;   /* 0: the longest prompt + max_seqs - 1 */
     int keep_logits;     /* every row's logits into sequence.logits */
