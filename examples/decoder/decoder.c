@@ -169,7 +169,8 @@ static int upload_layer(decoder *d, const st_file *f, size_t i, char *err, size_
     if (rc)
         return -1;
     cl_int e;
-    const size_t cache_bytes = d->num_blocks * d->block_size * KV * sizeof(float);
+    const size_t element = d->cache_dtype == CLPE_DTYPE_F32 ? sizeof(float) : 2;
+    const size_t cache_bytes = d->num_blocks * d->block_size * KV * element;
     L->k_cache = new_buffer(d, &d->memory.cache, cache_bytes, NULL, &e);
     if (!L->k_cache)
         return cl_fail(err, cap, "clCreateBuffer (key cache)", e);
@@ -278,8 +279,10 @@ static int build_kernels(decoder *d, char *err, size_t cap)
     if (!d->program)
         return cl_fail(err, cap, "clCreateProgramWithSource", e);
     char options[256];
-    snprintf(options, sizeof options, "-D HEAD_DIM=%zu -D NORM_GROUP=%d %s", d->cfg.head_dim,
-             NORM_GROUP, device_rope ? d->rope_words_options : "");
+    snprintf(options, sizeof options, "-D HEAD_DIM=%zu -D NORM_GROUP=%d -D CACHE_DTYPE=%d %s",
+             d->cfg.head_dim, NORM_GROUP,
+             d->cache_dtype == CLPE_DTYPE_F16 ? 1 : d->cache_dtype == CLPE_DTYPE_BF16 ? 2 : 0,
+             device_rope ? d->rope_words_options : "");
     e = clBuildProgram(d->program, 1, &d->device, options, NULL, NULL);
     if (e != CL_SUCCESS) {
         size_t len = 0;
@@ -334,6 +337,7 @@ int decoder_create(decoder *d, const model_config *cfg, const st_file *f,
     d->max_table_entries = opt->max_table_entries;
     d->num_blocks = opt->num_blocks;
     d->block_size = opt->block_size;
+    d->cache_dtype = opt->cache_dtype;
     d->streams = cfg->mrope_streams ? cfg->mrope_streams : 1;
     d->matmul = opt->matmul;
     d->prof.enabled = opt->profile;

@@ -68,6 +68,7 @@ typedef struct decoder {
     size_t max_logit_rows; /* most rows of logits one forward call returns */
     size_t max_table_entries; /* most block-table entries one forward call uses */
     size_t num_blocks, block_size;
+    clpe_dtype cache_dtype; /* F32, F16 or BF16: the KV cache's elements */
     uint32_t streams;  /* positions per token: 1, or M-RoPE's streams */
     matmul_mode matmul;
 
@@ -115,6 +116,7 @@ typedef struct decoder_options {
     size_t max_logit_rows; /* 1 .. max_tokens: the logits buffer's rows */
     size_t max_table_entries;
     size_t num_blocks, block_size;
+    clpe_dtype cache_dtype; /* F32 (the zero default), F16 or BF16 */
     int profile;         /* collect OpenCL profiling events per step */
     rope_mode rope_mode; /* rotary models */
     matmul_mode matmul;

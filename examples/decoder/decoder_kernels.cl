@@ -5,7 +5,9 @@
  * Matrix products are CLBlast's and every position step is clpe's; these are
  * the rest of a transformer layer. Rows are [tokens, width], row-major.
  * Built with -D HEAD_DIM=<head_dim> -D NORM_GROUP=<work-group size of the
- * norms, a power of two>. For Llama with --rope device, clpe_device.h
+ * norms, a power of two> -D CACHE_DTYPE=<0 float32, 1 float16, 2 bfloat16>,
+ * the KV cache's elements (converted from float32 with round to nearest
+ * even, as clpe_enqueue_rope_kv converts them). For Llama with --rope device, clpe_device.h
  * (clpe_device_source()) comes first in the program, which defines
  * CLPE_DEVICE_H and the kernels at the end of this file.
  */
@@ -173,15 +175,52 @@ __kernel void gather_rows(__global const float *src, __global float *dst,
     dst[get_global_id(0)] = src[(size_t)index[i] * width + c];
 }
 
+/* The KV cache's elements: cache_t in memory, float in arithmetic. */
+#if CACHE_DTYPE == 1
+typedef half cache_t;
+static float cache_load(__global const cache_t *p, size_t i)
+{
+    return vload_half(i, p);
+}
+static void cache_store(__global cache_t *p, size_t i, float v)
+{
+    vstore_half_rte(v, i, p);
+}
+#elif CACHE_DTYPE == 2
+typedef ushort cache_t;
+static float cache_load(__global const cache_t *p, size_t i)
+{
+    return as_float((uint)p[i] << 16);
+}
+static void cache_store(__global cache_t *p, size_t i, float v)
+{
+    const uint u = as_uint(v);
+    if (isnan(v)) /* a quiet NaN keeps its sign */
+        p[i] = (ushort)((u >> 16) | 0x40);
+    else /* round to nearest even on the 16 bits dropped */
+        p[i] = (ushort)((u + 0x7FFF + ((u >> 16) & 1)) >> 16);
+}
+#else
+typedef float cache_t;
+static float cache_load(__global const cache_t *p, size_t i)
+{
+    return p[i];
+}
+static void cache_store(__global cache_t *p, size_t i, float v)
+{
+    p[i] = v;
+}
+#endif
+
 /* Token t's row of src into cache slot slots[t] (none when -1); rows of
  * `width` (kv_heads * HEAD_DIM). One work-item per element. */
-__kernel void scatter_rows(__global const float *src, __global float *cache,
+__kernel void scatter_rows(__global const float *src, __global cache_t *cache,
                            __global const long *slots, uint width)
 {
     const size_t t = get_global_id(0) / width, c = get_global_id(0) % width;
     const long slot = slots[t];
     if (slot >= 0)
-        cache[(size_t)slot * width + c] = src[get_global_id(0)];
+        cache_store(cache, (size_t)slot * width + c, src[get_global_id(0)]);
 }
 
 /* The cache slot of row j of a sequence whose block table starts at
@@ -197,18 +236,17 @@ static size_t kv_slot(__global const uint *tables, uint table, uint j, uint bloc
  *   k, v  [slots, kv_heads * HEAD_DIM]
  * softmax(q . k * scale) . v, with the softmax's maximum subtracted first,
  * written to oh. The rows are visited in order, whatever the blocks. */
-static void attend(const float *qr, __global const float *k, __global const float *v,
+static void attend(const float *qr, __global const cache_t *k, __global const cache_t *v,
                    __global float *oh, __global const uint *tables, uint table, uint last,
                    uint window, uint block_size, uint kvh, uint kv_width, float scale)
 {
     const uint first = window && last >= window ? last - window + 1 : 0;
     float top = -INFINITY;
     for (uint j = first; j <= last; j++) {
-        __global const float *kj =
-            k + kv_slot(tables, table, j, block_size) * kv_width + kvh * HEAD_DIM;
+        const size_t kj = kv_slot(tables, table, j, block_size) * kv_width + kvh * HEAD_DIM;
         float s = 0.0f;
         for (uint d = 0; d < HEAD_DIM; d++)
-            s += qr[d] * kj[d];
+            s += qr[d] * cache_load(k, kj + d);
         top = fmax(top, s * scale);
     }
     float acc[HEAD_DIM];
@@ -216,16 +254,14 @@ static void attend(const float *qr, __global const float *k, __global const floa
         acc[d] = 0.0f;
     float total = 0.0f;
     for (uint j = first; j <= last; j++) {
-        const size_t slot = kv_slot(tables, table, j, block_size);
-        __global const float *kj = k + slot * kv_width + kvh * HEAD_DIM;
-        __global const float *vj = v + slot * kv_width + kvh * HEAD_DIM;
+        const size_t at = kv_slot(tables, table, j, block_size) * kv_width + kvh * HEAD_DIM;
         float s = 0.0f;
         for (uint d = 0; d < HEAD_DIM; d++)
-            s += qr[d] * kj[d];
+            s += qr[d] * cache_load(k, at + d);
         const float w = exp(s * scale - top);
         total += w;
         for (uint d = 0; d < HEAD_DIM; d++)
-            acc[d] += w * vj[d];
+            acc[d] += w * cache_load(v, at + d);
     }
     for (uint d = 0; d < HEAD_DIM; d++)
         oh[d] = acc[d] / total;
@@ -237,8 +273,8 @@ static void attend(const float *qr, __global const float *k, __global const floa
  *   meta  [tokens] pairs (offset of the token's block table in tables, its row)
  * token t sees rows 0 .. row of its sequence; head h reads kv head
  * h / (heads / kv_heads) (grouped-query attention). */
-__kernel void attention(__global const float *q, __global const float *k,
-                        __global const float *v, __global float *out,
+__kernel void attention(__global const float *q, __global const cache_t *k,
+                        __global const cache_t *v, __global float *out,
                         __global const uint *tables, __global const uint *meta, uint block_size,
                         uint heads, uint kv_heads, float scale, uint window)
 {
@@ -257,8 +293,8 @@ __kernel void attention(__global const float *q, __global const float *k,
  * position, with clpe's rotation of a pair (clpe_rope_pair: the bits
  * clpe_enqueue_rope writes). rope holds a rotary object's words
  * (clpe_rope_device_words). */
-__kernel void attention_rotating_q(__global const float *q, __global const float *k,
-                                   __global const float *v, __global float *out,
+__kernel void attention_rotating_q(__global const float *q, __global const cache_t *k,
+                                   __global const cache_t *v, __global float *out,
                                    __global const uint *tables, __global const uint *meta,
                                    uint block_size, uint heads, uint kv_heads, float scale,
                                    uint window, __global const ulong *rope,
@@ -284,7 +320,7 @@ __kernel void attention_rotating_q(__global const float *q, __global const float
 /* Keys rotated into the cache in one pass, one work-item per (token, kv
  * head): slot slots[t] gets k's token t rotated to positions[t] (elements
  * past the rotary ones copied as they are). */
-__kernel void rope_keys_into_cache(__global const float *k, __global float *cache,
+__kernel void rope_keys_into_cache(__global const float *k, __global cache_t *cache,
                                    __global const long *slots, uint kv_heads,
                                    __global const ulong *rope, __global const long *positions)
 {
@@ -299,10 +335,10 @@ __kernel void rope_keys_into_cache(__global const float *k, __global float *cach
     for (uint i = 0; i < n; i++) {
         const uint a = clpe_rope_slot_a(rope, i), b = clpe_rope_slot_b(rope, i);
         const float2 r = clpe_rope_pair(rope, p, i, k[from + a], k[from + b]);
-        cache[to + a] = r.x;
-        cache[to + b] = r.y;
+        cache_store(cache, to + a, r.x);
+        cache_store(cache, to + b, r.y);
     }
     for (uint d = 2 * n; d < HEAD_DIM; d++)
-        cache[to + d] = k[from + d];
+        cache_store(cache, to + d, k[from + d]);
 }
 #endif

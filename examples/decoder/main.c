@@ -7,6 +7,7 @@
  *   clpe-decoder MODEL_DIR --prompt 1,2,3 [--prompt 4,5 ...] [--batch FILE]
  *                [--steps N] [--start P] [--logits FILE.npy] [--device SEL]
  *                [--rope kv|two-pass|device] [--matmul invariant|clblast]
+ *                [--kv-cache-dtype f32|f16|bf16]
  *                [--block-size B] [--cache-blocks N] [--max-seqs S] [--stats]
  */
 #include "scheduler.h"
@@ -51,6 +52,8 @@ static const char usage[] =
     "                    values copied), device (clpe_device.h in the decoder's kernels:\n"
     "                    keys rotated into the cache, queries inside attention); the same\n"
     "                    bits every way\n"
+    "  --kv-cache-dtype T  the KV cache's elements: f32 (default), f16 or bf16 (rounded to\n"
+    "                    nearest even as they are written; attention computes in float32)\n"
     "  --matmul MODE     invariant (default: the decoder's own kernel, the same bits for a\n"
     "                    token in any batch) or clblast (faster; bits depend on the batch)\n"
     "  --block-size B    cache slots per block (default 16)\n"
@@ -75,6 +78,7 @@ typedef struct options {
     const char *device;
     rope_mode rope;
     matmul_mode matmul;
+    clpe_dtype cache_dtype;
     long long block_size, cache_blocks, max_seqs;
     int stats;
 } options;
@@ -151,6 +155,19 @@ static int parse_args(int argc, char **argv, options *o)
             } else {
                 fprintf(stderr, "clpe-decoder: --matmul takes invariant or clblast, not '%s'\n",
                         mode);
+                return -1;
+            }
+        } else if (strcmp(a, "--kv-cache-dtype") == 0 && has_value) {
+            const char *t = argv[++i];
+            if (strcmp(t, "f32") == 0) {
+                o->cache_dtype = CLPE_DTYPE_F32;
+            } else if (strcmp(t, "f16") == 0) {
+                o->cache_dtype = CLPE_DTYPE_F16;
+            } else if (strcmp(t, "bf16") == 0) {
+                o->cache_dtype = CLPE_DTYPE_BF16;
+            } else {
+                fprintf(stderr,
+                        "clpe-decoder: --kv-cache-dtype takes f32, f16 or bf16, not '%s'\n", t);
                 return -1;
             }
         } else if (strcmp(a, "--device") == 0 && has_value) {
@@ -427,9 +444,13 @@ static void print_stats(const decoder *d, const schedule_stats *t, size_t seqs)
            p->ns[STEP_MATMUL] * 1e-6, p->commands[STEP_MATMUL], p->ns[STEP_OTHER] * 1e-6,
            p->commands[STEP_OTHER]);
     const memory_use *m = &d->memory;
-    printf("KV cache: %zu blocks of %zu slots, %.3f MiB; at most %zu blocks in use, %zu "
+    printf("KV cache: %zu blocks of %zu slots, %s, %.3f MiB; at most %zu blocks in use, %zu "
            "blocks handed out again after a sequence finished\n",
-           d->num_blocks, d->block_size, (double)m->cache / mib, t->most_blocks,
+           d->num_blocks, d->block_size,
+           d->cache_dtype == CLPE_DTYPE_F16    ? "float16"
+           : d->cache_dtype == CLPE_DTYPE_BF16 ? "bfloat16"
+                                               : "float32",
+           (double)m->cache / mib, t->most_blocks,
            t->blocks_reused);
     printf("device memory allocated: %.3f MiB = weights %.3f MiB + KV cache %.3f MiB + "
            "activations %.3f MiB\n",
@@ -473,6 +494,7 @@ int main(int argc, char **argv)
     dopt.profile = o.stats;
     dopt.rope_mode = o.rope;
     dopt.matmul = o.matmul;
+    dopt.cache_dtype = o.cache_dtype;
     rc = 1;
     char path[4096];
     snprintf(path, sizeof path, "%s/model.safetensors", o.model_dir);

@@ -204,7 +204,7 @@ static int rope_call(decoder *d, clpe_rope *rope, size_t layer, size_t first, si
     if (d->rope_mode == ROPE_KV) {
         const clpe_kv_cache cache = {.key = L->k_cache,
                                      .value = L->v_cache,
-                                     .dtype = CLPE_DTYPE_F32,
+                                     .dtype = d->cache_dtype,
                                      .num_blocks = d->num_blocks,
                                      .block_size = d->block_size,
                                      .heads = m->kv_heads};

@@ -479,6 +479,25 @@ def test_rope_modes_bit_identical(decoder, models, arch, tmp_path):
             assert logits_m.tobytes() == logits.tobytes(), mode
 
 
+@pytest.mark.parametrize("dtype, near", [("f16", 5e-3), ("bf16", 5e-2)])
+def test_half_caches(decoder, models, dtype, near, tmp_path):
+    """A float16 or bfloat16 KV cache (--kv-cache-dtype): the three --rope
+    modes still give the same bits (each rounds to nearest even as it
+    writes, as clpe_enqueue_rope_kv does), and the logits stay near the
+    float32 cache's."""
+    for arch in ("llama", "xglm"):
+        _, directory = models[arch]
+        _, full = run_decoder(decoder, directory, tmp_path, 2**20)
+        tokens, logits = run_decoder(decoder, directory, tmp_path, 2**20,
+                                     extra=["--kv-cache-dtype", dtype])
+        assert distance(logits, full) <= near, arch
+        assert logits.tobytes() != full.tobytes(), arch
+        for mode in ("two-pass", "device") if arch == "llama" else ():
+            tokens_m, logits_m = run_decoder(decoder, directory, tmp_path, 2**20,
+                                             extra=["--kv-cache-dtype", dtype, "--rope", mode])
+            assert tokens_m == tokens and logits_m.tobytes() == logits.tobytes(), mode
+
+
 def test_stats_show_one_rotary_call_per_layer(decoder, models):
     _, directory = models["llama"]
     result = subprocess.run([str(decoder), str(directory), "--prompt", "1,2,3", "--steps", "4",
