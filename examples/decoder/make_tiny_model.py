@@ -101,8 +101,8 @@ SMALL = {  # --small: a larger model for timing (about 30M parameters)
     "xglm": dict(vocab_size=8192, d_model=512, ffn_dim=1408, num_layers=8, attention_heads=8,
                  max_position_embeddings=2048),
 }
-for _arch in ARCHS:
-    SMALL.setdefault(_arch, SMALL["llama"])
+for _arch in ("llama3", "llama-dynamic", "llama-yarn", "mistral", "qwen2"):
+    SMALL[_arch] = SMALL["llama"]
 
 
 def make_model(arch, seed=0, init_std=0.2, small=False):
@@ -114,6 +114,9 @@ def make_model(arch, seed=0, init_std=0.2, small=False):
 
     config = tiny_config(arch)
     if small:
+        if arch not in SMALL:
+            raise ValueError(f"--small is not made for {arch} (its rotary sections are "
+                             "sized for the tiny head)")
         for key, value in SMALL[arch].items():
             setattr(config, key, value)
     config.initializer_range = init_std
