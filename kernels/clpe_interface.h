@@ -88,6 +88,19 @@
 #define PE_COMMA() ,
 enum pe_row_kernel_arg { PE_ROW_KERNEL_ARGS(PE_ARG_ENUM_ENTRY, PE_COMMA), PE_ROW_ARG_COUNT };
 
+/* Where a rotary launch's positions come from, the same in every rotary
+ * kernel: the source (CLPE_POSITIONS_*), and for position streams the
+ * elements between streams and between tokens, and the pairs at which
+ * each stream ends: pair i turns with stream (i >= end0) + (i >= end1) +
+ * (i >= end2). */
+#define PE_POSITION_SOURCE_ARGS(X, SEP)                                                  \
+    X(POS_SOURCE, U32, pos_source) SEP()                                                 \
+    X(STREAM_PITCH, U64, stream_pitch) SEP()                                             \
+    X(TOKEN_PITCH, U32, token_pitch) SEP()                                               \
+    X(END0, U32, end0) SEP()                                                             \
+    X(END1, U32, end1) SEP()                                                             \
+    X(END2, U32, end2)
+
 /*
  * The arguments of the rotary kernels clpe_rope_*: queries q and keys k
  * (k may be NULL) rotated in place, every head of a token by the same
@@ -104,7 +117,6 @@ enum pe_row_kernel_arg { PE_ROW_KERNEL_ARGS(PE_ARG_ENUM_ENTRY, PE_COMMA), PE_ROW
     X(Q_BASE, U64, q_base) SEP()                /* elements to this launch's first token */ \
     X(K_BASE, U64, k_base) SEP()                                                         \
     X(POSITIONS_BASE, U64, positions_base) SEP()                                         \
-    X(STREAM_PITCH, U64, stream_pitch) SEP()    /* streams: elements between streams */  \
     X(START, I64, start) SEP()                  /* as for the row kernels */             \
     X(AMPLITUDE, SCALE, amplitude) SEP()        /* cos and sin are multiplied by it */   \
     X(Q_HEADS, U32, q_heads) SEP()                                                       \
@@ -124,12 +136,7 @@ enum pe_row_kernel_arg { PE_ROW_KERNEL_ARGS(PE_ARG_ENUM_ENTRY, PE_COMMA), PE_ROW
     X(ROWS, U32, rows) SEP()                                                             \
     X(BATCH, U32, batch) SEP()                                                           \
     X(ROWS_PER_ITEM, U32, rows_per_item) SEP()                                           \
-    X(POS_SOURCE, U32, pos_source) SEP()                                                 \
-    X(TOKEN_PITCH, U32, token_pitch) SEP()      /* streams: elements between tokens */   \
-    X(END0, U32, end0) SEP()                    /* pair i turns with stream              \
-                                                   (i >= end0) + (i >= end1) + (i >= end2) */ \
-    X(END1, U32, end1) SEP()                                                             \
-    X(END2, U32, end2)
+    PE_POSITION_SOURCE_ARGS(X, SEP)
 
 #define PE_ROPE_ENUM_ENTRY(NAME, KIND, name) PE_ROPE_ARG_##NAME
 enum pe_rope_kernel_arg { PE_ROPE_KERNEL_ARGS(PE_ROPE_ENUM_ENTRY, PE_COMMA), PE_ROPE_ARG_COUNT };
@@ -147,7 +154,6 @@ enum pe_rope_kernel_arg { PE_ROPE_KERNEL_ARGS(PE_ROPE_ENUM_ENTRY, PE_COMMA), PE_
     X(COS_BASE, U64, cos_base) SEP()                                                     \
     X(SIN_BASE, U64, sin_base) SEP()                                                     \
     X(POSITIONS_BASE, U64, positions_base) SEP()                                         \
-    X(STREAM_PITCH, U64, stream_pitch) SEP()                                             \
     X(START, I64, start) SEP()                                                           \
     X(AMPLITUDE, SCALE, amplitude) SEP()                                                 \
     X(COS_ROW_PITCH, U32, cos_row_pitch) SEP()                                           \
@@ -157,11 +163,7 @@ enum pe_rope_kernel_arg { PE_ROPE_KERNEL_ARGS(PE_ROPE_ENUM_ENTRY, PE_COMMA), PE_
     X(STRIDE, U32, stride) SEP()                                                         \
     X(ROWS, U32, rows) SEP()                                                             \
     X(ROWS_PER_ITEM, U32, rows_per_item) SEP()                                           \
-    X(POS_SOURCE, U32, pos_source) SEP()                                                 \
-    X(TOKEN_PITCH, U32, token_pitch) SEP()                                               \
-    X(END0, U32, end0) SEP()                                                             \
-    X(END1, U32, end1) SEP()                                                             \
-    X(END2, U32, end2)
+    PE_POSITION_SOURCE_ARGS(X, SEP)
 
 #define PE_ROPE_CACHE_ENUM_ENTRY(NAME, KIND, name) PE_ROPE_CACHE_ARG_##NAME
 enum pe_rope_cache_arg { PE_ROPE_CACHE_ARGS(PE_ROPE_CACHE_ENUM_ENTRY, PE_COMMA), PE_ROPE_CACHE_ARG_COUNT };

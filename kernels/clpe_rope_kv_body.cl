@@ -76,27 +76,182 @@ static inline void PE_KV_FN(pe_kv_copy)(global PE_KV_T *entry, global const PE_T
 #endif
 }
 
-/* Pair i (angle c, s) of one head, rotated from src into dst, of the
- * storage type (q in place, or into q_out). */
-static inline void PE_KV_FN(pe_kv_rotate)(global PE_T *dst, global const PE_T *src, uint i,
-                                          PE_R c, PE_R s, uint stride, uint partner)
+/* Pair i (angle c, s) of every head of one token, rotated from src into
+ * dst of the storage type (q in place, or into q_out): a pointer to the
+ * pair's first element walks from head to head, as rotation's does
+ * (pe_rotate_heads_apart), so a head costs two moves and no address
+ * arithmetic beyond the step. */
+static inline void PE_KV_FN(pe_kv_rotate_heads)(global PE_T *dst, uint dst_pitch,
+                                                global const PE_T *src, uint src_pitch,
+                                                uint heads, uint i, PE_R c, PE_R s,
+                                                uint stride, uint partner)
 {
-    uint ka = i * stride, kb = ka + partner;
-    PE_R a = PE_FN(pe_load)(src, ka), b = PE_FN(pe_load)(src, kb);
-    PE_FN(pe_store)(dst, ka, PE_CAT(pe_rotate_a_, PE_R)(a, b, c, s));
-    PE_FN(pe_store)(dst, kb, PE_CAT(pe_rotate_b_, PE_R)(a, b, c, s));
+    global const PE_T *pa = src + i * stride;
+    global PE_T *pd = dst + i * stride;
+    for (uint h = 0; h < heads; ++h, pa += src_pitch, pd += dst_pitch) {
+        PE_R a = PE_FN(pe_load)(pa, 0), b = PE_FN(pe_load)(pa, partner);
+        PE_FN(pe_store)(pd, 0, PE_CAT(pe_rotate_a_, PE_R)(a, b, c, s));
+        PE_FN(pe_store)(pd, partner, PE_CAT(pe_rotate_b_, PE_R)(a, b, c, s));
+    }
 }
 
-/* The same into a cache entry. */
-static inline void PE_KV_FN(pe_kv_rotate_cached)(global PE_KV_T *entry, global const PE_T *src,
-                                                 uint i, PE_R c, PE_R s, uint stride,
-                                                 uint partner)
+/* The same from k into the cache entries of every head. */
+static inline void PE_KV_FN(pe_kv_rotate_heads_cached)(global PE_KV_T *entry, ulong entry_pitch,
+                                                       global const PE_T *src, uint src_pitch,
+                                                       uint heads, uint i, PE_R c, PE_R s,
+                                                       uint stride, uint partner)
 {
-    uint ka = i * stride, kb = ka + partner;
-    PE_R a = PE_FN(pe_load)(src, ka), b = PE_FN(pe_load)(src, kb);
-    PE_KV_FN(pe_kv_put)(entry, ka, PE_CAT(pe_rotate_a_, PE_R)(a, b, c, s));
-    PE_KV_FN(pe_kv_put)(entry, kb, PE_CAT(pe_rotate_b_, PE_R)(a, b, c, s));
+    global const PE_T *pa = src + i * stride;
+    global PE_KV_T *pd = entry + i * stride;
+    for (uint h = 0; h < heads; ++h, pa += src_pitch, pd += entry_pitch) {
+        PE_R a = PE_FN(pe_load)(pa, 0), b = PE_FN(pe_load)(pa, partner);
+        PE_KV_FN(pe_kv_put)(pd, 0, PE_CAT(pe_rotate_a_, PE_R)(a, b, c, s));
+        PE_KV_FN(pe_kv_put)(pd, partner, PE_CAT(pe_rotate_b_, PE_R)(a, b, c, s));
+    }
 }
+
+#ifndef PE_KV_HEAD_LOOP
+#define PE_KV_HEAD_LOOP
+#endif
+#if PE_W <= 2
+#define PE_KV_ROT2_A PE_CAT(pe_rotate_a_, PE_CAT(PE_R, 2))
+#define PE_KV_ROT2_B PE_CAT(pe_rotate_b_, PE_CAT(PE_R, 2))
+
+/* Pairs i .. i + PE_W - 1 (angles c[j], s[j]) of every head, from src into
+ * dst: pe_kv_rotate_heads for all of a work-item's pairs at once, so a
+ * head's pointer step serves them all. With words (two pairs of 16-bit
+ * storage, every offset and pitch even: pe_kv_words), each two adjacent
+ * elements move as one word, as rotation's pe_rotate_two_heads moves them:
+ * pair i and pair i + 1 when interleaved, the first halves of both and
+ * their second halves when split. */
+static inline void PE_KV_FN(pe_kv_rotate_item)(global PE_T *dst, ulong dst_pitch,
+                                               global const PE_T *src, uint src_pitch,
+                                               uint heads, uint i, const PE_R *c, const PE_R *s,
+                                               uint stride, uint partner, bool words)
+{
+    global const PE_T *pa = src + i * stride;
+    global PE_T *pd = dst + i * stride;
+#if PE_W == 2
+    if (words) {
+        PE_CAT(PE_R, 2) cw = (PE_CAT(PE_R, 2))(c[0], c[1]), sw = (PE_CAT(PE_R, 2))(s[0], s[1]);
+        uint second = stride == 2 ? 2 : partner; /* the other word */
+        PE_KV_HEAD_LOOP
+        for (uint h = 0; h < heads; ++h, pa += src_pitch, pd += dst_pitch) {
+            PE_CAT(PE_R, 2) u = PE_FN(pe_load_word)(pa), v = PE_FN(pe_load_word)(pa + second);
+            if (stride == 2) {
+                PE_FN(pe_store_word)(pd, (PE_CAT(PE_R, 2))(
+                    PE_CAT(pe_rotate_a_, PE_R)(u.x, u.y, cw.x, sw.x),
+                    PE_CAT(pe_rotate_b_, PE_R)(u.x, u.y, cw.x, sw.x)));
+                PE_FN(pe_store_word)(pd + 2, (PE_CAT(PE_R, 2))(
+                    PE_CAT(pe_rotate_a_, PE_R)(v.x, v.y, cw.y, sw.y),
+                    PE_CAT(pe_rotate_b_, PE_R)(v.x, v.y, cw.y, sw.y)));
+            } else {
+                PE_FN(pe_store_word)(pd, PE_KV_ROT2_A(u, v, cw, sw));
+                PE_FN(pe_store_word)(pd + partner, PE_KV_ROT2_B(u, v, cw, sw));
+            }
+        }
+        return;
+    }
+#else
+    (void)words;
+#endif
+    PE_KV_HEAD_LOOP
+    for (uint h = 0; h < heads; ++h, pa += src_pitch, pd += dst_pitch)
+        for (uint j = 0; j < PE_W; ++j) {
+            uint ka = j * stride, kb = ka + partner;
+            PE_R a = PE_FN(pe_load)(pa, ka), b = PE_FN(pe_load)(pa, kb);
+            PE_FN(pe_store)(pd, ka, PE_CAT(pe_rotate_a_, PE_R)(a, b, c[j], s[j]));
+            PE_FN(pe_store)(pd, kb, PE_CAT(pe_rotate_b_, PE_R)(a, b, c[j], s[j]));
+        }
+}
+
+/* The same from k into the cache entries (words where the cache holds the
+ * storage type). */
+static inline void PE_KV_FN(pe_kv_rotate_item_cached)(global PE_KV_T *entry, ulong entry_pitch,
+                                                      global const PE_T *src, uint src_pitch,
+                                                      uint heads, uint i, const PE_R *c,
+                                                      const PE_R *s, uint stride, uint partner,
+                                                      bool words)
+{
+#if PE_KV_SAME
+    if (PE_W == 2 && words) {
+        PE_KV_FN(pe_kv_rotate_item)((global PE_T *)entry, entry_pitch, src, src_pitch,
+                                    heads, i, c, s, stride, partner, true);
+        return;
+    }
+#else
+    (void)words;
+#endif
+    global const PE_T *pa = src + i * stride;
+    global PE_KV_T *pd = entry + i * stride;
+    PE_KV_HEAD_LOOP
+    for (uint h = 0; h < heads; ++h, pa += src_pitch, pd += entry_pitch)
+        for (uint j = 0; j < PE_W; ++j) {
+            uint ka = j * stride, kb = ka + partner;
+            PE_R a = PE_FN(pe_load)(pa, ka), b = PE_FN(pe_load)(pa, kb);
+            PE_KV_FN(pe_kv_put)(pd, ka, PE_CAT(pe_rotate_a_, PE_R)(a, b, c[j], s[j]));
+            PE_KV_FN(pe_kv_put)(pd, kb, PE_CAT(pe_rotate_b_, PE_R)(a, b, c[j], s[j]));
+        }
+}
+
+/* Element c of a head into a cache entry: its bits where the types agree,
+ * else converted. */
+static inline void PE_KV_FN(pe_kv_move)(global PE_KV_T *entry, global const PE_T *head, uint c)
+{
+#if PE_KV_SAME
+    ((global PE_KV_BITS *)entry)[c] = ((global const PE_KV_BITS *)head)[c];
+#else
+    PE_KV_PUT(entry, c, PE_FN(pe_load)(head, c));
+#endif
+}
+
+/* A work-item's columns [c_begin, c_end) of every head's v, and those at
+ * or past tail (past rotary_dim) of k, into their cache entries: at most
+ * 2 PE_W columns, a count the compiler knows; with words (and a cache of
+ * the storage type), two columns at a time as one 32-bit word. */
+static inline void PE_KV_FN(pe_kv_copy_item)(global PE_KV_T *key_entry,
+                                             global PE_KV_T *value_entry, ulong entry_pitch,
+                                             global const PE_T *krow, uint k_pitch,
+                                             global const PE_T *vrow, uint v_pitch, uint heads,
+                                             uint c_begin, uint c_end, uint tail, bool words)
+{
+#if PE_W == 2 && PE_KV_SAME
+    if (words) {
+        PE_KV_HEAD_LOOP
+        for (uint h = 0; h < heads; ++h, key_entry += entry_pitch, value_entry += entry_pitch,
+                  krow += k_pitch, vrow += v_pitch)
+            for (uint j = 0; j < 2 * PE_W; j += 2) {
+                uint c = c_begin + j;
+                if (c + 1 < c_end) {
+                    *(global uint *)(value_entry + c) = *(global const uint *)(vrow + c);
+                    if (c >= tail)
+                        *(global uint *)(key_entry + c) = *(global const uint *)(krow + c);
+                } else if (c < c_end) {
+                    PE_KV_FN(pe_kv_move)(value_entry, vrow, c);
+                    if (c >= tail)
+                        PE_KV_FN(pe_kv_move)(key_entry, krow, c);
+                }
+            }
+        return;
+    }
+#else
+    (void)words;
+#endif
+    PE_KV_HEAD_LOOP
+    for (uint h = 0; h < heads; ++h, key_entry += entry_pitch, value_entry += entry_pitch,
+              krow += k_pitch, vrow += v_pitch)
+        for (uint j = 0; j < 2 * PE_W; ++j) {
+            uint c = c_begin + j;
+            if (c < c_end) {
+                PE_KV_FN(pe_kv_move)(value_entry, vrow, c);
+                if (c >= tail)
+                    PE_KV_FN(pe_kv_move)(key_entry, krow, c);
+            }
+        }
+}
+#undef PE_KV_ROT2_A
+#undef PE_KV_ROT2_B
+#endif
 
 #if PE_GROUPS
 #if PE_NARROW || !PE_KV_SAME
@@ -209,6 +364,15 @@ PE_INLINE void PE_KV_FN(pe_kv_walk)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA), bool al
 #endif
     uint i_one = i0 + PE_GL * groups; /* the first pair rotated alone */
 #if PE_W <= 2
+    /* 16-bit pairs move as words where every tensor, cache entry and pitch
+     * keeps two adjacent elements in one aligned word (buffers start
+     * aligned; rotation's host finds the same as pair_words) */
+    const bool words = PE_W == 2 && (stride == 2 || partner % 2 == 0) &&
+                       ((q_base | q_out_base | k_base | v_base | key_offset | value_offset |
+                         cache_head_pitch) % 2 == 0) &&
+                       ((q_head_pitch | q_row_pitch | q_out_head_pitch | q_out_row_pitch |
+                         k_head_pitch | k_row_pitch | v_head_pitch | v_row_pitch | entry_align) %
+                            2 == 0);
     PE_ODO o[PE_W];
     for (uint j = 0; j < PE_W; ++j)
         PE_ODO_FN(load)(&o[j], tw_hi, tw_lo, min(i0 + j, n_pairs - 1));
@@ -226,7 +390,9 @@ PE_INLINE void PE_KV_FN(pe_kv_walk)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA), bool al
         global PE_T *qdrow = q ? q_dst + (qd_base + s * qd_row_pitch) : 0;
         global const PE_T *krow = k + (k_base + s * k_row_pitch);
         global const PE_T *vrow = v + (v_base + s * v_row_pitch);
+#if PE_W > 2
         uint k_heads = entry >= 0 ? kv_heads : 0; /* padding: nothing cached */
+#endif
         global PE_KV_T *key_entry = key_cache + (key_offset + (ulong)entry);
         global PE_KV_T *value_entry = value_cache + (value_offset + (ulong)entry);
         bool set = s == s_begin || ids || streams;
@@ -264,35 +430,74 @@ PE_INLINE void PE_KV_FN(pe_kv_walk)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA), bool al
             }
         }
 #endif
+#if PE_W <= 2
+        /* the pair shape: the work-item's PE_W pairs' angles, then every
+         * head with all of them (a count the compiler knows), or the one
+         * pair of the last work-item of an odd count; columns copied one
+         * by one, at most 2 PE_W of them */
+        uint n = i_rot - i0;
+        PE_R cv[PE_W], sv[PE_W];
+        for (uint j = 0; n && j < PE_W; ++j) {
+            ulong pj = streams ? pe_stream_position(positions + positions_base, s,
+                                                    pe_rope_stream(min(i0 + j, n_pairs - 1),
+                                                                   end0, end1, end2),
+                                                    token_pitch, stream_pitch)
+                               : p;
+            if (set)
+                PE_ODO_FN(set)(&o[j], pj);
+            PE_ODO_FN(sin_cos)(&o[j], &sv[j], &cv[j]);
+            cv[j] = cv[j] * amplitude;
+            sv[j] = (sv[j] * amplitude) * sign;
+        }
+        if (n == PE_W && words) {
+            if (qrow)
+                PE_KV_FN(pe_kv_rotate_item)(qdrow, qd_head_pitch, qrow, q_head_pitch, q_heads,
+                                            i0, cv, sv, stride, partner, true);
+            if (entry >= 0)
+                PE_KV_FN(pe_kv_rotate_item_cached)(key_entry, cache_head_pitch, krow,
+                                                   k_head_pitch, kv_heads, i0, cv, sv, stride,
+                                                   partner, true);
+        } else {
+            for (uint j = 0; j < n; ++j) {
+                if (qrow)
+                    PE_KV_FN(pe_kv_rotate_heads)(qdrow, qd_head_pitch, qrow, q_head_pitch,
+                                                 q_heads, i0 + j, cv[j], sv[j], stride, partner);
+                if (entry >= 0)
+                    PE_KV_FN(pe_kv_rotate_heads_cached)(key_entry, cache_head_pitch, krow,
+                                                        k_head_pitch, kv_heads, i0 + j, cv[j],
+                                                        sv[j], stride, partner);
+            }
+        }
+        if (entry >= 0)
+            PE_KV_FN(pe_kv_copy_item)(key_entry, value_entry, cache_head_pitch, krow,
+                                      k_head_pitch, vrow, v_head_pitch, kv_heads, c_begin,
+                                      c_end, tail, words);
+#else
         for (uint i = i_one; i < i_rot; ++i) {
             PE_R sv, cv;
             ulong pi = streams ? pe_stream_position(positions + positions_base, s,
                                                     pe_rope_stream(i, end0, end1, end2),
                                                     token_pitch, stream_pitch)
                                : p;
-#if PE_W <= 2
-            if (set)
-                PE_ODO_FN(set)(&o[i - i0], pi);
-            PE_ODO_FN(sin_cos)(&o[i - i0], &sv, &cv);
-#else
             PE_SINCOS_AT(pi, tw_hi, tw_lo, i, &sv, &cv);
-#endif
             cv = cv * amplitude;
             sv = (sv * amplitude) * sign;
-            for (uint h = 0; qrow && h < q_heads; ++h)
-                PE_KV_FN(pe_kv_rotate)(qdrow + h * qd_head_pitch, qrow + h * q_head_pitch, i, cv,
-                                       sv, stride, partner);
-            for (uint h = 0; h < k_heads; ++h)
-                PE_KV_FN(pe_kv_rotate_cached)(key_entry + h * cache_head_pitch,
-                                              krow + h * k_head_pitch, i, cv, sv, stride,
-                                              partner);
+            if (qrow)
+                PE_KV_FN(pe_kv_rotate_heads)(qdrow, qd_head_pitch, qrow, q_head_pitch, q_heads,
+                                             i, cv, sv, stride, partner);
+            PE_KV_FN(pe_kv_rotate_heads_cached)(key_entry, cache_head_pitch, krow, k_head_pitch,
+                                                k_heads, i, cv, sv, stride, partner);
         }
-        for (uint h = 0; h < k_heads; ++h) {
-            PE_KV_FN(pe_kv_copy)(value_entry + h * cache_head_pitch, vrow + h * v_head_pitch,
-                                 c_begin, c_end, aligned);
-            PE_KV_FN(pe_kv_copy)(key_entry + h * cache_head_pitch, krow + h * k_head_pitch, tail,
-                                 c_end, aligned);
+        {
+            global PE_KV_T *kd = key_entry, *vd = value_entry;
+            global const PE_T *ks = krow, *vs = vrow;
+            for (uint h = 0; h < k_heads; ++h, kd += cache_head_pitch, vd += cache_head_pitch,
+                      ks += k_head_pitch, vs += v_head_pitch) {
+                PE_KV_FN(pe_kv_copy)(vd, vs, c_begin, c_end, aligned);
+                PE_KV_FN(pe_kv_copy)(kd, ks, tail, c_end, aligned);
+            }
         }
+#endif
         for (uint h = 0; q_out && qrow && h < q_heads; ++h)
             PE_KV_FN(pe_kv_copy_bits)(qdrow + h * qd_head_pitch, qrow + h * q_head_pitch, tail,
                                       c_end, aligned);

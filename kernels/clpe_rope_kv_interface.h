@@ -85,12 +85,7 @@
     X(ROWS, U32, rows) SEP()                                                             \
     X(FIRST, U32, first) SEP()                  /* 1: the launch of token 0 */           \
     X(ROWS_PER_ITEM, U32, rows_per_item) SEP()                                           \
-    X(POS_SOURCE, U32, pos_source) SEP()                                                 \
-    X(STREAM_PITCH, U64, stream_pitch) SEP()    /* a position per stream, as rotation's */ \
-    X(TOKEN_PITCH, U32, token_pitch) SEP()                                               \
-    X(END0, U32, end0) SEP()                                                             \
-    X(END1, U32, end1) SEP()                                                             \
-    X(END2, U32, end2)
+    PE_POSITION_SOURCE_ARGS(X, SEP)
 
 #define PE_ROPE_KV_ENUM_ENTRY(NAME, KIND, name) PE_ROPE_KV_ARG_##NAME
 enum pe_rope_kv_arg { PE_ROPE_KV_ARGS(PE_ROPE_KV_ENUM_ENTRY, PE_COMMA), PE_ROPE_KV_ARG_COUNT };

@@ -87,6 +87,7 @@ if ((full)); then
 else
   STATIC_COST_SHAPES=1 bench/static_cost.sh        # the shape GPUs run
 fi
+bench/kv_cost.sh   # rotary into a KV cache: no more instructions per token than rotation + copy
 
 step "benchmark smoke test (tiny sizes: it must run and write valid JSON, not a measurement)"
 build/bench/clpe-bench --quick --json build/bench-smoke.json

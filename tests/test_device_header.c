@@ -14,6 +14,9 @@
  */
 #include "support.h"
 
+#include "common/header_kernels.h"
+#include "common/kernel_run.h"
+
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -41,55 +44,44 @@ static char *read_text(const char *path)
     return text;
 }
 
-/* Build a user's program from source with -I (the generated header's
+/* Build a user's program from its sources with -I (the generated header's
  * folder) and extra options; NULL and the log in *log_out (if given) when
  * the build fails. */
-static cl_program try_build(const char *source, const char *extra, char *log_out, size_t cap)
+static cl_program try_build_sources(cl_uint count, const char *const *sources, const char *extra,
+                                    char *log_out, size_t cap)
 {
-    cl_int err;
-    cl_program program = clCreateProgramWithSource(cl.context, 1, &source, NULL, &err);
-    cr_assert_eq(err, CL_SUCCESS, "clCreateProgramWithSource: %d", err);
     char options[1024];
     snprintf(options, sizeof options, "-cl-std=CL1.2 -I %s %s", CLPE_DEVICE_INCLUDE_DIR, extra);
-    err = clBuildProgram(program, 1, &cl.device, options, NULL, NULL);
-    if (err == CL_SUCCESS)
-        return program;
-    if (log_out) {
-        log_out[0] = '\0';
-        clGetProgramBuildInfo(program, cl.device, CL_PROGRAM_BUILD_LOG, cap - 1, log_out, NULL);
-        log_out[cap - 1] = '\0';
-    }
-    clReleaseProgram(program);
-    return NULL;
+    cl_int err = CL_SUCCESS;
+    cl_program program = kernel_program_build(cl.context, cl.device, count, sources, options,
+                                              log_out, cap, &err);
+    cr_assert(program || err != CL_INVALID_VALUE, "clCreateProgramWithSource: %d", err);
+    return program;
 }
 
-static cl_program build(const char *source, const char *extra)
+static cl_program try_build(const char *source, const char *extra, char *log_out, size_t cap)
+{
+    return try_build_sources(1, &source, extra, log_out, cap);
+}
+
+static cl_program build_sources(cl_uint count, const char *const *sources, const char *extra)
 {
     static char log[16384];
-    cl_program program = try_build(source, extra, log, sizeof log);
+    cl_program program = try_build_sources(count, sources, extra, log, sizeof log);
     cr_assert_not_null(program, "user program failed to build:\n%s", log);
     return program;
 }
 
-static void set_args(cl_kernel kernel, size_t count, const size_t *sizes, const void *const *values)
+static cl_program build(const char *source, const char *extra)
 {
-    for (size_t a = 0; a < count; ++a) {
-        cl_int err = clSetKernelArg(kernel, (cl_uint)a, sizes[a], values[a]);
-        cr_assert_eq(err, CL_SUCCESS, "clSetKernelArg %zu: %d", a, err);
-    }
+    return build_sources(1, &source, extra);
 }
 
-static void run(cl_program program, const char *name, size_t count, const size_t *sizes,
-                const void *const *values, cl_uint dims, const size_t *global)
+static void run(cl_program program, const char *name, cl_uint dims, const size_t *global,
+                size_t count, const kernel_arg *args)
 {
-    cl_int err;
-    cl_kernel kernel = clCreateKernel(program, name, &err);
-    cr_assert_eq(err, CL_SUCCESS, "clCreateKernel %s: %d", name, err);
-    set_args(kernel, count, sizes, values);
-    err = clEnqueueNDRangeKernel(cl.queue, kernel, dims, NULL, global, NULL, 0, NULL, NULL);
-    cr_assert_eq(err, CL_SUCCESS, "enqueue %s: %d", name, err);
-    cr_assert_eq(clFinish(cl.queue), CL_SUCCESS);
-    clReleaseKernel(kernel);
+    cl_int err = kernel_run(cl.queue, program, name, dims, global, count, args);
+    cr_assert_eq(err, CL_SUCCESS, "%s: %d", name, err);
 }
 
 static clpe_rope *make_rope(const clpe_rope_config *cfg)
@@ -170,12 +162,12 @@ static void check_scores(const clpe_rope_config *cfg, size_t n_q, size_t n_k, si
             nk = (cl_uint)n_k;
     cl_float scale = 0.125f;
     size_t global[2] = {n_k, n_q};
-    const size_t m = sizeof(cl_mem);
 
-    const size_t fused_sizes[] = {m, 4, m, m, 4, m, m, 4, 4, 4, 4, m};
-    const void *fused_values[] = {&qb, &p32, &qpb, &kb, &p32, &kpb,
-                                  &words, &head_dim, &scale, &nq, &nk, &sb};
-    run(program, "attention_scores_rope", 12, fused_sizes, fused_values, 2, global);
+    const kernel_arg fused_args[] = {KERNEL_ARG(qb),    KERNEL_ARG(p32),      KERNEL_ARG(qpb),
+                                KERNEL_ARG(kb),    KERNEL_ARG(p32),      KERNEL_ARG(kpb),
+                                KERNEL_ARG(words), KERNEL_ARG(head_dim), KERNEL_ARG(scale),
+                                KERNEL_ARG(nq),    KERNEL_ARG(nk),       KERNEL_ARG(sb)};
+    run(program, "attention_scores_rope", 2, global, 12, fused_args);
     float *fused = test_buffer_read(&cl, sb, scores_bytes);
 
     clpe_rope_tensor qt = {.buffer = qb, .heads = 1, .row_pitch = pitch};
@@ -187,9 +179,11 @@ static void check_scores(const clpe_rope_config *cfg, size_t n_q, size_t n_k, si
     cr_assert_eq(clpe_enqueue_rope(rope, cl.queue, 1, n_k, &kt, NULL, &kp, 0, 0, NULL, NULL),
                  CLPE_SUCCESS);
     float *q_rotated = test_buffer_read(&cl, qb, n_q * pitch * sizeof *q);
-    const size_t plain_sizes[] = {m, 4, m, 4, m, 4, 4, 4, 4, m};
-    const void *plain_values[] = {&qb, &p32, &kb, &p32, &words, &head_dim, &scale, &nq, &nk, &sb};
-    run(program, "attention_scores", 10, plain_sizes, plain_values, 2, global);
+    const kernel_arg plain_args[] = {KERNEL_ARG(qb),    KERNEL_ARG(p32),      KERNEL_ARG(kb),
+                                KERNEL_ARG(p32),   KERNEL_ARG(words),    KERNEL_ARG(head_dim),
+                                KERNEL_ARG(scale), KERNEL_ARG(nq),       KERNEL_ARG(nk),
+                                KERNEL_ARG(sb)};
+    run(program, "attention_scores", 2, global, 10, plain_args);
     float *two_pass = test_buffer_read(&cl, sb, scores_bytes);
 
     /* clpe did rotate (the comparison is not of two unrotated products) */
@@ -271,78 +265,9 @@ Test(device_header, example_scores_yarn_amplitude)
 /* Kernels of a user's own: rotate every token of x (one head of head_dim,
  * rows of head_dim) in place with clpe_rope_pair, one work-item per token;
  * write an encoder's table rows (interleaved: sin, cos) with clpe_sincos. */
-static const char dtype_kernels[] =
-    "#include \"clpe_device.h\"\n"
-    "#define ROTATE(T, LOAD, STORE)                                                    \\\n"
-    "kernel void rotate_##T(global T *x, global const long *pos,                     \\\n"
-    "                       global const ulong *w, uint head_dim, uint inverse)      \\\n"
-    "{                                                                                \\\n"
-    "    uint t = get_global_id(0);                                                  \\\n"
-    "    global T *row = x + (size_t)t * head_dim;                                   \\\n"
-    "    for (uint i = 0; i < clpe_words_pairs(w); ++i) {                             \\\n"
-    "        uint a = clpe_rope_slot_a(w, i), b = clpe_rope_slot_b(w, i);            \\\n"
-    "        float c, s;                                                             \\\n"
-    "        clpe_rope_cos_sin(w, pos[t], i, &c, &s);                                \\\n"
-    "        if (inverse) s = -s;                                                    \\\n"
-    "        float2 r = clpe_rotate(LOAD(row, a), LOAD(row, b), c, s);               \\\n"
-    "        STORE(row, a, r.x);                                                     \\\n"
-    "        STORE(row, b, r.y);                                                     \\\n"
-    "    }                                                                           \\\n"
-    "}\n"
-    "#define LOAD_F32(p, k) ((p)[k])\n"
-    "#define STORE_F32(p, k, v) ((p)[k] = (v))\n"
-    "#define LOAD_F16(p, k) vload_half((k), (p))\n"
-    "#define STORE_F16(p, k, v) vstore_half_rte((v), (k), (p))\n"
-    "#define LOAD_BF16(p, k) as_float((uint)(p)[k] << 16)\n"
-    "#define STORE_BF16(p, k, v) ((p)[k] = (ushort)(as_uint(clpe_round_bf16(v)) >> 16))\n"
-    "ROTATE(float, LOAD_F32, STORE_F32)\n"
-    "ROTATE(half, LOAD_F16, STORE_F16)\n"
-    "ROTATE(ushort, LOAD_BF16, STORE_BF16)\n"
-    "#define TABLE(T, STORE)                                                         \\\n"
-    "kernel void table_##T(global T *out, global const ulong *w, long start)        \\\n"
-    "{                                                                               \\\n"
-    "    uint r = get_global_id(0), n = clpe_words_pairs(w);                         \\\n"
-    "    global T *row = out + (size_t)r * 2 * n;                                    \\\n"
-    "    for (uint i = 0; i < n; ++i) {                                              \\\n"
-    "        float s, c;                                                             \\\n"
-    "        clpe_sincos(w, (long)((ulong)start + r), i, &s, &c);                    \\\n"
-    "        STORE(row, 2 * i, s);                                                   \\\n"
-    "        STORE(row, 2 * i + 1, c);                                               \\\n"
-    "    }                                                                           \\\n"
-    "}\n"
-    "TABLE(float, STORE_F32)\n"
-    "TABLE(half, STORE_F16)\n"
-    "TABLE(ushort, STORE_BF16)\n"
-    "#ifdef cl_khr_fp64\n"
-    "kernel void rotate_double(global double *x, global const long *pos,\n"
-    "                          global const ulong *w, uint head_dim, uint inverse)\n"
-    "{\n"
-    "    uint t = get_global_id(0);\n"
-    "    global double *row = x + (size_t)t * head_dim;\n"
-    "    for (uint i = 0; i < clpe_words_pairs(w); ++i) {\n"
-    "        uint a = clpe_rope_slot_a(w, i), b = clpe_rope_slot_b(w, i);\n"
-    "        double c, s;\n"
-    "        clpe_rope_cos_sin_f64(w, pos[t], i, &c, &s);\n"
-    "        if (inverse) s = -s;\n"
-    "        double2 r = clpe_rotate_f64(row[a], row[b], c, s);\n"
-    "        row[a] = r.x;\n"
-    "        row[b] = r.y;\n"
-    "    }\n"
-    "}\n"
-    "kernel void table_double(global double *out, global const ulong *w, long start)\n"
-    "{\n"
-    "    uint r = get_global_id(0), n = clpe_words_pairs(w);\n"
-    "    global double *row = out + (size_t)r * 2 * n;\n"
-    "    for (uint i = 0; i < n; ++i) {\n"
-    "        double s, c;\n"
-    "        clpe_sincos_f64(w, (long)((ulong)start + r), i, &s, &c);\n"
-    "        row[2 * i] = s;\n"
-    "        row[2 * i + 1] = c;\n"
-    "    }\n"
-    "}\n"
-    "#endif\n";
-
-static const char *const type_names[] = {"float", "half", "ushort", "double"};
+/* The header's kernels (common/header_kernels.h), after an #include of the
+ * generated header, as a user's program has it. */
+static const char *const dtype_kernels[2] = {"#include \"clpe_device.h\"\n", HEADER_KERNELS};
 
 static size_t esize(clpe_dtype t)
 {
@@ -389,16 +314,16 @@ static void check_rotation(clpe_rope_config cfg, clpe_dtype dtype, uint64_t seed
     clpe_rope *rope = make_rope(&cfg);
     const char *options = NULL;
     cl_mem words = rope_words(rope, &options);
-    cl_program program = build(dtype_kernels, options);
+    cl_program program = build_sources(2, dtype_kernels, options);
     char name[32];
-    snprintf(name, sizeof name, "rotate_%s", type_names[dtype]);
+    snprintf(name, sizeof name, "rotate_%s", header_kernel_type(dtype));
     cl_mem posb = test_buffer_from(&cl, pos, sizeof pos);
     for (cl_uint inverse = 0; inverse < 2; ++inverse) {
         cl_mem mine = test_buffer_from(&cl, x, bytes), theirs = test_buffer_from(&cl, x, bytes);
         cl_uint head_dim = cfg.head_dim;
-        const size_t sizes[] = {sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), 4, 4};
-        const void *values[] = {&mine, &posb, &words, &head_dim, &inverse};
-        run(program, name, 5, sizes, values, 1, &n);
+        const kernel_arg args[] = {KERNEL_ARG(mine), KERNEL_ARG(posb), KERNEL_ARG(words),
+                                   KERNEL_ARG(head_dim), KERNEL_ARG(inverse)};
+        run(program, name, 1, &n, 5, args);
         clpe_rope_tensor t = {.buffer = theirs, .heads = 1};
         clpe_positions p = {.source = CLPE_POSITIONS_IDS, .buffer = posb};
         cr_assert_eq(clpe_enqueue_rope(rope, cl.queue, 1, n, &t, NULL, &p,
@@ -447,17 +372,16 @@ static void check_table(clpe_dtype dtype, clpe_freq freq, int64_t start)
     cl_mem words = NULL;
     const char *options = NULL;
     cr_assert_eq(clpe_encoder_device_words(enc, &words, &options), CLPE_SUCCESS);
-    cl_program program = build(dtype_kernels, options);
+    cl_program program = build_sources(2, dtype_kernels, options);
     const size_t n = 37;
     size_t bytes = n * cfg.d * esize(dtype);
     cl_mem mine = test_buffer_poisoned(&cl, bytes, 0x5A);
     cl_mem theirs = test_buffer_poisoned(&cl, bytes, 0xA5);
     char name[32];
-    snprintf(name, sizeof name, "table_%s", type_names[dtype]);
+    snprintf(name, sizeof name, "table_%s", header_kernel_type(dtype));
     cl_long first = start;
-    const size_t sizes[] = {sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_long)};
-    const void *values[] = {&mine, &words, &first};
-    run(program, name, 3, sizes, values, 1, &n);
+    const kernel_arg args[] = {KERNEL_ARG(mine), KERNEL_ARG(words), KERNEL_ARG(first)};
+    run(program, name, 1, &n, 3, args);
     clpe_tensor out = {.buffer = theirs};
     cr_assert_eq(clpe_enqueue_table(enc, cl.queue, start, n, &out, 0, NULL, NULL), CLPE_SUCCESS);
     void *a = test_buffer_read(&cl, mine, bytes), *b = test_buffer_read(&cl, theirs, bytes);
@@ -561,10 +485,9 @@ Test(device_header, concatenated_source_builds_without_include_path)
     cl_mem words = rope_words(rope, &options);
     char *kernel = read_text(ATTENTION_SCORES_CL);
     const char *sources[2] = {clpe_device_source(), kernel};
-    cl_int err;
-    cl_program program = clCreateProgramWithSource(cl.context, 2, sources, NULL, &err);
-    cr_assert_eq(err, CL_SUCCESS);
-    err = clBuildProgram(program, 1, &cl.device, options, NULL, NULL);
+    cl_int err = CL_SUCCESS;
+    cl_program program = kernel_program_build(cl.context, cl.device, 2, sources, options, NULL,
+                                              0, &err);
     cr_assert_eq(err, CL_SUCCESS, "build without -I: %d", err);
     float q[32], k[32], scores[2] = {0};
     int64_t qp = 3, kp[2] = {-5, 1};
@@ -579,11 +502,11 @@ Test(device_header, concatenated_source_builds_without_include_path)
     cl_uint pitch_q = 32, pitch_k = 0, head_dim = 32, nq = 1, nk = 2;
     cl_float scale = 1.0f;
     size_t global[2] = {2, 1};
-    const size_t m = sizeof(cl_mem);
-    const size_t sizes[] = {m, 4, m, m, 4, m, m, 4, 4, 4, 4, m};
-    const void *values[] = {&qb, &pitch_q, &qpb, &kb, &pitch_k, &kpb,
-                            &words, &head_dim, &scale, &nq, &nk, &sb};
-    run(program, "attention_scores_rope", 12, sizes, values, 2, global);
+    const kernel_arg args[] = {KERNEL_ARG(qb),    KERNEL_ARG(pitch_q),  KERNEL_ARG(qpb),
+                               KERNEL_ARG(kb),    KERNEL_ARG(pitch_k),  KERNEL_ARG(kpb),
+                               KERNEL_ARG(words), KERNEL_ARG(head_dim), KERNEL_ARG(scale),
+                               KERNEL_ARG(nq),    KERNEL_ARG(nk),       KERNEL_ARG(sb)};
+    run(program, "attention_scores_rope", 2, global, 12, args);
     cr_assert_eq(clEnqueueReadBuffer(cl.queue, sb, CL_TRUE, 0, sizeof scores, scores, 0, NULL,
                                      NULL),
                  CL_SUCCESS);

@@ -17,6 +17,7 @@
 #include "support.h"
 
 #include "common/dtype.h"
+#include "common/kernel_run.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -59,25 +60,18 @@ static int is_pocl(const test_cl *t)
  * the (x + c) - c values came back as x (reassociated). */
 static int run_probe(const test_cl *t, int *fast)
 {
-    cl_int err;
+    cl_int err = CL_SUCCESS;
     const char *src = probe_source;
-    cl_program prog = clCreateProgramWithSource(t->context, 1, &src, NULL, &err);
-    cr_assert_eq(err, CL_SUCCESS);
-    cr_assert_eq(clBuildProgram(prog, 1, &t->device, "", NULL, NULL), CL_SUCCESS);
-    cl_kernel k = clCreateKernel(prog, "probe", &err);
+    cl_program prog = kernel_program_build(t->context, t->device, 1, &src, "", NULL, 0, &err);
     cr_assert_eq(err, CL_SUCCESS);
     float x[PROBE_N] = {1.25f, 3.0f, 0.1f, 7.5f};
     float c = 1e8f;
     cl_mem xb = test_buffer_from(t, x, sizeof x);
     cl_mem ob = test_buffer_poisoned(t, sizeof x, 0);
     cl_mem fb = test_buffer_poisoned(t, sizeof(int), 0x7f);
-    clSetKernelArg(k, 0, sizeof xb, &xb);
-    clSetKernelArg(k, 1, sizeof c, &c);
-    clSetKernelArg(k, 2, sizeof ob, &ob);
-    clSetKernelArg(k, 3, sizeof fb, &fb);
-    size_t global = PROBE_N;
-    cr_assert_eq(clEnqueueNDRangeKernel(t->queue, k, 1, NULL, &global, NULL, 0, NULL, NULL),
-                 CL_SUCCESS);
+    const kernel_arg args[] = {KERNEL_ARG(xb), KERNEL_ARG(c), KERNEL_ARG(ob), KERNEL_ARG(fb)};
+    const size_t global = PROBE_N;
+    cr_assert_eq(kernel_run(t->queue, prog, "probe", 1, &global, 4, args), CL_SUCCESS);
     float *out = test_buffer_read(t, ob, sizeof x);
     int *f = test_buffer_read(t, fb, sizeof(int));
     *fast = *f;
@@ -93,7 +87,6 @@ static int run_probe(const test_cl *t, int *fast)
     clReleaseMemObject(xb);
     clReleaseMemObject(ob);
     clReleaseMemObject(fb);
-    clReleaseKernel(k);
     clReleaseProgram(prog);
     return reassociated;
 }

@@ -12,86 +12,12 @@
  * rotations are sampled against the exact rotation too.
  */
 #include "check.h"
+#include "common/header_kernels.h"
+#include "common/kernel_run.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* After clpe_device_source(): one kernel per storage type and operation.
- * rotate_T: token t's row of head_dim rotated in place by position pos[t];
- * table_T: row r holds (sin, cos) of position start + r, pair by pair. */
-static const char KERNELS[] =
-    "#define ROTATE(T, LOAD, STORE)                                                  \\\n"
-    "kernel void rotate_##T(global T *x, global const long *pos,                   \\\n"
-    "                       global const ulong *w, uint head_dim, uint inverse)    \\\n"
-    "{                                                                              \\\n"
-    "    uint t = get_global_id(0);                                                \\\n"
-    "    global T *row = x + (size_t)t * head_dim;                                 \\\n"
-    "    for (uint i = 0; i < clpe_words_pairs(w); ++i) {                           \\\n"
-    "        uint a = clpe_rope_slot_a(w, i), b = clpe_rope_slot_b(w, i);          \\\n"
-    "        float c, s;                                                           \\\n"
-    "        clpe_rope_cos_sin(w, pos[t], i, &c, &s);                              \\\n"
-    "        if (inverse) s = -s;                                                  \\\n"
-    "        float2 r = clpe_rotate(LOAD(row, a), LOAD(row, b), c, s);             \\\n"
-    "        STORE(row, a, r.x);                                                   \\\n"
-    "        STORE(row, b, r.y);                                                   \\\n"
-    "    }                                                                         \\\n"
-    "}\n"
-    "#define TABLE(T, STORE)                                                       \\\n"
-    "kernel void table_##T(global T *out, global const ulong *w, long start)      \\\n"
-    "{                                                                             \\\n"
-    "    uint r = get_global_id(0), n = clpe_words_pairs(w);                       \\\n"
-    "    global T *row = out + (size_t)r * 2 * n;                                  \\\n"
-    "    for (uint i = 0; i < n; ++i) {                                            \\\n"
-    "        float s, c;                                                           \\\n"
-    "        clpe_sincos(w, (long)((ulong)start + r), i, &s, &c);                  \\\n"
-    "        STORE(row, 2 * i, s);                                                 \\\n"
-    "        STORE(row, 2 * i + 1, c);                                             \\\n"
-    "    }                                                                         \\\n"
-    "}\n"
-    "#define LOAD_F32(p, k) ((p)[k])\n"
-    "#define STORE_F32(p, k, v) ((p)[k] = (v))\n"
-    "#define LOAD_F16(p, k) vload_half((k), (p))\n"
-    "#define STORE_F16(p, k, v) vstore_half_rte((v), (k), (p))\n"
-    "#define LOAD_BF16(p, k) as_float((uint)(p)[k] << 16)\n"
-    "#define STORE_BF16(p, k, v) ((p)[k] = (ushort)(as_uint(clpe_round_bf16(v)) >> 16))\n"
-    "ROTATE(float, LOAD_F32, STORE_F32)\n"
-    "ROTATE(half, LOAD_F16, STORE_F16)\n"
-    "ROTATE(ushort, LOAD_BF16, STORE_BF16)\n"
-    "TABLE(float, STORE_F32)\n"
-    "TABLE(half, STORE_F16)\n"
-    "TABLE(ushort, STORE_BF16)\n"
-    "#ifdef cl_khr_fp64\n"
-    "kernel void rotate_double(global double *x, global const long *pos,\n"
-    "                          global const ulong *w, uint head_dim, uint inverse)\n"
-    "{\n"
-    "    uint t = get_global_id(0);\n"
-    "    global double *row = x + (size_t)t * head_dim;\n"
-    "    for (uint i = 0; i < clpe_words_pairs(w); ++i) {\n"
-    "        uint a = clpe_rope_slot_a(w, i), b = clpe_rope_slot_b(w, i);\n"
-    "        double c, s;\n"
-    "        clpe_rope_cos_sin_f64(w, pos[t], i, &c, &s);\n"
-    "        if (inverse) s = -s;\n"
-    "        double2 r = clpe_rotate_f64(row[a], row[b], c, s);\n"
-    "        row[a] = r.x;\n"
-    "        row[b] = r.y;\n"
-    "    }\n"
-    "}\n"
-    "kernel void table_double(global double *out, global const ulong *w, long start)\n"
-    "{\n"
-    "    uint r = get_global_id(0), n = clpe_words_pairs(w);\n"
-    "    global double *row = out + (size_t)r * 2 * n;\n"
-    "    for (uint i = 0; i < n; ++i) {\n"
-    "        double s, c;\n"
-    "        clpe_sincos_f64(w, (long)((ulong)start + r), i, &s, &c);\n"
-    "        row[2 * i] = s;\n"
-    "        row[2 * i + 1] = c;\n"
-    "    }\n"
-    "}\n"
-    "#endif\n";
-
-/* The kernels' type names, by clpe_dtype. */
-static const char *const TYPE_NAMES[CHECK_NDTYPES] = {"float", "half", "ushort", "double"};
 
 typedef struct fns_run {
     check_checker *ck;
@@ -107,49 +33,31 @@ static void fns_fail(fns_run *f, const char *what, cl_int err)
                  cli_dtype_name(f->dtype), what, clpe_status_string(err), (int)err);
 }
 
-/* The check's program: clpe_device_source() and KERNELS, with the options
+/* The check's program: clpe_device_source() and HEADER_KERNELS, with the options
  * the words ask for. */
 static cl_program fns_build(fns_run *f, const char *options)
 {
-    const char *sources[2] = {clpe_device_source(), KERNELS};
-    cl_int err = CL_SUCCESS;
-    cl_program p = clCreateProgramWithSource(f->ck->dev->context, 2, sources, NULL, &err);
-    if (!p) {
-        fns_fail(f, "clCreateProgramWithSource", err);
-        return NULL;
-    }
-    char opts[512];
+    const char *sources[2] = {clpe_device_source(), HEADER_KERNELS};
+    char opts[512], log[160];
     snprintf(opts, sizeof opts, "-cl-std=CL1.2 %s", options ? options : "");
-    err = clBuildProgram(p, 1, &f->ck->dev->device, opts, NULL, NULL);
-    if (err != CL_SUCCESS) {
-        char log[160] = "";
-        clGetProgramBuildInfo(p, f->ck->dev->device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log,
-                              NULL);
+    cl_int err = CL_SUCCESS;
+    cl_program p = kernel_program_build(f->ck->dev->context, f->ck->dev->device, 2, sources, opts,
+                                        log, sizeof log, &err);
+    if (!p) {
         log[strcspn(log, "\n")] = '\0';
         snprintf(f->t->error, sizeof f->t->error,
-                 "%s device_functions: clBuildProgram of clpe_device.h: %s (%d): %s",
-                 cli_dtype_name(f->dtype), clpe_status_string(err), (int)err, log);
-        clReleaseProgram(p);
-        return NULL;
+                 "%s device_functions: building clpe_device.h: %s (%d)%s%s",
+                 cli_dtype_name(f->dtype), clpe_status_string(err), (int)err, log[0] ? ": " : "",
+                 log);
     }
     return p;
 }
 
 /* Run kernel name over global work-items with the arguments given. */
 static cl_int fns_launch(fns_run *f, const char *name, size_t global, size_t nargs,
-                         const size_t *sizes, const void *const *values)
+                         const kernel_arg *args)
 {
-    cl_int err = CL_SUCCESS;
-    cl_kernel k = clCreateKernel(f->program, name, &err);
-    for (size_t a = 0; k && err == CL_SUCCESS && a < nargs; ++a)
-        err = clSetKernelArg(k, (cl_uint)a, sizes[a], values[a]);
-    if (k && err == CL_SUCCESS)
-        err = clEnqueueNDRangeKernel(f->ck->dev->queue, k, 1, NULL, &global, NULL, 0, NULL, NULL);
-    if (k && err == CL_SUCCESS)
-        err = clFinish(f->ck->dev->queue);
-    if (k)
-        clReleaseKernel(k);
-    return err;
+    return kernel_run(f->ck->dev->queue, f->program, name, 1, &global, nargs, args);
 }
 
 static void fns_compare(fns_run *f, const char *what, const unsigned char *dev,
@@ -201,11 +109,10 @@ static void fns_table(fns_run *f, clpe_encoder *enc, const clpe_config *cfg, cl_
         goto done;
     }
     char name[32];
-    snprintf(name, sizeof name, "table_%s", TYPE_NAMES[f->dtype]);
+    snprintf(name, sizeof name, "table_%s", header_kernel_type(f->dtype));
     cl_long first = start;
-    const size_t sizes[] = {sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_long)};
-    const void *values[] = {&out, &words, &first};
-    err = fns_launch(f, name, n, 3, sizes, values);
+    const kernel_arg args[] = {KERNEL_ARG(out), KERNEL_ARG(words), KERNEL_ARG(first)};
+    err = fns_launch(f, name, n, 3, args);
     if (err == CL_SUCCESS)
         err = clEnqueueReadBuffer(f->ck->dev->queue, out, CL_TRUE, 0, bytes, dev, 0, NULL, NULL);
     if (err != CL_SUCCESS) {
@@ -262,11 +169,11 @@ static void fns_rotate(fns_run *f, const clpe_rope *rope, const clpe_rope_config
             break;
         }
         char name[32];
-        snprintf(name, sizeof name, "rotate_%s", TYPE_NAMES[f->dtype]);
+        snprintf(name, sizeof name, "rotate_%s", header_kernel_type(f->dtype));
         cl_uint head_dim = cfg->head_dim;
-        const size_t sizes[] = {sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), 4, 4};
-        const void *values[] = {&x, &pbuf, &words, &head_dim, &inverse};
-        err = fns_launch(f, name, n, 5, sizes, values);
+        const kernel_arg args[] = {KERNEL_ARG(x), KERNEL_ARG(pbuf), KERNEL_ARG(words),
+                                   KERNEL_ARG(head_dim), KERNEL_ARG(inverse)};
+        err = fns_launch(f, name, n, 5, args);
         if (err == CL_SUCCESS)
             err = clEnqueueReadBuffer(f->ck->dev->queue, x, CL_TRUE, 0, bytes, dev, 0, NULL,
                                       NULL);

@@ -92,13 +92,35 @@ static clpe_status check_aliasing(const clpe_kv_call *c)
     return clpe__check_operands(ops, 9);
 }
 
+/* One tensor of the call, viewed and resolved as the rotation's q and k are
+ * (rope_call.c); a tensor the call does not have (NULL) stays empty. */
+static clpe_status resolve_view(const clpe_rope *rope, clpe_status viewed,
+                                const clpe_rope_view *v, size_t tokens, clpe_kv_tensor *out)
+{
+    if (viewed != CLPE_SUCCESS)
+        return viewed;
+    out->data = v->host;
+    clpe_status status = clpe__resolve_rope_region(rope, v->offset, v->heads, v->head_pitch,
+                                                   v->row_pitch, v->batch_pitch, 1, tokens,
+                                                   &out->r);
+    out->r.buffer = v->buffer;
+    return status;
+}
+
 static clpe_status resolve_tensor(const clpe_rope *rope, const clpe_rope_tensor *t,
                                   size_t tokens, clpe_kv_tensor *out)
 {
-    if (!t)
-        return CLPE_SUCCESS;
-    return clpe__resolve_rope_tensor(rope->cfg.head_dim, clpe__dtype_size(rope->cfg.dtype), t, 1,
-                                     tokens, &out->r);
+    clpe_rope_view v;
+    return t ? resolve_view(rope, clpe__rope_view_of_tensor(t, &v), &v, tokens, out)
+             : CLPE_SUCCESS;
+}
+
+static clpe_status resolve_host_tensor(const clpe_rope *rope, const clpe_host_rope_tensor *t,
+                                       size_t tokens, clpe_kv_tensor *out)
+{
+    clpe_rope_view v;
+    return t ? resolve_view(rope, clpe__rope_view_of_host(t, &v), &v, tokens, out)
+             : CLPE_SUCCESS;
 }
 
 /* Every buffer in the rope's context and holding what the call touches. */
@@ -176,20 +198,6 @@ clpe_status clpe__resolve_kv_call(clpe_rope *rope, size_t tokens, const clpe_rop
     if (status == CLPE_SUCCESS)
         status = check_buffers(c);
     return status;
-}
-
-static clpe_status resolve_host_tensor(const clpe_rope *rope, const clpe_host_rope_tensor *t,
-                                       size_t tokens, clpe_kv_tensor *out)
-{
-    if (!t)
-        return CLPE_SUCCESS;
-    if (!t->data)
-        return CLPE_ERROR_NULL_POINTER;
-    if (!CLPE__RESERVED_ZERO(t))
-        return CLPE_ERROR_RESERVED_FIELD;
-    out->data = t->data;
-    return clpe__resolve_rope_region(rope, 0, t->heads, t->head_pitch, t->row_pitch,
-                                     t->batch_pitch, 1, tokens, &out->r);
 }
 
 clpe_status clpe__resolve_host_kv_call(const clpe_rope *rope, const clpe_host_kv_args *a,

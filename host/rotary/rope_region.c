@@ -95,18 +95,6 @@ clpe_status clpe__resolve_rope_region(const clpe_rope *rope, size_t offset_bytes
                    head_pitch, row_pitch, batch_pitch, batch, seq, r);
 }
 
-clpe_status clpe__resolve_rope_tensor(size_t head_dim, size_t esize, const clpe_rope_tensor *t,
-                                      size_t batch, size_t seq, clpe_rope_region *r)
-{
-    clpe_rope_view v;
-    clpe_status status = clpe__rope_view_of_tensor(t, &v);
-    if (status != CLPE_SUCCESS)
-        return status;
-    r->buffer = v.buffer;
-    return resolve(head_dim, esize, v.offset, v.heads, v.head_pitch, v.row_pitch, v.batch_pitch,
-                   batch, seq, r);
-}
-
 clpe_footprint clpe__rope_footprint(const clpe_rope *rope, const clpe_rope_region *r,
                                     size_t batch, size_t seq)
 {

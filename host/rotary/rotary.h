@@ -61,11 +61,6 @@ clpe_status clpe__resolve_rope_region(const clpe_rope *rope, size_t offset_bytes
                                       size_t head_pitch, size_t row_pitch, size_t batch_pitch,
                                       size_t batch, size_t seq, clpe_rope_region *r);
 
-/* The same for a device tensor of head_dim elements of esize bytes per
- * head, with its pointer, buffer and reserved fields checked. */
-clpe_status clpe__resolve_rope_tensor(size_t head_dim, size_t esize, const clpe_rope_tensor *t,
-                                      size_t batch, size_t seq, clpe_rope_region *r);
-
 /* ---- rope_call.c: the one resolver of a rotary call ---- */
 
 /* A query or key tensor as a call gives it: a device buffer (buffer and a

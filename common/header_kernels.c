@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * header_kernels.c - the source of the kernels written with clpe_device.h
+ * (header_kernels.h).
+ */
+#include "header_kernels.h"
+
+const char HEADER_KERNELS[] =
+    "#define ROTATE(T, LOAD, STORE)                                                  \\\n"
+    "kernel void rotate_##T(global T *x, global const long *pos,                   \\\n"
+    "                       global const ulong *w, uint head_dim, uint inverse)    \\\n"
+    "{                                                                              \\\n"
+    "    uint t = get_global_id(0);                                                \\\n"
+    "    global T *row = x + (size_t)t * head_dim;                                 \\\n"
+    "    for (uint i = 0; i < clpe_words_pairs(w); ++i) {                           \\\n"
+    "        uint a = clpe_rope_slot_a(w, i), b = clpe_rope_slot_b(w, i);          \\\n"
+    "        float c, s;                                                           \\\n"
+    "        clpe_rope_cos_sin(w, pos[t], i, &c, &s);                              \\\n"
+    "        if (inverse) s = -s;                                                  \\\n"
+    "        float2 r = clpe_rotate(LOAD(row, a), LOAD(row, b), c, s);             \\\n"
+    "        STORE(row, a, r.x);                                                   \\\n"
+    "        STORE(row, b, r.y);                                                   \\\n"
+    "    }                                                                         \\\n"
+    "}\n"
+    "#define TABLE(T, STORE)                                                       \\\n"
+    "kernel void table_##T(global T *out, global const ulong *w, long start)      \\\n"
+    "{                                                                             \\\n"
+    "    uint r = get_global_id(0), n = clpe_words_pairs(w);                       \\\n"
+    "    global T *row = out + (size_t)r * 2 * n;                                  \\\n"
+    "    for (uint i = 0; i < n; ++i) {                                            \\\n"
+    "        float s, c;                                                           \\\n"
+    "        clpe_sincos(w, (long)((ulong)start + r), i, &s, &c);                  \\\n"
+    "        STORE(row, 2 * i, s);                                                 \\\n"
+    "        STORE(row, 2 * i + 1, c);                                             \\\n"
+    "    }                                                                         \\\n"
+    "}\n"
+    "#define LOAD_F32(p, k) ((p)[k])\n"
+    "#define STORE_F32(p, k, v) ((p)[k] = (v))\n"
+    "#define LOAD_F16(p, k) vload_half((k), (p))\n"
+    "#define STORE_F16(p, k, v) vstore_half_rte((v), (k), (p))\n"
+    "#define LOAD_BF16(p, k) as_float((uint)(p)[k] << 16)\n"
+    "#define STORE_BF16(p, k, v) ((p)[k] = (ushort)(as_uint(clpe_round_bf16(v)) >> 16))\n"
+    "ROTATE(float, LOAD_F32, STORE_F32)\n"
+    "ROTATE(half, LOAD_F16, STORE_F16)\n"
+    "ROTATE(ushort, LOAD_BF16, STORE_BF16)\n"
+    "TABLE(float, STORE_F32)\n"
+    "TABLE(half, STORE_F16)\n"
+    "TABLE(ushort, STORE_BF16)\n"
+    "#ifdef cl_khr_fp64\n"
+    "kernel void rotate_double(global double *x, global const long *pos,\n"
+    "                          global const ulong *w, uint head_dim, uint inverse)\n"
+    "{\n"
+    "    uint t = get_global_id(0);\n"
+    "    global double *row = x + (size_t)t * head_dim;\n"
+    "    for (uint i = 0; i < clpe_words_pairs(w); ++i) {\n"
+    "        uint a = clpe_rope_slot_a(w, i), b = clpe_rope_slot_b(w, i);\n"
+    "        double c, s;\n"
+    "        clpe_rope_cos_sin_f64(w, pos[t], i, &c, &s);\n"
+    "        if (inverse) s = -s;\n"
+    "        double2 r = clpe_rotate_f64(row[a], row[b], c, s);\n"
+    "        row[a] = r.x;\n"
+    "        row[b] = r.y;\n"
+    "    }\n"
+    "}\n"
+    "kernel void table_double(global double *out, global const ulong *w, long start)\n"
+    "{\n"
+    "    uint r = get_global_id(0), n = clpe_words_pairs(w);\n"
+    "    global double *row = out + (size_t)r * 2 * n;\n"
+    "    for (uint i = 0; i < n; ++i) {\n"
+    "        double s, c;\n"
+    "        clpe_sincos_f64(w, (long)((ulong)start + r), i, &s, &c);\n"
+    "        row[2 * i] = s;\n"
+    "        row[2 * i + 1] = c;\n"
+    "    }\n"
+    "}\n"
+    "#endif\n";
+
+
+const char *header_kernel_type(int dtype)
+{
+    static const char *const names[] = {"float", "half", "ushort", "double"};
+    return dtype >= 0 && dtype < 4 ? names[dtype] : "";
+}
