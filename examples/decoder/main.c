@@ -417,8 +417,8 @@ static void print_stats(const decoder *d, const schedule_stats *t, size_t seqs)
     printf("matrix products: %s\n", d->matmul == MATMUL_CLBLAST
                                         ? "CLBlast"
                                         : "the decoder's batch-invariant kernel");
-    printf("sequences: %zu, %zu forward calls (%zu mixing prefill and decode), at most %zu "
-           "sequences and %zu tokens in one\n",
+    printf("sequences: %zu; forward calls: %zu (%zu mixing prefill and decode), the largest "
+           "with %zu sequences and %zu tokens\n",
            seqs, t->forwards, t->mixed_forwards, t->most_seqs, t->most_tokens);
     printf("prefill: %zu tokens in %.3f ms of forward calls with prefill, %.1f tokens/s\n",
            t->prefill_tokens, t->prefill_s * 1e3,
@@ -444,9 +444,9 @@ static void print_stats(const decoder *d, const schedule_stats *t, size_t seqs)
            p->ns[STEP_MATMUL] * 1e-6, p->commands[STEP_MATMUL], p->ns[STEP_OTHER] * 1e-6,
            p->commands[STEP_OTHER]);
     const memory_use *m = &d->memory;
-    printf("KV cache: %zu blocks of %zu slots, %s, %.3f MiB; at most %zu blocks in use, %zu "
-           "blocks handed out again after a sequence finished\n",
-           d->num_blocks, d->block_size,
+    printf("KV cache: blocks of %zu slots: %zu, %s, %.3f MiB; the most in use at once: %zu; "
+           "handed out again after a sequence finished: %zu\n",
+           d->block_size, d->num_blocks,
            d->cache_dtype == CLPE_DTYPE_F16    ? "float16"
            : d->cache_dtype == CLPE_DTYPE_BF16 ? "bfloat16"
                                                : "float32",
