@@ -623,6 +623,20 @@ def test_rusticl(decoder, models, arch, tmp_path):
     print(f"{arch} Rusticl start {start}: clpe-decoder {ours:.2e}, "
           f"Hugging Face float32 {theirs:.2e}")
     assert ours < theirs and ours <= TOLERANCE
+    if arch == "llama":
+        # the three ways into the paged cache, and a sequence in a batch
+        for mode in ("two-pass", "device"):
+            _, other = run_decoder(decoder, directory, tmp_path, start, env=env,
+                                   extra=["--rope", mode])
+            assert other.tobytes() == logits.tobytes(), mode
+        logits_path = tmp_path / "rusticl-batch.npy"
+        result = subprocess.run(
+            [str(decoder), str(directory), "--prompt", ",".join(map(str, PROMPT)),
+             "--prompt", "1,2,3", "--steps", str(STEPS), "--start", str(start),
+             "--logits", str(logits_path)],
+            capture_output=True, text=True, timeout=600, env={**os.environ, **env})
+        assert result.returncode == 0, result.stderr
+        assert np.load(tmp_path / "rusticl-batch-0.npy").tobytes() == logits.tobytes()
 
 
 @pytest.mark.parametrize("args, message", [
