@@ -2,24 +2,23 @@
 /*
  * decoder.c - weights, buffers and the forward pass of the decoder.
  *
- * One layer, for n tokens at cache rows row .. row+n-1 (x is the residual
- * stream, [n, hidden]):
+ * One layer, for a batch of n tokens (x is the residual stream, [n, hidden]):
  *
  *   h = norm1(x)                         rms_norm (Llama) / layer_norm (XGLM)
- *   q = h Wq^T                           CLBlast
- *   Llama: k = h Wk^T; rotate q, k; k -> key cache     position_rope_into_cache (clpe;
- *          with ROPE_DEVICE the keys here, the queries inside attention)
- *   XGLM:  h Wk^T -> key cache                          (no rotary)
- *   h Wv^T -> value cache                CLBlast, written in place in the cache
- *   attn = attention(q, cache)           attention
- *   x += attn Wo^T                       CLBlast, add_into
+ *   q, k, v = h Wq^T, h Wk^T, h Wv^T     linear (+ bias)
+ *   rotate q, k; k, v -> their slots     position_rope_into_cache (clpe; with
+ *                                        ROPE_DEVICE the keys here, the queries
+ *                                        inside attention; XGLM: no rotary)
+ *   attn = attention(q, paged cache)     attention
+ *   x += attn Wo^T                       linear, add_into
  *   h = norm2(x)
  *   Llama: x += (act(h Wg^T) * h Wu^T) Wd^T
  *   XGLM:  x += act(h W1^T) W2^T
  *
  * then logits = final_norm(x) Wlm^T for the rows asked for. The input
  * stage, x = gather(ids) (+ the position encoding), is clpe's
- * (position_input_stage).
+ * (position_input_stage). The matrix products are the decoder's own
+ * batch-invariant kernel (linear), or CLBlast's with MATMUL_CLBLAST.
  */
 #include "decoder.h"
 
@@ -35,6 +34,9 @@
 extern const char decoder_kernel_source[];
 
 #define NORM_GROUP 64
+/* Calls of at most this many rows take linear_rows, more the tiled linear
+ * (the same bits either way) */
+#define LINEAR_ROWS_MAX 4
 
 static int cl_fail(char *err, size_t cap, const char *what, cl_int e)
 {
@@ -99,6 +101,14 @@ static int upload(decoder *d, const st_file *f, const char *name, size_t rows, s
         return -1;
     }
     st_to_f32(t, host);
+    for (uint64_t i = 0; i < t->elements; i++)
+        if (!isfinite(host[i])) {
+            snprintf(err, cap,
+                     "model.safetensors: tensor '%s' holds %s at element %llu (as float32)",
+                     name, isnan(host[i]) ? "NaN" : "infinity", (unsigned long long)i);
+            free(host);
+            return -1;
+        }
     cl_int e;
     *out = new_buffer(d, &d->memory.weights, t->elements * sizeof(float), host, &e);
     free(host);
@@ -116,24 +126,27 @@ static int upload_layer(decoder *d, const st_file *f, size_t i, char *err, size_
      upload(d, f, name, rows, cols, optional, &L->field, err, cap))
     int rc;
     if (m->arch == ARCH_LLAMA) {
-        /* biases are optional unless the config asks for them */
-        const int ab = !m->attention_bias, mb = !m->mlp_bias;
+        /* a bias is read when the config has it, and then required;
+         * otherwise a bias tensor in the file is ignored, as Hugging Face
+         * ignores it (its Linear has no bias to load it into) */
+#define B(field, suffix, rows, on) ((on) ? W(field, suffix, rows, 0, 0) : 0)
         rc = W(norm1_w, "input_layernorm.weight", H, 0, 0) ||
              W(q_w, "self_attn.q_proj.weight", Q, H, 0) ||
-             W(q_b, "self_attn.q_proj.bias", Q, 0, ab) ||
+             B(q_b, "self_attn.q_proj.bias", Q, m->qkv_bias) ||
              W(k_w, "self_attn.k_proj.weight", KV, H, 0) ||
-             W(k_b, "self_attn.k_proj.bias", KV, 0, ab) ||
+             B(k_b, "self_attn.k_proj.bias", KV, m->qkv_bias) ||
              W(v_w, "self_attn.v_proj.weight", KV, H, 0) ||
-             W(v_b, "self_attn.v_proj.bias", KV, 0, ab) ||
+             B(v_b, "self_attn.v_proj.bias", KV, m->qkv_bias) ||
              W(o_w, "self_attn.o_proj.weight", H, Q, 0) ||
-             W(o_b, "self_attn.o_proj.bias", H, 0, ab) ||
+             B(o_b, "self_attn.o_proj.bias", H, m->o_bias) ||
              W(norm2_w, "post_attention_layernorm.weight", H, 0, 0) ||
              W(gate_w, "mlp.gate_proj.weight", m->ffn, H, 0) ||
-             W(gate_b, "mlp.gate_proj.bias", m->ffn, 0, mb) ||
+             B(gate_b, "mlp.gate_proj.bias", m->ffn, m->mlp_bias) ||
              W(up_w, "mlp.up_proj.weight", m->ffn, H, 0) ||
-             W(up_b, "mlp.up_proj.bias", m->ffn, 0, mb) ||
+             B(up_b, "mlp.up_proj.bias", m->ffn, m->mlp_bias) ||
              W(down_w, "mlp.down_proj.weight", H, m->ffn, 0) ||
-             W(down_b, "mlp.down_proj.bias", H, 0, mb);
+             B(down_b, "mlp.down_proj.bias", H, m->mlp_bias);
+#undef B
     } else {
         rc = W(norm1_w, "self_attn_layer_norm.weight", H, 0, 0) ||
              W(norm1_b, "self_attn_layer_norm.bias", H, 0, 0) ||
@@ -156,7 +169,8 @@ static int upload_layer(decoder *d, const st_file *f, size_t i, char *err, size_
     if (rc)
         return -1;
     cl_int e;
-    const size_t cache_bytes = d->cache_rows * KV * sizeof(float);
+    const size_t element = d->cache_dtype == CLPE_DTYPE_F32 ? sizeof(float) : 2;
+    const size_t cache_bytes = d->num_blocks * d->block_size * KV * element;
     L->k_cache = new_buffer(d, &d->memory.cache, cache_bytes, NULL, &e);
     if (!L->k_cache)
         return cl_fail(err, cap, "clCreateBuffer (key cache)", e);
@@ -167,22 +181,38 @@ static int upload_layer(decoder *d, const st_file *f, size_t i, char *err, size_
 static int upload_weights(decoder *d, const st_file *f, char *err, size_t cap)
 {
     const model_config *m = &d->cfg;
-    if (upload(d, f, "model.embed_tokens.weight", m->vocab, m->hidden, 1, &d->embed, err, cap) ||
-        upload(d, f, "lm_head.weight", m->vocab, m->hidden, 1, &d->lm_head, err, cap))
-        return -1;
-    /* Tied embeddings: save_pretrained keeps one of the two names. */
-    if (!d->embed && !d->lm_head) {
-        snprintf(err, cap,
-                 "model.safetensors: neither model.embed_tokens.weight nor lm_head.weight");
-        return -1;
-    }
-    if (!d->embed) {
-        d->embed = d->lm_head;
-        clRetainMemObject(d->embed);
-    }
-    if (!d->lm_head) {
+    if (m->tie_word_embeddings) {
+        /* Tied: one matrix is both the input embedding and lm_head, as in
+         * Hugging Face, whose tied parameter is loaded from both names of
+         * the file, lm_head.weight last: that one, when the file holds it
+         * (save_pretrained keeps the tensor under either name). */
+        if (upload(d, f, "lm_head.weight", m->vocab, m->hidden, 1, &d->embed, err, cap) ||
+            (!d->embed && upload(d, f, "model.embed_tokens.weight", m->vocab, m->hidden, 1,
+                                 &d->embed, err, cap)))
+            return -1;
+        if (!d->embed) {
+            snprintf(err, cap, "model.safetensors: neither model.embed_tokens.weight nor "
+                               "lm_head.weight (tie_word_embeddings is true)");
+            return -1;
+        }
         d->lm_head = d->embed;
         clRetainMemObject(d->lm_head);
+    } else {
+        if (upload(d, f, "model.embed_tokens.weight", m->vocab, m->hidden, 1, &d->embed, err,
+                   cap))
+            return -1;
+        if (!d->embed) {
+            snprintf(err, cap, "model.safetensors: tensor 'model.embed_tokens.weight' is "
+                               "missing");
+            return -1;
+        }
+        if (upload(d, f, "lm_head.weight", m->vocab, m->hidden, 1, &d->lm_head, err, cap))
+            return -1;
+        if (!d->lm_head) {
+            snprintf(err, cap, "model.safetensors: tensor 'lm_head.weight' is missing and "
+                               "tie_word_embeddings is false");
+            return -1;
+        }
     }
     const char *norm = m->arch == ARCH_LLAMA ? "model.norm.weight" : "model.layer_norm.weight";
     if (upload(d, f, norm, m->hidden, 0, 0, &d->final_w, err, cap) ||
@@ -212,6 +242,7 @@ static int work_buffers(decoder *d, char *err, size_t cap)
         {&d->h, T * m->hidden * F},
         {&d->q, T * m->heads * m->head_dim * F},
         {&d->k, T * m->kv_heads * m->head_dim * F},
+        {&d->v, T * m->kv_heads * m->head_dim * F},
         {&d->attn, T * m->heads * m->head_dim * F},
         {&d->o, T * m->hidden * F},
         {&d->f1, T * m->ffn * F},
@@ -220,6 +251,11 @@ static int work_buffers(decoder *d, char *err, size_t cap)
         {&d->ids, T * sizeof(int32_t)},
         {&d->gather_positions, T * sizeof(int64_t)},
         {&d->bad_ids, 2 * sizeof(uint32_t)},
+        {&d->positions, T * d->streams * sizeof(int64_t)},
+        {&d->slots, T * sizeof(int64_t)},
+        {&d->token_meta, T * 2 * sizeof(uint32_t)},
+        {&d->tables, d->max_table_entries * sizeof(uint32_t)},
+        {&d->logit_index, d->max_logit_rows * sizeof(uint32_t)},
     };
     for (size_t i = 0; i < sizeof list / sizeof list[0]; i++) {
         cl_int e;
@@ -243,8 +279,10 @@ static int build_kernels(decoder *d, char *err, size_t cap)
     if (!d->program)
         return cl_fail(err, cap, "clCreateProgramWithSource", e);
     char options[256];
-    snprintf(options, sizeof options, "-D HEAD_DIM=%zu -D NORM_GROUP=%d %s", d->cfg.head_dim,
-             NORM_GROUP, device_rope ? d->rope_words_options : "");
+    snprintf(options, sizeof options, "-D HEAD_DIM=%zu -D NORM_GROUP=%d -D CACHE_DTYPE=%d %s",
+             d->cfg.head_dim, NORM_GROUP,
+             d->cache_dtype == CLPE_DTYPE_F16 ? 1 : d->cache_dtype == CLPE_DTYPE_BF16 ? 2 : 0,
+             device_rope ? d->rope_words_options : "");
     e = clBuildProgram(d->program, 1, &d->device, options, NULL, NULL);
     if (e != CL_SUCCESS) {
         size_t len = 0;
@@ -267,7 +305,9 @@ static int build_kernels(decoder *d, char *err, size_t cap)
         {&d->rms_norm, "rms_norm"},     {&d->layer_norm, "layer_norm"},
         {&d->add_bias, "add_bias"},     {&d->add_into, "add_into"},
         {&d->activation, "activation"}, {&d->gated_activation, "gated_activation"},
-        {&d->attention, "attention"},
+        {&d->attention, "attention"},   {&d->linear, "linear"},
+        {&d->linear_rows, "linear_rows"},
+        {&d->gather_rows, "gather_rows"}, {&d->scatter_rows, "scatter_rows"},
     };
     for (size_t i = 0; i < sizeof list / sizeof list[0]; i++) {
         *list[i].kernel = clCreateKernel(d->program, list[i].name, &e);
@@ -294,13 +334,19 @@ int decoder_create(decoder *d, const model_config *cfg, const st_file *f,
     d->cfg = *cfg;
     d->max_tokens = opt->max_tokens;
     d->max_logit_rows = opt->max_logit_rows;
-    d->cache_rows = opt->cache_rows;
-    d->start = opt->start;
+    d->max_table_entries = opt->max_table_entries;
+    d->num_blocks = opt->num_blocks;
+    d->block_size = opt->block_size;
+    d->cache_dtype = opt->cache_dtype;
+    d->streams = cfg->mrope_streams ? cfg->mrope_streams : 1;
+    d->matmul = opt->matmul;
     d->prof.enabled = opt->profile;
-    d->rope_mode = cfg->arch == ARCH_LLAMA ? opt->rope_mode : ROPE_ENQUEUE;
-    if (d->max_tokens == 0 || d->cache_rows == 0 || d->cache_rows > UINT32_MAX ||
-        d->max_logit_rows == 0 || d->max_logit_rows > d->max_tokens) {
-        snprintf(err, cap, "nothing to run (no tokens, or a cache over 2^32 rows)");
+    d->rope_mode = cfg->arch == ARCH_LLAMA ? opt->rope_mode : ROPE_KV;
+    if (d->max_tokens == 0 || d->max_tokens > UINT32_MAX || d->num_blocks == 0 ||
+        d->block_size == 0 || d->num_blocks > UINT32_MAX / d->block_size ||
+        d->max_table_entries == 0 || d->max_logit_rows == 0 ||
+        d->max_logit_rows > d->max_tokens) {
+        snprintf(err, cap, "nothing to run (no tokens, or a cache over 2^32 slots)");
         return -1;
     }
     cl_platform_id platform;
@@ -355,16 +401,20 @@ void decoder_release(decoder *d)
         }
         free(d->layers);
     }
-    cl_mem *all[] = {&d->embed, &d->final_w, &d->final_b, &d->lm_head, &d->x, &d->h,
-                     &d->q,     &d->k,       &d->attn,    &d->o,       &d->f1, &d->f2,
-                     &d->logits, &d->ids,    &d->gather_positions,     &d->bad_ids};
+    cl_mem *all[] = {&d->embed,      &d->final_w,    &d->final_b, &d->lm_head, &d->x,
+                     &d->h,          &d->q,          &d->k,       &d->v,       &d->attn,
+                     &d->o,          &d->f1,         &d->f2,      &d->logits,  &d->ids,
+                     &d->gather_positions, &d->bad_ids, &d->positions, &d->slots,
+                     &d->token_meta, &d->tables,     &d->logit_index};
     for (size_t j = 0; j < sizeof all / sizeof all[0]; j++)
         release_mem(all[j]);
     cl_kernel kernels[] = {d->rms_norm,         d->layer_norm,
                            d->add_bias,         d->add_into,
                            d->activation,       d->gated_activation,
                            d->attention,        d->attention_rotating_q,
-                           d->rope_keys_into_cache};
+                           d->rope_keys_into_cache, d->linear,
+                           d->linear_rows,
+                           d->gather_rows,      d->scatter_rows};
     for (size_t j = 0; j < sizeof kernels / sizeof kernels[0]; j++)
         if (kernels[j])
             clReleaseKernel(kernels[j]);
@@ -396,6 +446,51 @@ void decoder_device_name(const decoder *d, char *out, size_t cap)
 static int linear(decoder *d, cl_mem x, size_t x_off, cl_mem w, cl_mem bias, cl_mem y,
                   size_t y_off, size_t rows, size_t in, size_t out, char *err, size_t cap)
 {
+    if (d->matmul == MATMUL_INVARIANT && rows <= LINEAR_ROWS_MAX) {
+        cl_kernel k = d->linear_rows;
+        cl_ulong xo = x_off, yo = y_off;
+        cl_uint i = (cl_uint)in, o = (cl_uint)out;
+        cl_int has_bias = bias != NULL;
+        cl_mem b = bias ? bias : w;
+        cl_int e = clSetKernelArg(k, 0, sizeof x, &x);
+        e |= clSetKernelArg(k, 1, sizeof xo, &xo);
+        e |= clSetKernelArg(k, 2, sizeof w, &w);
+        e |= clSetKernelArg(k, 3, sizeof b, &b);
+        e |= clSetKernelArg(k, 4, sizeof has_bias, &has_bias);
+        e |= clSetKernelArg(k, 5, sizeof y, &y);
+        e |= clSetKernelArg(k, 6, sizeof yo, &yo);
+        e |= clSetKernelArg(k, 7, sizeof i, &i);
+        e |= clSetKernelArg(k, 8, sizeof o, &o);
+        size_t global[2] = {out, rows};
+        if (e == CL_SUCCESS)
+            e = clEnqueueNDRangeKernel(d->queue, k, 2, NULL, global, NULL, 0, NULL,
+                                       profile_event(&d->prof, STEP_MATMUL));
+        return e == CL_SUCCESS ? 0 : cl_fail(err, cap, "linear_rows", e);
+    }
+    if (d->matmul == MATMUL_INVARIANT) {
+        cl_kernel k = d->linear;
+        cl_ulong xo = x_off, yo = y_off;
+        cl_uint r = (cl_uint)rows, i = (cl_uint)in, o = (cl_uint)out;
+        cl_int has_bias = bias != NULL;
+        cl_mem b = bias ? bias : w;
+        cl_int e = clSetKernelArg(k, 0, sizeof x, &x);
+        e |= clSetKernelArg(k, 1, sizeof xo, &xo);
+        e |= clSetKernelArg(k, 2, sizeof w, &w);
+        e |= clSetKernelArg(k, 3, sizeof b, &b);
+        e |= clSetKernelArg(k, 4, sizeof has_bias, &has_bias);
+        e |= clSetKernelArg(k, 5, sizeof y, &y);
+        e |= clSetKernelArg(k, 6, sizeof yo, &yo);
+        e |= clSetKernelArg(k, 7, sizeof r, &r);
+        e |= clSetKernelArg(k, 8, sizeof i, &i);
+        e |= clSetKernelArg(k, 9, sizeof o, &o);
+        const size_t tile = 16;
+        size_t local[2] = {tile, tile};
+        size_t global[2] = {(out + tile - 1) / tile * tile, (rows + tile - 1) / tile * tile};
+        if (e == CL_SUCCESS)
+            e = clEnqueueNDRangeKernel(d->queue, k, 2, NULL, global, local, 0, NULL,
+                                       profile_event(&d->prof, STEP_MATMUL));
+        return e == CL_SUCCESS ? 0 : cl_fail(err, cap, "linear", e);
+    }
     /* One row (a decode step) is a matrix-vector product: GEMV streams W
      * once, where GEMM would pad the single row to a whole tile. */
     CLBlastStatusCode s =
@@ -459,22 +554,27 @@ static int elementwise(decoder *d, cl_kernel k, cl_mem a, cl_mem b, int act, siz
     return e == CL_SUCCESS ? 0 : cl_fail(err, cap, what, e);
 }
 
-static int attention(decoder *d, size_t layer, size_t n, size_t row, char *err, size_t cap)
+static int attention(decoder *d, size_t layer, size_t n, char *err, size_t cap)
 {
     const model_config *m = &d->cfg;
     cl_kernel k = d->rope_mode == ROPE_DEVICE ? d->attention_rotating_q : d->attention;
-    cl_uint first = (cl_uint)row, heads = (cl_uint)m->heads, kv_heads = (cl_uint)m->kv_heads;
+    cl_uint block_size = (cl_uint)d->block_size, heads = (cl_uint)m->heads,
+            kv_heads = (cl_uint)m->kv_heads;
     float scale = (float)(1.0 / sqrt((double)m->head_dim));
     cl_int e = clSetKernelArg(k, 0, sizeof d->q, &d->q);
     e |= clSetKernelArg(k, 1, sizeof(cl_mem), &d->layers[layer].k_cache);
     e |= clSetKernelArg(k, 2, sizeof(cl_mem), &d->layers[layer].v_cache);
     e |= clSetKernelArg(k, 3, sizeof d->attn, &d->attn);
-    e |= clSetKernelArg(k, 4, sizeof first, &first);
-    e |= clSetKernelArg(k, 5, sizeof heads, &heads);
-    e |= clSetKernelArg(k, 6, sizeof kv_heads, &kv_heads);
-    e |= clSetKernelArg(k, 7, sizeof scale, &scale);
+    e |= clSetKernelArg(k, 4, sizeof d->tables, &d->tables);
+    e |= clSetKernelArg(k, 5, sizeof d->token_meta, &d->token_meta);
+    e |= clSetKernelArg(k, 6, sizeof block_size, &block_size);
+    e |= clSetKernelArg(k, 7, sizeof heads, &heads);
+    e |= clSetKernelArg(k, 8, sizeof kv_heads, &kv_heads);
+    e |= clSetKernelArg(k, 9, sizeof scale, &scale);
+    cl_uint window = (cl_uint)m->sliding_window;
+    e |= clSetKernelArg(k, 10, sizeof window, &window);
     if (d->rope_mode == ROPE_DEVICE)
-        e |= position_attention_args(d, k, 8, row);
+        e |= position_attention_args(d, k, 11);
     size_t global = n * m->heads;
     if (e == CL_SUCCESS)
         e = clEnqueueNDRangeKernel(d->queue, k, 1, NULL, &global, NULL, 0, NULL,
@@ -482,23 +582,17 @@ static int attention(decoder *d, size_t layer, size_t n, size_t row, char *err, 
     return e == CL_SUCCESS ? 0 : cl_fail(err, cap, "attention", e);
 }
 
-static int layer_forward(decoder *d, size_t i, size_t n, size_t row, char *err, size_t cap)
+static int layer_forward(decoder *d, size_t i, size_t n, char *err, size_t cap)
 {
     const model_config *m = &d->cfg;
     const layer_buffers *L = &d->layers[i];
     const size_t H = m->hidden, Q = m->heads * m->head_dim, KV = m->kv_heads * m->head_dim;
     if (norm(d, d->x, L->norm1_w, L->norm1_b, d->h, n, err, cap) ||
-        linear(d, d->h, 0, L->q_w, L->q_b, d->q, 0, n, H, Q, err, cap))
-        return -1;
-    if (m->arch == ARCH_LLAMA) {
-        if (linear(d, d->h, 0, L->k_w, L->k_b, d->k, 0, n, H, KV, err, cap) ||
-            position_rope_into_cache(d, i, n, row, err, cap))
-            return -1;
-    } else if (linear(d, d->h, 0, L->k_w, L->k_b, L->k_cache, row * KV, n, H, KV, err, cap)) {
-        return -1;
-    }
-    if (linear(d, d->h, 0, L->v_w, L->v_b, L->v_cache, row * KV, n, H, KV, err, cap) ||
-        attention(d, i, n, row, err, cap) ||
+        linear(d, d->h, 0, L->q_w, L->q_b, d->q, 0, n, H, Q, err, cap) ||
+        linear(d, d->h, 0, L->k_w, L->k_b, d->k, 0, n, H, KV, err, cap) ||
+        linear(d, d->h, 0, L->v_w, L->v_b, d->v, 0, n, H, KV, err, cap) ||
+        position_rope_into_cache(d, i, n, err, cap) ||
+        attention(d, i, n, err, cap) ||
         linear(d, d->attn, 0, L->o_w, L->o_b, d->o, 0, n, Q, H, err, cap) ||
         elementwise(d, d->add_into, d->x, d->o, -1, n * H, "add_into", err, cap) ||
         norm(d, d->x, L->norm2_w, L->norm2_b, d->h, n, err, cap))
@@ -520,40 +614,119 @@ static int layer_forward(decoder *d, size_t i, size_t n, size_t row, char *err, 
                : 0;
 }
 
-int decoder_forward(decoder *d, const int32_t *ids, size_t n, size_t row, size_t logit_rows,
-                    float *logits_out, char *err, size_t cap)
+static cl_int write(decoder *d, cl_mem to, const void *from, size_t bytes)
+{
+    return clEnqueueWriteBuffer(d->queue, to, CL_FALSE, 0, bytes, from, 0, NULL, NULL);
+}
+
+int decoder_forward(decoder *d, const forward_batch *b, float *logits_out, char *err,
+                    size_t cap)
 {
     const model_config *m = &d->cfg;
-    if (n == 0 || n > d->max_tokens || row > d->cache_rows - n || logit_rows == 0 ||
-        logit_rows > n || logit_rows > d->max_logit_rows) {
-        snprintf(err, cap, "decoder_forward: %zu tokens at row %zu do not fit", n, row);
+    const size_t n = b->n;
+    if (n == 0 || n > d->max_tokens || b->logit_rows == 0 || b->logit_rows > n ||
+        b->logit_rows > d->max_logit_rows || b->table_entries == 0 ||
+        b->table_entries > d->max_table_entries) {
+        snprintf(err, cap, "decoder_forward: a batch of %zu tokens does not fit", n);
         return -1;
     }
-    cl_int e = clEnqueueWriteBuffer(d->queue, d->ids, CL_FALSE, 0, n * sizeof *ids, ids, 0, NULL,
-                                    NULL);
-    if (e != CL_SUCCESS)
-        return cl_fail(err, cap, "clEnqueueWriteBuffer (ids)", e);
-    if (position_input_stage(d, n, row, err, cap) != 0)
+    /* every token's view of the cache: rows 0 .. row through its table */
+    uint32_t *meta = malloc(n * 2 * sizeof *meta);
+    int64_t *gather = m->arch == ARCH_XGLM ? malloc(n * sizeof *gather) : NULL;
+    if (!meta || (m->arch == ARCH_XGLM && !gather)) {
+        free(meta);
+        free(gather);
+        snprintf(err, cap, "out of memory");
         return -1;
-    for (size_t i = 0; i < m->layers; i++)
-        if (layer_forward(d, i, n, row, err, cap) != 0)
+    }
+    for (size_t t = 0; t < n; t++) {
+        const size_t blocks = b->row[t] / d->block_size + 1;
+        if (b->table_offset[t] > b->table_entries ||
+            blocks > b->table_entries - b->table_offset[t]) {
+            free(meta);
+            free(gather);
+            snprintf(err, cap, "decoder_forward: token %zu's row %u is past its block table", t,
+                     b->row[t]);
             return -1;
-    const size_t first = n - logit_rows;
-    if (norm(d, d->x, d->final_w, d->final_b, d->h, n, err, cap) ||
-        linear(d, d->h, first * m->hidden, d->lm_head, NULL, d->logits, 0, logit_rows, m->hidden,
-               m->vocab, err, cap))
+        }
+        meta[2 * t] = b->table_offset[t];
+        meta[2 * t + 1] = b->row[t];
+        if (gather)
+            gather[t] = b->positions[t] + d->first_position;
+    }
+    cl_int e = write(d, d->ids, b->ids, n * sizeof *b->ids);
+    e |= write(d, d->positions, b->positions, n * d->streams * sizeof *b->positions);
+    e |= write(d, d->slots, b->slots, n * sizeof *b->slots);
+    e |= write(d, d->token_meta, meta, n * 2 * sizeof *meta);
+    e |= write(d, d->tables, b->tables, b->table_entries * sizeof *b->tables);
+    e |= write(d, d->logit_index, b->logit_tokens, b->logit_rows * sizeof *b->logit_tokens);
+    if (gather)
+        e |= write(d, d->gather_positions, gather, n * sizeof *gather);
+    /* the host arrays must outlive the non-blocking writes */
+    if (e == CL_SUCCESS)
+        e = clFinish(d->queue);
+    free(meta);
+    free(gather);
+    if (e != CL_SUCCESS)
+        return cl_fail(err, cap, "clEnqueueWriteBuffer (the batch)", e);
+    if (position_input_stage(d, n, err, cap) != 0)
+        return -1;
+    d->batch = b;
+    for (size_t i = 0; i < m->layers; i++)
+        if (layer_forward(d, i, n, err, cap) != 0) {
+            d->batch = NULL;
+            return -1;
+        }
+    d->batch = NULL;
+    /* the rows asked for, gathered into o, then the final norm and lm_head */
+    cl_uint width = (cl_uint)m->hidden;
+    size_t global = b->logit_rows * m->hidden;
+    e = clSetKernelArg(d->gather_rows, 0, sizeof d->x, &d->x);
+    e |= clSetKernelArg(d->gather_rows, 1, sizeof d->o, &d->o);
+    e |= clSetKernelArg(d->gather_rows, 2, sizeof d->logit_index, &d->logit_index);
+    e |= clSetKernelArg(d->gather_rows, 3, sizeof width, &width);
+    if (e == CL_SUCCESS)
+        e = clEnqueueNDRangeKernel(d->queue, d->gather_rows, 1, NULL, &global, NULL, 0, NULL,
+                                   profile_event(&d->prof, STEP_OTHER));
+    if (e != CL_SUCCESS)
+        return cl_fail(err, cap, "gather_rows", e);
+    if (norm(d, d->o, d->final_w, d->final_b, d->h, b->logit_rows, err, cap) ||
+        linear(d, d->h, 0, d->lm_head, NULL, d->logits, 0, b->logit_rows, m->hidden, m->vocab,
+               err, cap))
         return -1;
     uint32_t bad[2];
     e = clEnqueueReadBuffer(d->queue, d->bad_ids, CL_FALSE, 0, sizeof bad, bad, 0, NULL, NULL);
     if (e == CL_SUCCESS)
         e = clEnqueueReadBuffer(d->queue, d->logits, CL_TRUE, 0,
-                                logit_rows * m->vocab * sizeof(float), logits_out, 0, NULL, NULL);
+                                b->logit_rows * m->vocab * sizeof(float), logits_out, 0, NULL,
+                                NULL);
     if (e != CL_SUCCESS)
         return cl_fail(err, cap, "reading the logits", e);
     profile_collect(&d->prof);
     if (bad[0] != 0) {
         snprintf(err, cap, "token id at index %u is outside the vocabulary [0, %zu)", bad[1],
                  m->vocab);
+        return -1;
+    }
+    return 0;
+}
+
+int decoder_check_slots(decoder *d, char *err, size_t cap)
+{
+    if (d->cfg.arch != ARCH_LLAMA || d->rope_mode != ROPE_KV)
+        return 0;
+    uint64_t refused = 0;
+    clpe_status s = clpe_rope_kv_refused_calls(d->rope, d->queue, &refused);
+    for (size_t i = 0; s == CLPE_SUCCESS && i < sizeof d->varying / sizeof *d->varying; i++) {
+        uint64_t more = 0;
+        if (d->varying[i])
+            s = clpe_rope_kv_refused_calls(d->varying[i], d->queue, &more);
+        refused += more;
+    }
+    if (s != CLPE_SUCCESS || refused != 0) {
+        snprintf(err, cap, "clpe_enqueue_rope_kv refused %llu calls (a slot out of range or "
+                           "repeated): %s",
+                 (unsigned long long)refused, clpe_status_string(s));
         return -1;
     }
     return 0;

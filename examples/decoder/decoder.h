@@ -1,12 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * decoder.h - a decoder-only transformer on one OpenCL device: the weights,
- * the KV cache, and a forward pass over a run of tokens.
+ * a paged KV cache, and a forward pass over a batch of tokens that may
+ * belong to several sequences.
  *
- * Positions: the token in cache row r has position start + r, where start is
- * any int64 (the positions must stay inside int64). The position steps -
- * embedding gather with the position encoding, rotary into the KV cache -
- * are clpe calls, kept in position_steps.c.
+ * The cache: per layer a key and a value tensor of [num_blocks, block_size,
+ * kv_heads, head_dim]; slot s is entry s % block_size of block s /
+ * block_size. A sequence owns a list of blocks, its block table: its row r
+ * (the r-th token of the sequence) lives in slot table[r / block_size] *
+ * block_size + r % block_size. Each token of a forward call carries its
+ * position (any int64; one per stream for M-RoPE), its slot, and where its
+ * sequence's block table is, so one call can hold the prefill of one
+ * sequence and the decode steps of others. Nothing a token computes depends
+ * on the other tokens of its call: its logits are those of running its
+ * sequence alone, bit for bit. The position steps - embedding gather with
+ * the position encoding, rotary into the KV cache - are clpe calls, kept in
+ * position_steps.c.
  */
 #ifndef DECODER_DECODER_H
 #define DECODER_DECODER_H
@@ -20,12 +29,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* How Llama's rotary is applied (position_steps.h). */
+/* How rotary is applied (position_steps.h). */
 typedef enum rope_mode {
-    ROPE_ENQUEUE, /* clpe_enqueue_rope on q and k, then k copied into the cache */
-    ROPE_DEVICE   /* clpe_device.h in kernels of the decoder: keys rotated into the
-                     cache in one pass, queries rotated inside the attention kernel */
+    ROPE_KV,       /* clpe_enqueue_rope_kv: q rotated in place, k rotated and v written
+                      into their cache slots, one call per layer */
+    ROPE_TWO_PASS, /* clpe_enqueue_rope on q and k, then k and v copied into the cache */
+    ROPE_DEVICE    /* clpe_device.h in kernels of the decoder: keys rotated into the
+                      cache in one pass, queries rotated inside the attention kernel */
 } rope_mode;
+
+/* How the matrix products are computed. */
+typedef enum matmul_mode {
+    MATMUL_INVARIANT, /* the decoder's own kernel: each output a dot product in a fixed
+                         order, whatever the other rows of the call (batch-invariant) */
+    MATMUL_CLBLAST    /* CLBlast GEMM/GEMV: faster, but its bits depend on the call's
+                         shape, so a token's logits depend on its batch */
+} matmul_mode;
 
 typedef struct layer_buffers {
     cl_mem norm1_w, norm1_b;          /* input_layernorm / self_attn_layer_norm */
@@ -33,7 +52,7 @@ typedef struct layer_buffers {
     cl_mem norm2_w, norm2_b;          /* post_attention_layernorm / final_layer_norm */
     cl_mem gate_w, gate_b;            /* Llama only */
     cl_mem up_w, up_b, down_w, down_b; /* Llama up/down_proj; XGLM fc1/fc2 */
-    cl_mem k_cache, v_cache;          /* [cache_rows, kv_heads * head_dim] each */
+    cl_mem k_cache, v_cache;          /* [num_blocks, block_size, kv_heads, head_dim] each */
 } layer_buffers;
 
 /* Bytes of device memory this program allocated, by purpose. */
@@ -47,24 +66,41 @@ typedef struct decoder {
     model_config cfg;
     size_t max_tokens; /* most tokens one forward call takes */
     size_t max_logit_rows; /* most rows of logits one forward call returns */
-    size_t cache_rows;
-    int64_t start;     /* position of cache row 0 */
+    size_t max_table_entries; /* most block-table entries one forward call uses */
+    size_t num_blocks, block_size;
+    clpe_dtype cache_dtype; /* F32, F16 or BF16: the KV cache's elements */
+    uint32_t streams;  /* positions per token: 1, or M-RoPE's streams */
+    matmul_mode matmul;
 
     cl_context context;
     cl_device_id device;
     cl_command_queue queue;
     cl_program program;
     cl_kernel rms_norm, layer_norm, add_bias, add_into, activation, gated_activation, attention;
+    cl_kernel linear, linear_rows, gather_rows, scatter_rows;
     cl_kernel attention_rotating_q, rope_keys_into_cache; /* ROPE_DEVICE */
 
     cl_mem embed, final_w, final_b, lm_head;
     layer_buffers *layers;
-    cl_mem x, h, q, k, attn, o, f1, f2, logits;
+    cl_mem x, h, q, k, v, attn, o, f1, f2, logits;
     cl_mem ids, gather_positions, bad_ids;
+    cl_mem positions;   /* int64 [streams, tokens] */
+    cl_mem slots;       /* int64 [tokens] */
+    cl_mem token_meta;  /* uint2 [tokens]: (offset of its block table in tables, its row) */
+    cl_mem tables;      /* uint [max_table_entries] */
+    cl_mem logit_index; /* uint [max_logit_rows]: the tokens whose logits are returned */
 
     /* position_steps.c */
     clpe_encoder *input_encoder; /* the input stage's gather (+ encoding for XGLM) */
-    clpe_rope *rope;             /* Llama */
+    clpe_rope *rope;             /* rotary models */
+    /* rope_type dynamic and longrope: frequencies that change with the
+     * sequence's length (max position + 1, as Hugging Face computes them
+     * for each forward call), one object per length met, the last few kept */
+    int rope_varies;
+    clpe_rope *varying[8];
+    uint64_t varying_key[8];
+    size_t varying_next;
+    const struct forward_batch *batch; /* the call in progress */
     int64_t first_position;      /* what the input stage adds to a model position (XGLM: 2) */
     rope_mode rope_mode;
     cl_mem rope_words;           /* ROPE_DEVICE: clpe_rope_device_words */
@@ -78,11 +114,30 @@ typedef struct decoder_options {
     const char *device;  /* clpe_select_device selector; NULL: CLPE_DEVICE or the default */
     size_t max_tokens;
     size_t max_logit_rows; /* 1 .. max_tokens: the logits buffer's rows */
-    size_t cache_rows;
-    int64_t start;
+    size_t max_table_entries;
+    size_t num_blocks, block_size;
+    clpe_dtype cache_dtype; /* F32 (the zero default), F16 or BF16 */
     int profile;         /* collect OpenCL profiling events per step */
-    rope_mode rope_mode; /* Llama */
+    rope_mode rope_mode; /* rotary models */
+    matmul_mode matmul;
 } decoder_options;
+
+/* One forward call: n tokens, each with its id, its position(s), its cache
+ * slot, and its sequence's block table (an offset into tables) and row in
+ * that sequence: token t attends to rows 0 .. row[t] of its sequence, the
+ * rows before it already in the cache or written by this call. */
+typedef struct forward_batch {
+    size_t n;
+    const int32_t *ids;        /* [n] */
+    const int64_t *positions;  /* [streams, n] */
+    const int64_t *slots;      /* [n] */
+    const uint32_t *table_offset; /* [n] */
+    const uint32_t *row;       /* [n] */
+    const uint32_t *tables;    /* [table_entries] block numbers */
+    size_t table_entries;
+    const uint32_t *logit_tokens; /* [logit_rows]: tokens whose logits are returned */
+    size_t logit_rows;
+} forward_batch;
 
 /* Select the device, build the kernels, upload the weights of model_file,
  * allocate the cache. Returns 0, or -1 with a message in err (everything
@@ -91,13 +146,16 @@ int decoder_create(decoder *d, const model_config *cfg, const st_file *model_fil
                    const decoder_options *opt, char *err, size_t err_cap);
 void decoder_release(decoder *d);
 
-/* Run n tokens (ids) through the model at cache rows row .. row+n-1 (their
- * keys and values are written there; rows before row must hold the earlier
- * tokens). Writes logits for the last `logit_rows` tokens (1 .. n, at most
- * max_logit_rows) into
- * logits_out, [logit_rows, vocab]. Blocks until done. */
-int decoder_forward(decoder *d, const int32_t *ids, size_t n, size_t row, size_t logit_rows,
-                    float *logits_out, char *err, size_t err_cap);
+/* Run a batch through the model: every token's key and value are written
+ * to its slot; logits of the tokens b->logit_tokens into logits_out,
+ * [logit_rows, vocab]. Blocks until done. */
+int decoder_forward(decoder *d, const forward_batch *b, float *logits_out, char *err,
+                    size_t err_cap);
+
+/* 0 when no clpe_enqueue_rope_kv call since the last check refused its
+ * slots (which the scheduler's block tables never repeat), else -1 with a
+ * message. Blocks until the calls are done. */
+int decoder_check_slots(decoder *d, char *err, size_t err_cap);
 
 /* The device's name, for reports. */
 void decoder_device_name(const decoder *d, char *out, size_t cap);

@@ -5,7 +5,9 @@
  * Matrix products are CLBlast's and every position step is clpe's; these are
  * the rest of a transformer layer. Rows are [tokens, width], row-major.
  * Built with -D HEAD_DIM=<head_dim> -D NORM_GROUP=<work-group size of the
- * norms, a power of two>. For Llama with --rope device, clpe_device.h
+ * norms, a power of two> -D CACHE_DTYPE=<0 float32, 1 float16, 2 bfloat16>,
+ * the KV cache's elements (converted from float32 with round to nearest
+ * even, as clpe_enqueue_rope_kv converts them). For Llama with --rope device, clpe_device.h
  * (clpe_device_source()) comes first in the program, which defines
  * CLPE_DEVICE_H and the kernels at the end of this file.
  */
@@ -117,104 +119,226 @@ __kernel void gated_activation(__global float *gate, __global const float *up, i
     gate[i] = activate(gate[i], act) * up[i];
 }
 
-/* Causal self-attention of one query qr (one token, one head) over a KV
- * cache:
- *   k, v  [cache rows, kv_heads * HEAD_DIM], rows 0 .. last valid
- * softmax(q . k * scale) . v, with the softmax's maximum subtracted first,
- * written to oh. */
-static void attend(const float *qr, __global const float *k, __global const float *v,
-                   __global float *oh, uint last, uint kvh, uint kv_width, float scale)
+/* The decoder's matrix product, y = x W^T (+ bias), W [out, in] as a Hugging
+ * Face Linear stores it, rows of x and y at element offsets. Each output is
+ * one dot product summed in the order k = 0, 1, ..., in - 1 (the tiles only
+ * bring the operands through local memory), so its bits do not depend on
+ * how many rows the call has or which: a token's values are the same alone
+ * or in any batch. One work-item per output, groups of TILE x TILE. */
+#define TILE 16
+__kernel __attribute__((reqd_work_group_size(TILE, TILE, 1)))
+void linear(__global const float *x, ulong x_off, __global const float *w,
+            __global const float *bias, int has_bias, __global float *y, ulong y_off, uint rows,
+            uint in, uint out)
 {
+    __local float xs[TILE][TILE];
+    __local float ws[TILE][TILE + 1];
+    const uint lo = get_local_id(0), lr = get_local_id(1);
+    const uint o0 = get_group_id(0) * TILE, r0 = get_group_id(1) * TILE;
+    const uint o = o0 + lo, r = r0 + lr;
+    float acc = 0.0f;
+    for (uint k0 = 0; k0 < in; k0 += TILE) {
+        const uint kx = k0 + lo;
+        xs[lr][lo] = r0 + lr < rows && kx < in ? x[x_off + (size_t)(r0 + lr) * in + kx] : 0.0f;
+        ws[lr][lo] = o0 + lr < out && kx < in ? w[(size_t)(o0 + lr) * in + kx] : 0.0f;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const uint kn = min((uint)TILE, in - k0);
+        for (uint k = 0; k < kn; k++)
+            acc += xs[lr][k] * ws[lo][k];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (r < rows && o < out)
+        y[y_off + (size_t)r * out + o] = has_bias ? acc + bias[o] : acc;
+}
+
+/* The same products for a few rows (decode steps), one work-item per
+ * output over global memory: each output the same dot product in the same
+ * order as linear's, so the same bits, without a tile of rows to fill. */
+__kernel void linear_rows(__global const float *x, ulong x_off, __global const float *w,
+                          __global const float *bias, int has_bias, __global float *y,
+                          ulong y_off, uint in, uint out)
+{
+    const uint o = get_global_id(0), r = get_global_id(1);
+    __global const float *xr = x + x_off + (size_t)r * in;
+    __global const float *wo = w + (size_t)o * in;
+    float acc = 0.0f;
+    for (uint k = 0; k < in; k++)
+        acc += xr[k] * wo[k];
+    y[y_off + (size_t)r * out + o] = has_bias ? acc + bias[o] : acc;
+}
+
+/* dst[i] = src[index[i]], rows of `width` (the rows whose logits are asked for). */
+__kernel void gather_rows(__global const float *src, __global float *dst,
+                          __global const uint *index, uint width)
+{
+    const size_t i = get_global_id(0) / width, c = get_global_id(0) % width;
+    dst[get_global_id(0)] = src[(size_t)index[i] * width + c];
+}
+
+/* The KV cache's elements: cache_t in memory, float in arithmetic. */
+#if CACHE_DTYPE == 1
+typedef half cache_t;
+static float cache_load(__global const cache_t *p, size_t i)
+{
+    return vload_half(i, p);
+}
+static void cache_store(__global cache_t *p, size_t i, float v)
+{
+    vstore_half_rte(v, i, p);
+}
+#elif CACHE_DTYPE == 2
+typedef ushort cache_t;
+static float cache_load(__global const cache_t *p, size_t i)
+{
+    return as_float((uint)p[i] << 16);
+}
+static void cache_store(__global cache_t *p, size_t i, float v)
+{
+    const uint u = as_uint(v);
+    if (isnan(v)) /* a quiet NaN keeps its sign */
+        p[i] = (ushort)((u >> 16) | 0x40);
+    else /* round to nearest even on the 16 bits dropped */
+        p[i] = (ushort)((u + 0x7FFF + ((u >> 16) & 1)) >> 16);
+}
+#else
+typedef float cache_t;
+static float cache_load(__global const cache_t *p, size_t i)
+{
+    return p[i];
+}
+static void cache_store(__global cache_t *p, size_t i, float v)
+{
+    p[i] = v;
+}
+#endif
+
+/* Token t's row of src into cache slot slots[t] (none when -1); rows of
+ * `width` (kv_heads * HEAD_DIM). One work-item per element. */
+__kernel void scatter_rows(__global const float *src, __global cache_t *cache,
+                           __global const long *slots, uint width)
+{
+    const size_t t = get_global_id(0) / width, c = get_global_id(0) % width;
+    const long slot = slots[t];
+    if (slot >= 0)
+        cache_store(cache, (size_t)slot * width + c, src[get_global_id(0)]);
+}
+
+/* The cache slot of row j of a sequence whose block table starts at
+ * tables[table]. */
+static size_t kv_slot(__global const uint *tables, uint table, uint j, uint block_size)
+{
+    return (size_t)tables[table + j / block_size] * block_size + j % block_size;
+}
+
+/* Causal self-attention of one query qr (one token, one head) over its
+ * sequence's rows 0 .. last in the paged cache (with a sliding window, the
+ * last `window` of them):
+ *   k, v  [slots, kv_heads * HEAD_DIM]
+ * softmax(q . k * scale) . v, with the softmax's maximum subtracted first,
+ * written to oh. The rows are visited in order, whatever the blocks. */
+static void attend(const float *qr, __global const cache_t *k, __global const cache_t *v,
+                   __global float *oh, __global const uint *tables, uint table, uint last,
+                   uint window, uint block_size, uint kvh, uint kv_width, float scale)
+{
+    const uint first = window && last >= window ? last - window + 1 : 0;
     float top = -INFINITY;
-    for (uint j = 0; j <= last; j++) {
-        __global const float *kj = k + (size_t)j * kv_width + kvh * HEAD_DIM;
+    for (uint j = first; j <= last; j++) {
+        const size_t kj = kv_slot(tables, table, j, block_size) * kv_width + kvh * HEAD_DIM;
         float s = 0.0f;
         for (uint d = 0; d < HEAD_DIM; d++)
-            s += qr[d] * kj[d];
+            s += qr[d] * cache_load(k, kj + d);
         top = fmax(top, s * scale);
     }
     float acc[HEAD_DIM];
     for (uint d = 0; d < HEAD_DIM; d++)
         acc[d] = 0.0f;
     float total = 0.0f;
-    for (uint j = 0; j <= last; j++) {
-        __global const float *kj = k + (size_t)j * kv_width + kvh * HEAD_DIM;
-        __global const float *vj = v + (size_t)j * kv_width + kvh * HEAD_DIM;
+    for (uint j = first; j <= last; j++) {
+        const size_t at = kv_slot(tables, table, j, block_size) * kv_width + kvh * HEAD_DIM;
         float s = 0.0f;
         for (uint d = 0; d < HEAD_DIM; d++)
-            s += qr[d] * kj[d];
+            s += qr[d] * cache_load(k, at + d);
         const float w = exp(s * scale - top);
         total += w;
         for (uint d = 0; d < HEAD_DIM; d++)
-            acc[d] += w * vj[d];
+            acc[d] += w * cache_load(v, at + d);
     }
     for (uint d = 0; d < HEAD_DIM; d++)
         oh[d] = acc[d] / total;
 }
 
-/* Attention for tokens at cache rows first .. first+tokens-1, one work-item
- * per (token, head):
+/* Attention for a batch of tokens, one work-item per (token, head):
  *   q     [tokens, heads * HEAD_DIM]
  *   out   [tokens, heads * HEAD_DIM]
- * token t sees cache rows 0 .. first+t; head h reads kv head
+ *   meta  [tokens] pairs (offset of the token's block table in tables, its row)
+ * token t sees rows 0 .. row of its sequence; head h reads kv head
  * h / (heads / kv_heads) (grouped-query attention). */
-__kernel void attention(__global const float *q, __global const float *k,
-                        __global const float *v, __global float *out, uint first, uint heads,
-                        uint kv_heads, float scale)
+__kernel void attention(__global const float *q, __global const cache_t *k,
+                        __global const cache_t *v, __global float *out,
+                        __global const uint *tables, __global const uint *meta, uint block_size,
+                        uint heads, uint kv_heads, float scale, uint window)
 {
     const uint t = get_global_id(0) / heads, h = get_global_id(0) % heads;
     __global const float *qh = q + ((size_t)t * heads + h) * HEAD_DIM;
     float qr[HEAD_DIM];
     for (uint d = 0; d < HEAD_DIM; d++)
         qr[d] = qh[d];
-    attend(qr, k, v, out + ((size_t)t * heads + h) * HEAD_DIM, first + t,
-           h / (heads / kv_heads), kv_heads * HEAD_DIM, scale);
+    attend(qr, k, v, out + ((size_t)t * heads + h) * HEAD_DIM, tables, meta[2 * t],
+           meta[2 * t + 1], window, block_size, h / (heads / kv_heads), kv_heads * HEAD_DIM,
+           scale);
 }
 
 #ifdef CLPE_DEVICE_H
-/* The same attention, rotating each query as it loads it: token t at
- * position first_position + t, with clpe's rotation of a pair
- * (clpe_rope_pair: the bits clpe_enqueue_rope writes). rope holds a rotary
- * object's words (clpe_rope_device_words). */
-__kernel void attention_rotating_q(__global const float *q, __global const float *k,
-                                   __global const float *v, __global float *out, uint first,
-                                   uint heads, uint kv_heads, float scale,
-                                   __global const ulong *rope, long first_position)
+/* The same attention, rotating each query as it loads it to its token's
+ * position, with clpe's rotation of a pair (clpe_rope_pair: the bits
+ * clpe_enqueue_rope writes). rope holds a rotary object's words
+ * (clpe_rope_device_words). */
+__kernel void attention_rotating_q(__global const float *q, __global const cache_t *k,
+                                   __global const cache_t *v, __global float *out,
+                                   __global const uint *tables, __global const uint *meta,
+                                   uint block_size, uint heads, uint kv_heads, float scale,
+                                   uint window, __global const ulong *rope,
+                                   __global const long *positions)
 {
     const uint t = get_global_id(0) / heads, h = get_global_id(0) % heads;
     __global const float *qh = q + ((size_t)t * heads + h) * HEAD_DIM;
     float qr[HEAD_DIM];
     for (uint d = 0; d < HEAD_DIM; d++)
         qr[d] = qh[d];
-    const long p = first_position + (long)t;
+    const long p = positions[t];
     for (uint i = 0; i < clpe_words_pairs(rope); i++) {
         const uint a = clpe_rope_slot_a(rope, i), b = clpe_rope_slot_b(rope, i);
         const float2 r = clpe_rope_pair(rope, p, i, qh[a], qh[b]);
         qr[a] = r.x;
         qr[b] = r.y;
     }
-    attend(qr, k, v, out + ((size_t)t * heads + h) * HEAD_DIM, first + t,
-           h / (heads / kv_heads), kv_heads * HEAD_DIM, scale);
+    attend(qr, k, v, out + ((size_t)t * heads + h) * HEAD_DIM, tables, meta[2 * t],
+           meta[2 * t + 1], window, block_size, h / (heads / kv_heads), kv_heads * HEAD_DIM,
+           scale);
 }
 
 /* Keys rotated into the cache in one pass, one work-item per (token, kv
- * head): cache row `row` + t gets k's token t rotated to position
- * first_position + t (elements past the rotary ones copied as they are). */
-__kernel void rope_keys_into_cache(__global const float *k, __global float *cache, uint row,
-                                   uint kv_heads, __global const ulong *rope, long first_position)
+ * head): slot slots[t] gets k's token t rotated to positions[t] (elements
+ * past the rotary ones copied as they are). */
+__kernel void rope_keys_into_cache(__global const float *k, __global cache_t *cache,
+                                   __global const long *slots, uint kv_heads,
+                                   __global const ulong *rope, __global const long *positions)
 {
     const uint t = get_global_id(0) / kv_heads, h = get_global_id(0) % kv_heads;
+    const long slot = slots[t];
+    if (slot < 0)
+        return;
     const size_t from = ((size_t)t * kv_heads + h) * HEAD_DIM;
-    const size_t to = ((size_t)(row + t) * kv_heads + h) * HEAD_DIM;
-    const long p = first_position + (long)t;
+    const size_t to = ((size_t)slot * kv_heads + h) * HEAD_DIM;
+    const long p = positions[t];
     const uint n = clpe_words_pairs(rope);
     for (uint i = 0; i < n; i++) {
         const uint a = clpe_rope_slot_a(rope, i), b = clpe_rope_slot_b(rope, i);
         const float2 r = clpe_rope_pair(rope, p, i, k[from + a], k[from + b]);
-        cache[to + a] = r.x;
-        cache[to + b] = r.y;
+        cache_store(cache, to + a, r.x);
+        cache_store(cache, to + b, r.y);
     }
     for (uint d = 2 * n; d < HEAD_DIM; d++)
-        cache[to + d] = k[from + d];
+        cache_store(cache, to + d, k[from + d]);
 }
 #endif

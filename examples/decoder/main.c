@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * main.c - clpe-decoder: greedy decoding of a Hugging Face Llama or XGLM
- * model directory on an OpenCL device, its position steps done by clpe.
+ * main.c - clpe-decoder: greedy decoding of Hugging Face model directories
+ * on an OpenCL device, one sequence or several at once through one paged KV
+ * cache, their position steps done by clpe.
  *
- *   clpe-decoder MODEL_DIR --prompt 1,2,3 [--steps N] [--start P]
- *                [--logits FILE.npy] [--device SEL] [--rope enqueue|device] [--stats]
+ *   clpe-decoder MODEL_DIR --prompt 1,2,3 [--prompt 4,5 ...] [--batch FILE]
+ *                [--steps N] [--start P] [--logits FILE.npy] [--device SEL]
+ *                [--rope kv|two-pass|device] [--matmul invariant|clblast]
+ *                [--kv-cache-dtype f32|f16|bf16]
+ *                [--block-size B] [--cache-blocks N] [--max-seqs S] [--stats]
  */
-#include "decoder.h"
+#include "scheduler.h"
+
 #include "common/npy.h"
 
 #include <errno.h>
@@ -14,39 +19,67 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static const char usage[] =
-    "usage: clpe-decoder MODEL_DIR --prompt ID,ID,... [options]\n"
+    "usage: clpe-decoder MODEL_DIR --prompt ID,ID,... [--prompt ...] [options]\n"
+    "       clpe-decoder MODEL_DIR --batch FILE [options]\n"
     "\n"
-    "Runs a Hugging Face LlamaForCausalLM or XGLMForCausalLM directory (config.json and\n"
-    "model.safetensors, as save_pretrained writes them) in float32 on an OpenCL device:\n"
-    "prefill of the prompt, then greedy decoding with a KV cache. Prints the generated\n"
-    "token ids as one line, \"tokens: ID ID ...\".\n"
+    "Runs a Hugging Face model directory (config.json and model.safetensors, as\n"
+    "save_pretrained writes them; Llama, Mistral, Qwen2, Qwen2-VL's language model, XGLM)\n"
+    "in float32 on an OpenCL device: greedy decoding of one sequence or several at once,\n"
+    "with continuous batching through one paged KV cache (the prefill of a sequence and\n"
+    "the decode steps of others in the same forward call; a finished sequence's blocks\n"
+    "go to the next). Each sequence's tokens and logits are those of running it alone,\n"
+    "bit for bit. Prints the generated token ids, \"tokens: ID ID ...\" (several\n"
+    "sequences: \"tokens N: ...\", N counted from 0 in the order given).\n"
     "\n"
-    "  --prompt IDS      the prompt's token ids, comma-separated (no tokenizer here)\n"
-    "  --steps N         tokens to generate (default 8; 0: prefill only)\n"
-    "  --start P         position of the first prompt token, any int64 (default 0);\n"
+    "  --prompt IDS      a prompt's token ids, comma-separated (no tokenizer here); repeat\n"
+    "                    it for several sequences\n"
+    "  --batch FILE      sequences, one a line: IDS [start=P] [steps=N] [mrope=FILE.npy]\n"
+    "                    ('#' starts a comment); start and steps default to the options'\n"
+    "  --steps N         tokens to generate per sequence (default 8; 0: prefill only)\n"
+    "  --start P         position of each prompt's first token, any int64 (default 0);\n"
     "                    the same as Hugging Face's position_ids = P, P+1, ...\n"
-    "  --logits FILE     write the logits of every position (prompt and generated,\n"
-    "                    but the last) as float32 .npy, [prompt + steps - 1, vocab]\n"
-    "  --rope MODE       Llama's rotary: enqueue (default: clpe_enqueue_rope on q and k,\n"
-    "                    then a copy into the KV cache) or device (clpe_device.h in the\n"
-    "                    decoder's kernels: keys rotated into the cache in one pass,\n"
-    "                    queries inside attention); the same bits either way\n"
+    "  --mrope FILE      Qwen2-VL: int64 .npy [3, prompt tokens], the prompt's (temporal,\n"
+    "                    height, width) positions; generated tokens continue from the\n"
+    "                    largest plus one on all three. Without it every stream is\n"
+    "                    start, start+1, ... (text only)\n"
+    "  --logits FILE     write the logits of every position (prompt and generated, but\n"
+    "                    the last) as float32 .npy, [prompt + steps - 1, vocab]; with\n"
+    "                    several sequences FILE gets -N before its extension\n"
+    "  --rope MODE       rotary into the cache: kv (default: clpe_enqueue_rope_kv, one call\n"
+    "                    per layer), two-pass (clpe_enqueue_rope on q and k, then keys and\n"
+    "                    values copied), device (clpe_device.h in the decoder's kernels:\n"
+    "                    keys rotated into the cache, queries inside attention); the same\n"
+    "                    bits every way\n"
+    "  --kv-cache-dtype T  the KV cache's elements: f32 (default), f16 or bf16 (rounded to\n"
+    "                    nearest even as they are written; attention computes in float32)\n"
+    "  --matmul MODE     invariant (default: the decoder's own kernel, the same bits for a\n"
+    "                    token in any batch) or clblast (faster; bits depend on the batch)\n"
+    "  --block-size B    cache slots per block (default 16)\n"
+    "  --cache-blocks N  blocks in the cache (default: room for the --max-seqs longest\n"
+    "                    sequences at once)\n"
+    "  --max-seqs S      sequences running at once (default: all)\n"
     "  --device SEL      OpenCL device: an index, gpu, cpu, or part of a name\n"
     "                    (default: CLPE_DEVICE, else the first GPU, else the first device)\n"
-    "  --stats           after a warm-up run: tokens/s for prefill and decode, the time\n"
-    "                    in the position steps (OpenCL profiling), device memory\n";
+    "  --stats           after a warm-up run: prefill and decode tokens/s, the share of\n"
+    "                    device time in the position steps (OpenCL profiling), KV-cache\n"
+    "                    and device memory\n";
 
 typedef struct options {
     const char *model_dir;
-    const char *prompt;
+    const char **prompts;
+    size_t prompt_count;
+    const char *batch_file;
+    const char *mrope_file;
     long long steps;
     int64_t start;
     const char *logits_path;
     const char *device;
     rope_mode rope;
+    matmul_mode matmul;
+    clpe_dtype cache_dtype;
+    long long block_size, cache_blocks, max_seqs;
     int stats;
 } options;
 
@@ -61,42 +94,96 @@ static int parse_int64(const char *s, int64_t *out)
     return 0;
 }
 
+static int count_option(const char *name, const char *value, long long lo, long long hi,
+                        long long *out)
+{
+    int64_t v;
+    if (parse_int64(value, &v) != 0 || v < lo || v > hi) {
+        fprintf(stderr, "clpe-decoder: %s takes a number in [%lld, %lld], not '%s'\n", name, lo,
+                hi, value);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
     o->steps = 8;
+    o->block_size = 16;
+    o->prompts = calloc((size_t)argc, sizeof *o->prompts);
+    if (!o->prompts) {
+        fprintf(stderr, "clpe-decoder: out of memory\n");
+        return -1;
+    }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int has_value = i + 1 < argc;
-        int64_t v;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             fputs(usage, stdout);
             exit(0);
         } else if (strcmp(a, "--stats") == 0) {
             o->stats = 1;
         } else if (strcmp(a, "--prompt") == 0 && has_value) {
-            o->prompt = argv[++i];
+            o->prompts[o->prompt_count++] = argv[++i];
+        } else if (strcmp(a, "--batch") == 0 && has_value) {
+            o->batch_file = argv[++i];
+        } else if (strcmp(a, "--mrope") == 0 && has_value) {
+            o->mrope_file = argv[++i];
         } else if (strcmp(a, "--logits") == 0 && has_value) {
             o->logits_path = argv[++i];
         } else if (strcmp(a, "--rope") == 0 && has_value) {
             const char *mode = argv[++i];
-            if (strcmp(mode, "enqueue") == 0) {
-                o->rope = ROPE_ENQUEUE;
+            if (strcmp(mode, "kv") == 0) {
+                o->rope = ROPE_KV;
+            } else if (strcmp(mode, "two-pass") == 0) {
+                o->rope = ROPE_TWO_PASS;
             } else if (strcmp(mode, "device") == 0) {
                 o->rope = ROPE_DEVICE;
             } else {
-                fprintf(stderr, "clpe-decoder: --rope takes enqueue or device, not '%s'\n", mode);
+                fprintf(stderr,
+                        "clpe-decoder: --rope takes kv, two-pass or device, not '%s'\n", mode);
+                return -1;
+            }
+        } else if (strcmp(a, "--matmul") == 0 && has_value) {
+            const char *mode = argv[++i];
+            if (strcmp(mode, "invariant") == 0) {
+                o->matmul = MATMUL_INVARIANT;
+            } else if (strcmp(mode, "clblast") == 0) {
+                o->matmul = MATMUL_CLBLAST;
+            } else {
+                fprintf(stderr, "clpe-decoder: --matmul takes invariant or clblast, not '%s'\n",
+                        mode);
+                return -1;
+            }
+        } else if (strcmp(a, "--kv-cache-dtype") == 0 && has_value) {
+            const char *t = argv[++i];
+            if (strcmp(t, "f32") == 0) {
+                o->cache_dtype = CLPE_DTYPE_F32;
+            } else if (strcmp(t, "f16") == 0) {
+                o->cache_dtype = CLPE_DTYPE_F16;
+            } else if (strcmp(t, "bf16") == 0) {
+                o->cache_dtype = CLPE_DTYPE_BF16;
+            } else {
+                fprintf(stderr,
+                        "clpe-decoder: --kv-cache-dtype takes f32, f16 or bf16, not '%s'\n", t);
                 return -1;
             }
         } else if (strcmp(a, "--device") == 0 && has_value) {
             o->device = argv[++i];
         } else if (strcmp(a, "--steps") == 0 && has_value) {
-            if (parse_int64(argv[++i], &v) != 0 || v < 0 || v > (1 << 20)) {
-                fprintf(stderr, "clpe-decoder: --steps takes a number in [0, 2^20], not '%s'\n",
-                        argv[i]);
+            if (count_option("--steps", argv[++i], 0, 1 << 20, &o->steps))
                 return -1;
-            }
-            o->steps = v;
+        } else if (strcmp(a, "--block-size") == 0 && has_value) {
+            if (count_option("--block-size", argv[++i], 1, 1 << 16, &o->block_size))
+                return -1;
+        } else if (strcmp(a, "--cache-blocks") == 0 && has_value) {
+            if (count_option("--cache-blocks", argv[++i], 1, 1 << 24, &o->cache_blocks))
+                return -1;
+        } else if (strcmp(a, "--max-seqs") == 0 && has_value) {
+            if (count_option("--max-seqs", argv[++i], 1, 1 << 16, &o->max_seqs))
+                return -1;
         } else if (strcmp(a, "--start") == 0 && has_value) {
             if (parse_int64(argv[++i], &o->start) != 0) {
                 fprintf(stderr, "clpe-decoder: --start takes an int64, not '%s'\n", argv[i]);
@@ -112,7 +199,7 @@ static int parse_args(int argc, char **argv, options *o)
             return -1;
         }
     }
-    if (!o->model_dir || !o->prompt) {
+    if (!o->model_dir || (!o->prompt_count && !o->batch_file)) {
         fputs(usage, stderr);
         return -1;
     }
@@ -153,20 +240,139 @@ static int parse_prompt(const char *text, size_t vocab, int32_t **ids, size_t *n
     return 0;
 }
 
-static double now_seconds(void)
+/* An int64 .npy [3, n] (Qwen2-VL's position_ids of one sequence). */
+static int read_mrope(const char *path, size_t n, int64_t **out)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "clpe-decoder: cannot open %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    unsigned char head[4096];
+    size_t got = fread(head, 1, sizeof head, f);
+    npy_info h;
+    int rc = -1;
+    int64_t *data = NULL;
+    if (npy_parse_header(head, got, &h) != 0) {
+        fprintf(stderr, "clpe-decoder: %s: not a .npy file\n", path);
+    } else if (strcmp(h.descr, "<i8") != 0 || h.fortran_order || h.ndim != 2 ||
+               h.shape[0] != 3 || h.shape[1] != n) {
+        fprintf(stderr, "clpe-decoder: %s: positions must be int64 [3, %zu] in C order\n", path,
+                n);
+    } else if (!(data = malloc(3 * n * sizeof *data)) ||
+               fseek(f, (long)h.data_offset, SEEK_SET) != 0 ||
+               fread(data, sizeof *data, 3 * n, f) != 3 * n) {
+        fprintf(stderr, "clpe-decoder: %s: %s\n", path, data ? "short file" : "out of memory");
+    } else {
+        rc = 0;
+    }
+    fclose(f);
+    if (rc)
+        free(data);
+    else
+        *out = data;
+    return rc;
 }
 
-static int32_t argmax(const float *row, size_t n)
+/* One line of --batch: IDS [start=P] [steps=N] [mrope=FILE]. */
+static int parse_batch_line(char *line, const char *where, const options *o, size_t vocab,
+                            sequence *s)
 {
-    size_t best = 0;
-    for (size_t i = 1; i < n; i++)
-        if (row[i] > row[best])
-            best = i;
-    return (int32_t)best;
+    char *save = NULL;
+    char *ids = strtok_r(line, " \t", &save);
+    if (parse_prompt(ids, vocab, &s->prompt, &s->n) != 0)
+        return -1;
+    s->start = o->start;
+    s->steps = (size_t)o->steps;
+    for (char *w; (w = strtok_r(NULL, " \t", &save));) {
+        long long v;
+        if (strncmp(w, "start=", 6) == 0) {
+            if (parse_int64(w + 6, &s->start) != 0) {
+                fprintf(stderr, "clpe-decoder: %s: start takes an int64, not '%s'\n", where,
+                        w + 6);
+                return -1;
+            }
+        } else if (strncmp(w, "steps=", 6) == 0) {
+            if (count_option("steps", w + 6, 0, 1 << 20, &v) != 0)
+                return -1;
+            s->steps = (size_t)v;
+        } else if (strncmp(w, "mrope=", 6) == 0) {
+            if (read_mrope(w + 6, s->n, &s->mrope) != 0)
+                return -1;
+        } else {
+            fprintf(stderr, "clpe-decoder: %s: '%s' is not start=, steps= or mrope=\n", where,
+                    w);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The sequences of --prompt and --batch, in that order. */
+static int read_sequences(const options *o, size_t vocab, sequence **out, size_t *count)
+{
+    size_t cap = o->prompt_count + 16, n = 0;
+    sequence *seqs = calloc(cap, sizeof *seqs);
+    if (!seqs)
+        goto oom;
+    for (size_t i = 0; i < o->prompt_count; i++) {
+        sequence *s = &seqs[n++];
+        if (parse_prompt(o->prompts[i], vocab, &s->prompt, &s->n) != 0)
+            goto fail;
+        s->start = o->start;
+        s->steps = (size_t)o->steps;
+        if (o->mrope_file && read_mrope(o->mrope_file, s->n, &s->mrope) != 0)
+            goto fail;
+    }
+    if (o->batch_file) {
+        FILE *f = fopen(o->batch_file, "r");
+        if (!f) {
+            fprintf(stderr, "clpe-decoder: cannot open %s: %s\n", o->batch_file,
+                    strerror(errno));
+            goto fail;
+        }
+        char *line = NULL;
+        size_t line_cap = 0;
+        int bad = 0;
+        for (size_t number = 1; !bad && getline(&line, &line_cap, f) >= 0; number++) {
+            char *hash = strchr(line, '#');
+            if (hash)
+                *hash = '\0';
+            line[strcspn(line, "\r\n")] = '\0';
+            if (strspn(line, " \t") == strlen(line))
+                continue;
+            if (n == cap) {
+                sequence *bigger = realloc(seqs, 2 * cap * sizeof *seqs);
+                if (!bigger) {
+                    bad = 1;
+                    fprintf(stderr, "clpe-decoder: out of memory\n");
+                    break;
+                }
+                memset(bigger + cap, 0, cap * sizeof *seqs);
+                seqs = bigger;
+                cap *= 2;
+            }
+            char where[4200];
+            snprintf(where, sizeof where, "%s:%zu", o->batch_file, number);
+            bad = parse_batch_line(line + strspn(line, " \t"), where, o, vocab, &seqs[n++]);
+        }
+        free(line);
+        fclose(f);
+        if (bad)
+            goto fail;
+    }
+    if (n == 0) {
+        fprintf(stderr, "clpe-decoder: no sequence to run\n");
+        goto fail;
+    }
+    *out = seqs;
+    *count = n;
+    return 0;
+oom:
+    fprintf(stderr, "clpe-decoder: out of memory\n");
+fail:
+    sequences_free(seqs, n);
+    return -1;
 }
 
 static int write_npy(const char *path, const float *data, size_t rows, size_t cols)
@@ -186,75 +392,70 @@ static int write_npy(const char *path, const float *data, size_t rows, size_t co
     return 0;
 }
 
-typedef struct timing {
-    double prefill_s, decode_s;
-    size_t prefill_tokens, decode_tokens;
-} timing;
-
-/* Prefill and greedy decoding: generated[0 .. steps), logits of every row
- * into all_logits when non-NULL ([n + steps - 1, vocab]). */
-static int generate(decoder *d, const int32_t *prompt, size_t n, size_t steps, float *all_logits,
-                    float *scratch, int32_t *generated, timing *t, char *err, size_t cap)
+/* FILE, or with several sequences FILE with -i before its extension. */
+static void logits_name(const char *path, size_t i, size_t count, char *out, size_t cap)
 {
-    const size_t V = d->cfg.vocab;
-    double t0 = now_seconds();
-    float *prefill_out = all_logits ? all_logits : scratch;
-    size_t prefill_rows = all_logits ? n : 1;
-    if (decoder_forward(d, prompt, n, 0, prefill_rows, prefill_out, err, cap) != 0)
-        return -1;
-    double t1 = now_seconds();
-    t->prefill_s = t1 - t0;
-    t->prefill_tokens = n;
-    if (steps == 0)
-        return 0;
-    int32_t token = argmax(prefill_out + (prefill_rows - 1) * V, V);
-    generated[0] = token;
-    for (size_t s = 1; s < steps; s++) {
-        float *row = all_logits ? all_logits + (n + s - 1) * V : scratch;
-        if (decoder_forward(d, &token, 1, n + s - 1, 1, row, err, cap) != 0)
-            return -1;
-        token = argmax(row, V);
-        generated[s] = token;
+    if (count == 1) {
+        snprintf(out, cap, "%s", path);
+        return;
     }
-    t->decode_s = now_seconds() - t1;
-    t->decode_tokens = steps - 1;
-    return 0;
+    const char *slash = strrchr(path, '/');
+    const char *dot = strrchr(path, '.');
+    if (!dot || (slash && dot < slash))
+        dot = path + strlen(path);
+    snprintf(out, cap, "%.*s-%zu%s", (int)(dot - path), path, i, dot);
 }
 
-static void print_stats(const decoder *d, const timing *t)
+static void print_stats(const decoder *d, const schedule_stats *t, size_t seqs)
 {
     char name[300];
     decoder_device_name(d, name, sizeof name);
     const profile *p = &d->prof;
     const double mib = 1024.0 * 1024.0;
     printf("device: %s\n", name);
-    if (d->cfg.arch == ARCH_LLAMA)
-        printf("rotary: %s\n", d->rope_mode == ROPE_DEVICE
-                                   ? "clpe_device.h (keys rotated into the cache; queries "
-                                     "inside attention, counted there)"
-                                   : "clpe_enqueue_rope on q and k, keys copied into the cache");
-    printf("prefill: %zu tokens in %.3f ms, %.1f tokens/s\n", t->prefill_tokens,
-           t->prefill_s * 1e3, (double)t->prefill_tokens / t->prefill_s);
+    printf("rotary: %s\n", position_rope_description(d));
+    printf("matrix products: %s\n", d->matmul == MATMUL_CLBLAST
+                                        ? "CLBlast"
+                                        : "the decoder's batch-invariant kernel");
+    printf("sequences: %zu; forward calls: %zu (%zu mixing prefill and decode), the largest "
+           "with %zu sequences and %zu tokens\n",
+           seqs, t->forwards, t->mixed_forwards, t->most_seqs, t->most_tokens);
+    printf("prefill: %zu tokens in %.3f ms of forward calls with prefill, %.1f tokens/s\n",
+           t->prefill_tokens, t->prefill_s * 1e3,
+           t->prefill_s > 0 ? (double)t->prefill_tokens / t->prefill_s : 0.0);
     if (t->decode_tokens)
-        printf("decode: %zu tokens in %.3f ms, %.1f tokens/s\n", t->decode_tokens,
-               t->decode_s * 1e3, (double)t->decode_tokens / t->decode_s);
+        printf("decode: %zu tokens (%zu in decode-only calls, %.3f ms, %.1f tokens/s)\n",
+               t->decode_tokens, t->decode_only_tokens, t->decode_s * 1e3,
+               t->decode_s > 0 ? (double)t->decode_only_tokens / t->decode_s : 0.0);
+    printf("all: %zu tokens in %.3f ms, %.1f tokens/s\n", t->prefill_tokens + t->decode_tokens,
+           (t->prefill_s + t->decode_s) * 1e3,
+           (double)(t->prefill_tokens + t->decode_tokens) / (t->prefill_s + t->decode_s));
     double total_ns = p->ns[STEP_POSITION] + p->ns[STEP_MATMUL] + p->ns[STEP_OTHER];
     double wall_ns = (t->prefill_s + t->decode_s) * 1e9;
-    printf("position steps: %.3f ms in %zu commands, %.2f%% of the profiled device time, "
-           "%.2f%% of the wall time\n",
-           p->ns[STEP_POSITION] * 1e-6, p->commands[STEP_POSITION],
+    size_t rotary_calls = t->forwards * d->cfg.layers;
+    printf("position steps: %.3f ms in %zu commands (%zu forward calls x (1 gather + %zu layers "
+           "x %zu)), %.2f%% of the profiled device time, %.2f%% of the wall time\n",
+           p->ns[STEP_POSITION] * 1e-6, p->commands[STEP_POSITION], t->forwards, d->cfg.layers,
+           rotary_calls ? (p->commands[STEP_POSITION] - t->forwards) / rotary_calls : 0,
            total_ns > 0 ? 100.0 * p->ns[STEP_POSITION] / total_ns : 0.0,
            100.0 * p->ns[STEP_POSITION] / wall_ns);
-    printf("matrix products (CLBlast): %.3f ms in %zu commands; other kernels: %.3f ms in %zu "
+    printf("matrix products: %.3f ms in %zu commands; other kernels: %.3f ms in %zu "
            "commands\n",
            p->ns[STEP_MATMUL] * 1e-6, p->commands[STEP_MATMUL], p->ns[STEP_OTHER] * 1e-6,
            p->commands[STEP_OTHER]);
     const memory_use *m = &d->memory;
-    printf("device memory allocated: %.3f MiB = weights %.3f MiB + KV cache %.3f MiB "
-           "(%zu rows) + activations %.3f MiB; %.2f x weights + cache\n",
+    printf("KV cache: blocks of %zu slots: %zu, %s, %.3f MiB; the most in use at once: %zu; "
+           "handed out again after a sequence finished: %zu\n",
+           d->block_size, d->num_blocks,
+           d->cache_dtype == CLPE_DTYPE_F16    ? "float16"
+           : d->cache_dtype == CLPE_DTYPE_BF16 ? "bfloat16"
+                                               : "float32",
+           (double)m->cache / mib, t->most_blocks,
+           t->blocks_reused);
+    printf("device memory allocated: %.3f MiB = weights %.3f MiB + KV cache %.3f MiB + "
+           "activations %.3f MiB\n",
            (double)(m->weights + m->cache + m->work) / mib, (double)m->weights / mib,
-           (double)m->cache / mib, d->cache_rows, (double)m->work / mib,
-           (double)(m->weights + m->cache + m->work) / (double)(m->weights + m->cache));
+           (double)m->cache / mib, (double)m->work / mib);
     if (p->overflow)
         printf("note: some profiling events were lost (out of memory); step times are short\n");
 }
@@ -262,86 +463,90 @@ static void print_stats(const decoder *d, const timing *t)
 int main(int argc, char **argv)
 {
     options o;
-    if (parse_args(argc, argv, &o) != 0)
+    if (parse_args(argc, argv, &o) != 0) {
+        free(o.prompts);
         return 2;
+    }
     char err[4096];
     model_config cfg;
     if (model_config_read(o.model_dir, &cfg, err, sizeof err) != 0) {
         fprintf(stderr, "clpe-decoder: %s\n", err);
+        free(o.prompts);
         return 1;
     }
-    int32_t *prompt;
-    size_t n;
-    if (parse_prompt(o.prompt, cfg.vocab, &prompt, &n) != 0)
-        return 2;
-    const size_t steps = (size_t)o.steps;
-    const size_t rows = n + (steps ? steps - 1 : 0);
-    /* every position, plus XGLM's offset of 2, must stay in int64 */
-    int64_t last;
-    if (__builtin_add_overflow(o.start, (int64_t)rows - 1 + (cfg.arch == ARCH_XGLM ? 2 : 0),
-                               &last)) {
-        fprintf(stderr, "clpe-decoder: --start %" PRId64 " with %zu positions leaves int64\n",
-                o.start, rows);
-        free(prompt);
-        return 2;
+    sequence *seqs = NULL;
+    size_t count = 0;
+    int rc = 2;
+    decoder d;
+    memset(&d, 0, sizeof d);
+    if (read_sequences(&o, cfg.vocab, &seqs, &count) != 0)
+        goto out;
+    schedule_options so = {.block_size = (size_t)o.block_size,
+                           .cache_blocks = (size_t)o.cache_blocks,
+                           .max_seqs = (size_t)o.max_seqs,
+                           .keep_logits = o.logits_path != NULL};
+    decoder_options dopt;
+    if (schedule_plan(&cfg, seqs, count, &so, &dopt, err, sizeof err) != 0) {
+        fprintf(stderr, "clpe-decoder: %s\n", err);
+        goto out;
     }
+    dopt.device = o.device;
+    dopt.profile = o.stats;
+    dopt.rope_mode = o.rope;
+    dopt.matmul = o.matmul;
+    dopt.cache_dtype = o.cache_dtype;
+    rc = 1;
     char path[4096];
     snprintf(path, sizeof path, "%s/model.safetensors", o.model_dir);
     st_file file;
     if (st_open(&file, path, err, sizeof err) != 0) {
         fprintf(stderr, "clpe-decoder: %s\n", err);
-        free(prompt);
-        return 1;
+        goto out;
     }
-    decoder d;
-    decoder_options dopt = {.device = o.device, .max_tokens = n, .cache_rows = rows,
-                            .max_logit_rows = o.logits_path ? n : 1,
-                            .start = o.start, .profile = o.stats, .rope_mode = o.rope};
-    int rc = decoder_create(&d, &cfg, &file, &dopt, err, sizeof err);
+    int created = decoder_create(&d, &cfg, &file, &dopt, err, sizeof err);
     st_close(&file);
-    if (rc != 0) {
+    if (created != 0) {
         fprintf(stderr, "clpe-decoder: %s\n", err);
-        free(prompt);
-        return 1;
+        goto out;
     }
-    float *all_logits = o.logits_path ? malloc(rows * cfg.vocab * sizeof(float)) : NULL;
-    float *scratch = malloc(cfg.vocab * sizeof(float));
-    int32_t *generated = malloc((steps ? steps : 1) * sizeof(int32_t));
-    timing t = {0};
-    rc = 1;
-    if ((o.logits_path && !all_logits) || !scratch || !generated) {
-        fprintf(stderr, "clpe-decoder: out of memory\n");
-        goto done;
-    }
+    schedule_stats t;
     if (o.stats) {
-        /* a warm-up, so the timed run has every kernel compiled (CLBlast
-         * builds its kernels at first use) */
-        timing warm;
-        if (generate(&d, prompt, n, steps < 2 ? steps : 2, NULL, scratch, generated, &warm, err,
-                     sizeof err) != 0) {
+        /* a warm-up, so the timed run has every kernel compiled */
+        schedule_options warm = so;
+        warm.keep_logits = 0;
+        warm.steps_cap = 2;
+        if (schedule_run(&d, seqs, count, &warm, &t, err, sizeof err) != 0) {
             fprintf(stderr, "clpe-decoder: %s\n", err);
-            goto done;
+            goto out;
         }
         profile_reset(&d.prof);
     }
-    if (generate(&d, prompt, n, steps, all_logits, scratch, generated, &t, err, sizeof err) != 0) {
+    if (schedule_run(&d, seqs, count, &so, &t, err, sizeof err) != 0) {
         fprintf(stderr, "clpe-decoder: %s\n", err);
-        goto done;
+        goto out;
     }
-    printf("tokens:");
-    for (size_t s = 0; s < steps; s++)
-        printf(" %" PRId32, generated[s]);
-    printf("\n");
-    if (o.logits_path && write_npy(o.logits_path, all_logits, rows, cfg.vocab) != 0)
-        goto done;
+    for (size_t i = 0; i < count; i++) {
+        if (count == 1)
+            printf("tokens:");
+        else
+            printf("tokens %zu:", i);
+        for (size_t s = 0; s < seqs[i].steps; s++)
+            printf(" %" PRId32, seqs[i].generated[s]);
+        printf("\n");
+    }
+    for (size_t i = 0; o.logits_path && i < count; i++) {
+        char name[4200];
+        logits_name(o.logits_path, i, count, name, sizeof name);
+        if (write_npy(name, seqs[i].logits, sequence_rows(&seqs[i]), cfg.vocab) != 0)
+            goto out;
+    }
     if (o.stats)
-        print_stats(&d, &t);
+        print_stats(&d, &t, count);
     rc = fflush(stdout) == 0 ? 0 : 1;
-done:
+out:
     decoder_release(&d);
-    free(all_logits);
-    free(scratch);
-    free(generated);
-    free(prompt);
+    sequences_free(seqs, count);
+    model_config_free(&cfg);
+    free(o.prompts);
     return rc;
 }

@@ -4,7 +4,7 @@
  */
 #include "safetensors.h"
 
-#include "json.h"
+#include <jansson.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,41 +38,43 @@ static int dtype_of(const char *s, st_dtype *out, size_t *size)
 }
 
 /* One header entry into t, checked against the data section's size. */
-static int index_tensor(const char *name, const json_value *v, const unsigned char *data,
+static int index_tensor(const char *name, const json_t *v, const unsigned char *data,
                         uint64_t data_size, st_tensor *t, char *err, size_t cap)
 {
-    const json_value *dtype = json_get(v, "dtype");
-    const json_value *shape = json_get(v, "shape");
-    const json_value *offsets = json_get(v, "data_offsets");
+    const json_t *dtype = json_object_get(v, "dtype");
+    const json_t *shape = json_object_get(v, "shape");
+    const json_t *offsets = json_object_get(v, "data_offsets");
     size_t element_size;
-    if (!dtype || dtype->type != JSON_STRING || !shape || shape->type != JSON_ARRAY ||
-        !offsets || offsets->type != JSON_ARRAY || offsets->count != 2)
+    if (!json_is_string(dtype) || !json_is_array(shape) || !json_is_array(offsets) ||
+        json_array_size(offsets) != 2)
         return fail(err, cap, "%s: tensor '%s' lacks dtype, shape or data_offsets", "safetensors",
                     name);
-    if (dtype_of(dtype->string, &t->dtype, &element_size) != 0)
+    if (dtype_of(json_string_value(dtype), &t->dtype, &element_size) != 0)
         return fail(err, cap, "tensor '%s': dtype %s is not one of F32, F16, BF16, F64", name,
-                    dtype->string);
-    if (shape->count > ST_MAX_DIMS)
+                    json_string_value(dtype));
+    if (json_array_size(shape) > ST_MAX_DIMS)
         return fail(err, cap, "tensor '%s': %s", name, "too many dimensions");
-    t->ndim = (int)shape->count;
+    t->ndim = (int)json_array_size(shape);
     t->elements = 1;
-    for (size_t i = 0; i < shape->count; i++) {
-        const json_value *n = &shape->items[i];
-        if (n->type != JSON_NUMBER || !n->is_integer || n->integer < 0)
+    for (size_t i = 0; i < json_array_size(shape); i++) {
+        const json_t *n = json_array_get(shape, i);
+        if (!json_is_integer(n) || json_integer_value(n) < 0)
             return fail(err, cap, "tensor '%s': %s", name, "bad shape");
-        t->shape[i] = (uint64_t)n->integer;
+        t->shape[i] = (uint64_t)json_integer_value(n);
         if (t->shape[i] && t->elements > UINT64_MAX / 8 / t->shape[i])
             return fail(err, cap, "tensor '%s': %s", name, "shape too large");
         t->elements *= t->shape[i];
     }
-    const json_value *b = &offsets->items[0], *e = &offsets->items[1];
-    if (b->type != JSON_NUMBER || !b->is_integer || e->type != JSON_NUMBER || !e->is_integer ||
-        b->integer < 0 || e->integer < b->integer || (uint64_t)e->integer > data_size)
+    const json_t *b = json_array_get(offsets, 0), *e = json_array_get(offsets, 1);
+    if (!json_is_integer(b) || !json_is_integer(e) || json_integer_value(b) < 0 ||
+        json_integer_value(e) < json_integer_value(b) ||
+        (uint64_t)json_integer_value(e) > data_size)
         return fail(err, cap, "tensor '%s': %s", name, "data_offsets outside the file");
-    if ((uint64_t)(e->integer - b->integer) != t->elements * element_size)
+    if ((uint64_t)(json_integer_value(e) - json_integer_value(b)) !=
+        t->elements * element_size)
         return fail(err, cap, "tensor '%s': %s", name,
                     "data_offsets disagree with dtype and shape");
-    t->data = data + b->integer;
+    t->data = data + json_integer_value(b);
     t->name = strdup(name);
     return t->name ? 0 : fail(err, cap, "%s%s", "out of memory", "");
 }
@@ -102,35 +104,40 @@ int st_open(st_file *f, const char *path, char *err, size_t cap)
         st_close(f);
         return fail(err, cap, "%s: %s", path, "header longer than the file");
     }
-    char json_err[160];
-    json_value *root = json_parse((const char *)bytes + 8, (size_t)header_len, json_err,
-                                  sizeof json_err);
-    if (!root || root->type != JSON_OBJECT) {
-        fail(err, cap, "%s: header: %s", path, root ? "not a JSON object" : json_err);
-        json_free(root);
+    json_error_t error;
+    json_t *root = json_loadb((const char *)bytes + 8, (size_t)header_len,
+                              JSON_REJECT_DUPLICATES, &error);
+    if (!root || !json_is_object(root)) {
+        if (root)
+            fail(err, cap, "%s: header: %s", path, "not a JSON object");
+        else
+            snprintf(err, cap, "%s: header: JSON: %s (byte %d)", path, error.text,
+                     error.position);
+        json_decref(root);
         st_close(f);
         return -1;
     }
-    f->tensors = calloc(root->count ? root->count : 1, sizeof *f->tensors);
+    f->tensors = calloc(json_object_size(root) ? json_object_size(root) : 1, sizeof *f->tensors);
     if (!f->tensors) {
-        json_free(root);
+        json_decref(root);
         st_close(f);
         return fail(err, cap, "%s: %s", path, "out of memory");
     }
     const unsigned char *data = bytes + 8 + header_len;
     uint64_t data_size = f->map_size - 8 - header_len;
-    for (size_t i = 0; i < root->count; i++) {
-        if (strcmp(root->keys[i], "__metadata__") == 0)
+    const char *key;
+    json_t *value;
+    json_object_foreach(root, key, value) {
+        if (strcmp(key, "__metadata__") == 0)
             continue;
-        if (index_tensor(root->keys[i], &root->items[i], data, data_size, &f->tensors[f->count],
-                         err, cap) != 0) {
-            json_free(root);
+        if (index_tensor(key, value, data, data_size, &f->tensors[f->count], err, cap) != 0) {
+            json_decref(root);
             st_close(f);
             return -1;
         }
         f->count++;
     }
-    json_free(root);
+    json_decref(root);
     return 0;
 }
 

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The C and Python mappings of a model's config.json agree: the published
 configs of test_hf_config.py through `clpe rope-cache --hf-config` (jansson,
-host/cli/hf_config.c, on the device) give the same cos/sin bytes as
+common/hf_config.c, on the device) give the same cos/sin bytes as
 clpe.HostRope.from_hf_config(...).cache in Python, and the tool refuses what
 the package refuses, naming the same field."""
 import json
