@@ -149,6 +149,56 @@ double worst_error(const rope_case & c, const std::vector<double> & w, double m,
     return worst;
 }
 
+// ggml's YaRN (the clpe path follows it) against Hugging Face's YaRN (clpe's
+// CLPE_ROPE_YARN, the model's intent): frequencies, amplitude, and how far
+// apart the two exact rotations of a unit pair are at each position.
+void yarn_intent(const rope_case & c) {
+    std::vector<double> w;
+    double m;
+    frequencies(c, {}, w, m);
+    clpe_rope_config cfg = clpe_rope_config_default(c.n_dims);
+    cfg.base = c.freq_base;
+    cfg.pairing = CLPE_ROPE_HALF_SPLIT;
+    cfg.scaling = CLPE_ROPE_YARN;
+    cfg.factor = 1.0 / c.freq_scale;
+    cfg.original_max_position = c.n_ctx_orig;
+    cfg.beta_fast = c.beta_fast;
+    cfg.beta_slow = c.beta_slow;
+    clpe_status st;
+    clpe_rope * hf = clpe_rope_create_host(&cfg, &st);
+    if (!hf) {
+        printf("yarn: clpe_rope_create_host: %s\n", clpe_status_string(st));
+        return;
+    }
+    std::vector<double> w_hf(c.n_dims / 2);
+    double m_hf;
+    clpe_rope_get_frequencies(hf, w_hf.data(), w_hf.size(), &m_hf);
+    clpe_rope_release(hf);
+    double rel = 0.0;
+    for (size_t i = 0; i < w.size(); ++i) {
+        rel = std::max(rel, fabs(w[i] - w_hf[i]) / w_hf[i]);
+    }
+    printf("yarn (factor %g, n_ctx_orig %d): ggml's frequencies against Hugging Face's: max |dw|/w = %.3g; "
+           "amplitude %.9g (ggml) and %.9g (Hugging Face)\n", 1.0 / c.freq_scale, c.n_ctx_orig, rel, m, m_hf);
+    mpfr_t a, b, d;
+    mpfr_inits2(256, a, b, d, (mpfr_ptr) 0);
+    for (int32_t p : POSITIONS) {
+        double worst = 0.0;
+        for (size_t i = 0; i < w.size(); ++i) {
+            mpfr_set_d(a, w[i], MPFR_RNDN);
+            mpfr_mul_si(a, a, p, MPFR_RNDN);
+            mpfr_set_d(b, w_hf[i], MPFR_RNDN);
+            mpfr_mul_si(b, b, p, MPFR_RNDN);
+            mpfr_sub(d, a, b, MPFR_RNDN);  // |e^{ia} - e^{ib}| = 2 |sin((a - b) / 2)|
+            mpfr_div_ui(d, d, 2, MPFR_RNDN);
+            mpfr_sin(d, d, MPFR_RNDN);
+            worst = std::max(worst, 2.0 * fabs(mpfr_get_d(d, MPFR_RNDN)));
+        }
+        printf("yarn: position %-10d the two exact rotations of a unit pair differ by up to %.3g\n", p, worst);
+    }
+    mpfr_clears(a, b, d, (mpfr_ptr) 0);
+}
+
 }  // namespace
 
 int main(int argc, char ** argv) {
@@ -247,6 +297,9 @@ int main(int argc, char ** argv) {
     }
     printf("errors: worst |out - exact| / (m * hypot(a, b)) over the pairs of a token; bound 2^-22 = %.3g\n",
            ldexp(1.0, -22));
+    if (!stock) {
+        yarn_intent(cases[3]);
+    }
     ggml_backend_free(cpu);
     ggml_backend_free(cl);
     if (!stock) {
