@@ -20,6 +20,7 @@ packages=(
   oclgrind                               # a third: the OpenCL simulator, with memory and race checkers
   clang-15 libclc-15 lld-15              # offline GPU compiles: OpenCL C to PTX and AMD ISA (bench/static_cost.sh)
   abigail-tools                          # abidiff: the ABI against 1.0.0 (tests/abi/check.sh)
+  curl patch                             # examples/llama.cpp/run.sh: llama.cpp's sdist and the patches
 )
 
 # bench/static_cost.sh reads NVIDIA's SASS with cuobjdump and nvdisasm. The

@@ -8,8 +8,10 @@
 #       the whole suite in the second launch shape, the full conformance run
 #       on PoCL and Intel's runtime, the whole suite on Intel's runtime, the
 #       offline GPU compiles of the CPU shape, the whole suite under ASan +
-#       UBSan + LSan, ThreadSanitizer, 120 s per fuzz target, and the release
-#       files in fresh venvs (tests/consumer/release_check.sh)
+#       UBSan + LSan, ThreadSanitizer, 120 s per fuzz target, the release
+#       files in fresh venvs (tests/consumer/release_check.sh), and llama.cpp
+#       patched to use clpe's rotary, built and checked on Intel's runtime
+#       (examples/llama.cpp/run.sh: about 8 minutes, most of it the build)
 #
 # Always covered: the Criterion suite on PoCL, its kernel tests again in the
 # GPU launch shape, the kernels under Oclgrind's checkers, `clpe check` on
@@ -128,6 +130,11 @@ if ((pytest_status != 0)); then exit "$pytest_status"; fi
 if ((full)); then
   step "the release files: scripts/release.sh in a clone, the wheel in fresh venvs (tests/consumer/release_check.sh)"
   tests/consumer/release_check.sh
+fi
+
+if ((full)); then
+  step "llama.cpp's OpenCL backend with clpe's rotary, on Intel's runtime (examples/llama.cpp/run.sh)"
+  CLPE_LLAMA_JOBS=$jobs examples/llama.cpp/run.sh
 fi
 
 step "sanitizers: ASan + UBSan + LSan (tests/sanitize.sh)"
