@@ -66,9 +66,9 @@ mp.prec = 256
 # mistral: a sliding window of 6; qwen2: q/k/v biases; qwen2_vl: M-RoPE
 ARCHS = ["llama", "llama3", "llama-dynamic", "llama-yarn", "llama-longrope", "mistral", "qwen2",
          "qwen2_vl", "xglm"]
-# Compared with a float64 model at long starts: not llama-dynamic, whose
-# frequencies change with each forward call's length (one float64 call over
-# the whole sequence is not what generate computes), nor llama-longrope
+# Compared with a float64 model at long starts in one forward call: not
+# llama-dynamic, whose frequencies change with each forward call's length
+# (test_dynamic_long_context_... runs it call by call), nor llama-longrope
 # (transformers 4.49's Llama keeps the short factors at every length; the
 # decoder takes the long ones past original_max_position_embeddings).
 EXACT_ARCHS = ["llama", "llama3", "llama-yarn", "mistral", "qwen2", "qwen2_vl", "xglm"]
@@ -147,16 +147,24 @@ def exact_angles(positions, frequencies):
     return cos, sin
 
 
-def exact_rotary_frequencies(config):
+def exact_rotary_frequencies(config, seq_len=None):
     """Hugging Face's inv_freq and attention scaling (modeling_rope_utils:
-    default, linear, llama3 and yarn as transformers 4.49 computes them),
-    evaluated exactly: w_i = theta^(-2i/head_dim), then the scaling.
+    default, linear, dynamic, llama3 and yarn as transformers 4.49 computes
+    them), evaluated exactly: w_i = theta^(-2i/head_dim), then the scaling.
+    Dynamic NTK takes the length of the forward call, seq_len (its largest
+    position + 1), as transformers' _dynamic_frequency_update gives it.
     Returns (frequencies, amplitude)."""
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
     theta = mp.mpf(config.rope_theta)
-    frequencies = [theta ** (-mp.mpf(2 * i) / head_dim) for i in range(head_dim // 2)]
     scaling = getattr(config, "rope_scaling", None) or {}
     kind = scaling.get("rope_type", scaling.get("type", "default"))
+    if kind == "dynamic":
+        factor, original = mp.mpf(scaling["factor"]), config.max_position_embeddings
+        length = max(int(seq_len), original)
+        theta = theta * ((factor * length / original) - (factor - 1)) ** (
+            mp.mpf(head_dim) / (head_dim - 2))
+        return [theta ** (-mp.mpf(2 * i) / head_dim) for i in range(head_dim // 2)], mp.mpf(1)
+    frequencies = [theta ** (-mp.mpf(2 * i) / head_dim) for i in range(head_dim // 2)]
     if kind in ("default", "mrope"):
         return frequencies, mp.mpf(1)
     factor = mp.mpf(scaling["factor"])
@@ -202,7 +210,11 @@ class ExactRotary(torch.nn.Module):
 
     def __init__(self, config):
         super().__init__()
-        self.frequencies, self.amplitude = exact_rotary_frequencies(config)
+        self.config = config
+        scaling = getattr(config, "rope_scaling", None) or {}
+        self.dynamic = scaling.get("rope_type", scaling.get("type")) == "dynamic"
+        if not self.dynamic:
+            self.frequencies, self.amplitude = exact_rotary_frequencies(config)
 
     def one(self, positions):
         cos, sin = exact_angles(positions, self.frequencies)
@@ -211,6 +223,9 @@ class ExactRotary(torch.nn.Module):
         return torch.from_numpy(cos)[None], torch.from_numpy(sin)[None]
 
     def forward(self, x, position_ids):
+        if self.dynamic:  # the frequencies of this call's length
+            self.frequencies, self.amplitude = exact_rotary_frequencies(
+                self.config, int(position_ids.max()) + 1)
         if position_ids.dim() == 3:
             pairs = [self.one(position_ids[j, 0].tolist()) for j in range(position_ids.shape[0])]
             cos = torch.stack([c for c, _ in pairs])
@@ -371,6 +386,30 @@ def hf_greedy(arch, model, prompt, steps):
     return hf_generate(arch, model, prompt, steps)[0]
 
 
+def hf_stepwise_logits(arch, model, prompt, tokens, start, exact=False):
+    """The logits of every row as generate computes them (prefill, then one
+    token at a time through the KV cache), fed the given tokens, of a fresh
+    copy of the float32 model or of the float64 model: what a rotary whose
+    frequencies change with each forward call's length (dynamic NTK) must
+    be compared with. [len(prompt) + len(tokens) - 1, vocab]."""
+    model = float64_model(arch, model) if exact else copy.deepcopy(model)
+    n, rows = len(prompt), []
+    default = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64 if exact else torch.float32)
+    try:
+        with torch.no_grad(), Float64Softmax():
+            out = model(torch.tensor([prompt]), position_ids=position_ids_of(arch, n, start),
+                        use_cache=True)
+            rows.append(out.logits[0])
+            for s, token in enumerate(tokens[:-1]):
+                out = model(torch.tensor([[token]]), position_ids=position_ids_of(arch, 1, start + n + s),
+                            past_key_values=out.past_key_values, use_cache=True)
+                rows.append(out.logits[0])
+    finally:
+        torch.set_default_dtype(default)
+    return torch.cat(rows).double().numpy()
+
+
 def distance(a, reference):
     return float(np.max(np.abs(a - reference)) / np.max(np.abs(reference)))
 
@@ -444,6 +483,23 @@ def test_long_context_closer_to_exact_than_hf_float32(decoder, models, arch, sta
     hf32 = hf_logits(arch, model, ids, start)
     ours, theirs = distance(logits, exact), distance(hf32, exact)
     print(f"{arch} start {start}: distance to exact float64: clpe-decoder {ours:.2e}, "
+          f"Hugging Face float32 {theirs:.2e}")
+    assert ours < theirs
+    assert ours <= TOLERANCE
+
+
+@pytest.mark.parametrize("start", [2**20, 2**40])
+def test_dynamic_long_context_closer_to_exact_than_hf_float32(decoder, models, start, tmp_path):
+    """Dynamic NTK at long starts, against the float64 model run as generate
+    runs it: each forward call takes the frequencies of its own length, and
+    the cached keys keep the ones they were rotated with."""
+    model, directory = models["llama-dynamic"]
+    tokens, logits = run_decoder(decoder, directory, tmp_path, start)
+    exact = hf_stepwise_logits("llama-dynamic", model, PROMPT, tokens, start, exact=True)
+    hf32 = hf_stepwise_logits("llama-dynamic", model, PROMPT, tokens, start)
+    assert logits.shape == exact.shape
+    ours, theirs = distance(logits, exact), distance(hf32, exact)
+    print(f"llama-dynamic start {start}: distance to exact float64: clpe-decoder {ours:.2e}, "
           f"Hugging Face float32 {theirs:.2e}")
     assert ours < theirs
     assert ours <= TOLERANCE
