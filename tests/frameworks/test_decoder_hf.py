@@ -68,9 +68,9 @@ ARCHS = ["llama", "llama3", "llama-dynamic", "llama-yarn", "llama-longrope", "mi
          "qwen2_vl", "xglm"]
 # Compared with a float64 model at long starts in one forward call: not
 # llama-dynamic, whose frequencies change with each forward call's length
-# (test_dynamic_long_context_... runs it call by call), nor llama-longrope
-# (transformers 4.49's Llama keeps the short factors at every length; the
-# decoder takes the long ones past original_max_position_embeddings).
+# (test_dynamic_long_context_... runs it call by call), nor llama-longrope,
+# whose long factors transformers 4.49's Llama never takes
+# (test_longrope_long_context_... gives both references the long factors).
 EXACT_ARCHS = ["llama", "llama3", "llama-yarn", "mistral", "qwen2", "qwen2_vl", "xglm"]
 ROTARY_ARCHS = [a for a in ARCHS if a != "xglm"]
 # CLPE_FULL_TESTS=1: the bit-identity checks on every model; otherwise on a
@@ -187,6 +187,20 @@ def exact_rotary_frequencies(config, seq_len=None):
             extrapolation = 1 - ramp
             out.append(w / factor * (1 - extrapolation) + w * extrapolation)
         return out, mp.mpf("0.1") * mp.log(factor) + 1
+    if kind == "longrope":
+        # the factors of the call's length (short up to the original length,
+        # long past it) and the default amplitude sqrt(1 + ln f / ln L)
+        if hasattr(config, "original_max_position_embeddings"):
+            original = config.original_max_position_embeddings
+            factor = mp.mpf(config.max_position_embeddings) / original
+        else:
+            original = config.max_position_embeddings
+        given = scaling.get("attention_factor")
+        amplitude = (mp.mpf(given) if given is not None
+                     else mp.sqrt(1 + mp.log(factor) / mp.log(original)) if factor > 1
+                     else mp.mpf(1))
+        ext = scaling["long_factor" if seq_len and seq_len > original else "short_factor"]
+        return [w / mp.mpf(e) for w, e in zip(frequencies, ext)], amplitude
     assert kind == "llama3", kind
     low, high = mp.mpf(scaling["low_freq_factor"]), mp.mpf(scaling["high_freq_factor"])
     old_context = mp.mpf(scaling["original_max_position_embeddings"])
@@ -500,6 +514,30 @@ def test_dynamic_long_context_closer_to_exact_than_hf_float32(decoder, models, s
     assert logits.shape == exact.shape
     ours, theirs = distance(logits, exact), distance(hf32, exact)
     print(f"llama-dynamic start {start}: distance to exact float64: clpe-decoder {ours:.2e}, "
+          f"Hugging Face float32 {theirs:.2e}")
+    assert ours < theirs
+    assert ours <= TOLERANCE
+
+
+@pytest.mark.parametrize("start", [2**20, 2**40])
+def test_longrope_long_context_closer_to_exact_than_hf_float32(decoder, models, start, tmp_path):
+    """LongRoPE past max_position_embeddings takes the long factors, as
+    Phi-3 and vLLM do (transformers 4.49's Llama keeps the short ones at
+    every length): both references are the model with its long factors in
+    place of the short ones."""
+    model, directory = models["llama-longrope"]
+    tokens, logits = run_decoder(decoder, directory, tmp_path, start)
+    long_model = copy.deepcopy(model)
+    scaling = dict(long_model.config.rope_scaling)
+    scaling["short_factor"] = list(scaling["long_factor"])
+    long_model.config.rope_scaling = scaling
+    long_model.model.rotary_emb = type(model.model.rotary_emb)(config=long_model.config)
+    ids = PROMPT + tokens[:-1]
+    exact = hf_logits("llama-longrope", long_model, ids, start, exact=True)
+    hf32 = hf_logits("llama-longrope", long_model, ids, start)
+    assert logits.shape == exact.shape
+    ours, theirs = distance(logits, exact), distance(hf32, exact)
+    print(f"llama-longrope start {start}: distance to exact float64: clpe-decoder {ours:.2e}, "
           f"Hugging Face float32 {theirs:.2e}")
     assert ours < theirs
     assert ours <= TOLERANCE
