@@ -546,6 +546,68 @@ def test_fp8_caches(decoder, models, tmp_path):
     assert stats["fp8_e4m3"] * 4 == pytest.approx(stats["f32"], rel=1e-2), stats
 
 
+class Fp8KvCache:
+    """Hugging Face Llama's keys and values through an FP8 cache, as vLLM's
+    reshape_and_cache writes it and clpe_enqueue_rope_kv documents it: x /
+    scale in float32, saturated to the format's largest finite value,
+    rounded to nearest even by ml_dtypes; read back as the byte's value
+    times the scale in float32. Patches eager attention (the model must run
+    with _attn_implementation "eager")."""
+
+    LARGEST = {"fp8_e4m3": 448.0, "fp8_e5m2": 57344.0}
+
+    def __init__(self, dtype, key_scale, value_scale):
+        ml_dtypes = need("ml_dtypes")
+        self.fp8 = {"fp8_e4m3": ml_dtypes.float8_e4m3fn, "fp8_e5m2": ml_dtypes.float8_e5m2}[dtype]
+        self.largest = self.LARGEST[dtype]
+        self.scales = (np.float32(key_scale), np.float32(value_scale))
+
+    def round(self, x, scale):
+        q = np.clip((x.numpy() / scale).astype(np.float32), -self.largest, self.largest)
+        return torch.from_numpy(q.astype(self.fp8).astype(np.float32) * scale)
+
+    def __enter__(self):
+        from transformers.models.llama import modeling_llama
+        self.module = modeling_llama
+        self.original = original = modeling_llama.eager_attention_forward
+
+        def attention(module, query, key, value, *args, **kwargs):
+            return original(module, query, self.round(key, self.scales[0]),
+                            self.round(value, self.scales[1]), *args, **kwargs)
+        modeling_llama.eager_attention_forward = attention
+        return self
+
+    def __exit__(self, *exc):
+        self.module.eager_attention_forward = self.original
+
+
+def test_fp8_cache_is_hf_with_an_fp8_cache(decoder, models, tmp_path):
+    """From position 0, where Hugging Face float32's rotary is clpe's to
+    float32 rounding, clpe-decoder with an FP8 cache gives the logits of
+    Hugging Face's model whose attention reads keys and values rounded
+    through the same FP8 cache (Fp8KvCache), far closer than either is to
+    the float32 cache's: the cache is written and read with the scales
+    where they belong. Measured: fp8_e4m3 at scales 0.5,2 7.8e-7,
+    fp8_e5m2 6.9e-7, against 1.2e-1 and 2.0e-1 from Hugging Face with a
+    float32 cache."""
+    model, directory = models["llama"]
+    model = copy.deepcopy(model)
+    model.config._attn_implementation = "eager"
+    f32_tokens, _ = run_decoder(decoder, directory, tmp_path, 0)
+    fed = PROMPT + f32_tokens[:-1]
+    for dtype, scales in (("fp8_e4m3", (0.5, 2.0)), ("fp8_e5m2", (1.0, 1.0))):
+        _, logits = run_decoder(decoder, directory, tmp_path, 0, steps=1, prompt=fed,
+                                extra=["--kv-cache-dtype", dtype, "--kv-scale",
+                                       ",".join(map(str, scales))])
+        with Fp8KvCache(dtype, *scales):
+            reference = hf_logits("llama", model, fed, 0)
+        plain = hf_logits("llama", model, fed, 0)
+        d, apart = distance(logits, reference), distance(logits, plain)
+        print(f"{dtype} cache, scales {scales}: vs Hugging Face with that cache {d:.2e}, "
+              f"with a float32 one {apart:.2e}")
+        assert d <= 1e-4 and apart > 100 * d, dtype
+
+
 def test_fp8_batch_is_each_sequence_alone(decoder, models, tmp_path):
     """Continuous batching with an FP8 cache (--max-seqs 2, blocks of 4, so
     the third sequence starts in blocks the first gave back): every
