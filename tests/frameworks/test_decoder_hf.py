@@ -22,7 +22,9 @@ transformers on the CPU:
   each sequence's solo tokens and logits, bit for bit;
 - FP8 KV caches (fp8_e4m3, fp8_e5m2, with per-tensor scales): --rope kv and
   device bit-identical, batched runs bit-identical to solo ones, logits
-  within a stated distance of the float32 cache's, bad options refused;
+  within 1e-4 of Hugging Face's model reading keys and values through the
+  same FP8 rounding (ml_dtypes) and within a stated distance of the float32
+  cache's, bad options refused;
 - rotary sees only position differences: Llama's logits at 2^20, 2^24 and
   2^62 are its logits at 0 to float32 rounding;
 - the same checks on Mesa Rusticl (llvmpipe), where it is installed.
