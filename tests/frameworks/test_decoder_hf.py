@@ -610,11 +610,14 @@ def test_fp8_cache_is_hf_with_an_fp8_cache(decoder, models, tmp_path):
         assert d <= 1e-4 and apart > 100 * d, dtype
 
 
-def test_fp8_batch_is_each_sequence_alone(decoder, models, tmp_path):
+@pytest.mark.parametrize("arch", ["llama", "llama-dynamic"])
+def test_fp8_batch_is_each_sequence_alone(decoder, models, arch, tmp_path):
     """Continuous batching with an FP8 cache (--max-seqs 2, blocks of 4, so
     the third sequence starts in blocks the first gave back): every
-    sequence's tokens and logits are its solo run's, bit for bit."""
-    _, directory = models["llama"]
+    sequence's tokens and logits are its solo run's, bit for bit
+    (llama-dynamic: a KV call per sequence and layer, each with its
+    length's rotary object)."""
+    _, directory = models[arch]
     fp8 = ["--kv-cache-dtype", "fp8_e4m3", "--kv-scale", "0.5,2"]
     batch_seqs = [(PROMPT, 0, 12), ([1, 2, 3], 2**40, 20), ([9, 8, 7, 6, 5], -5, 10)]
     batch = tmp_path / "batch.txt"
