@@ -169,7 +169,9 @@ static int upload_layer(decoder *d, const st_file *f, size_t i, char *err, size_
     if (rc)
         return -1;
     cl_int e;
-    const size_t element = d->cache_dtype == CLPE_DTYPE_F32 ? sizeof(float) : 2;
+    const size_t element = d->cache_dtype == CLPE_DTYPE_F32 ? sizeof(float)
+                           : decoder_cache_fp8(d)            ? 1
+                                                             : 2;
     const size_t cache_bytes = d->num_blocks * d->block_size * KV * element;
     L->k_cache = new_buffer(d, &d->memory.cache, cache_bytes, NULL, &e);
     if (!L->k_cache)
@@ -270,18 +272,28 @@ static int work_buffers(decoder *d, char *err, size_t cap)
 
 static int build_kernels(decoder *d, char *err, size_t cap)
 {
-    /* With ROPE_DEVICE, clpe's device functions come first (clpe_device.h). */
-    const int device_rope = d->rope_words != NULL;
+    /* With ROPE_DEVICE or an FP8 cache, clpe's device functions come first
+     * (clpe_device.h): the rotation of a pair, the reads of an FP8 byte. */
+    const int device_rope = d->rope_words != NULL, fp8 = decoder_cache_fp8(d);
+    const int with_header = device_rope || fp8;
     const char *sources[2] = {clpe_device_source(), decoder_kernel_source};
     cl_int e;
-    d->program = clCreateProgramWithSource(d->context, device_rope ? 2 : 1,
-                                           sources + (device_rope ? 0 : 1), NULL, &e);
+    d->program = clCreateProgramWithSource(d->context, with_header ? 2 : 1,
+                                           sources + (with_header ? 0 : 1), NULL, &e);
     if (!d->program)
         return cl_fail(err, cap, "clCreateProgramWithSource", e);
-    char options[256];
-    snprintf(options, sizeof options, "-D HEAD_DIM=%zu -D NORM_GROUP=%d -D CACHE_DTYPE=%d %s",
-             d->cfg.head_dim, NORM_GROUP,
-             d->cache_dtype == CLPE_DTYPE_F16 ? 1 : d->cache_dtype == CLPE_DTYPE_BF16 ? 2 : 0,
+    const int cache_code = d->cache_dtype == CLPE_DTYPE_F16        ? 1
+                           : d->cache_dtype == CLPE_DTYPE_BF16     ? 2
+                           : d->cache_dtype == CLPE_DTYPE_FP8_E4M3 ? 3
+                           : d->cache_dtype == CLPE_DTYPE_FP8_E5M2 ? 4
+                                                                   : 0;
+    /* the scales as hexadecimal float literals: their exact float32 values */
+    char options[1024];
+    snprintf(options, sizeof options,
+             "-D HEAD_DIM=%zu -D NORM_GROUP=%d -D CACHE_DTYPE=%d -D KEY_SCALE=%af "
+             "-D VALUE_SCALE=%af%s %s",
+             d->cfg.head_dim, NORM_GROUP, cache_code, (double)d->key_scale,
+             (double)d->value_scale, device_rope ? " -D ROPE_ON_DEVICE=1" : "",
              device_rope ? d->rope_words_options : "");
     e = clBuildProgram(d->program, 1, &d->device, options, NULL, NULL);
     if (e != CL_SUCCESS) {
@@ -309,7 +321,9 @@ static int build_kernels(decoder *d, char *err, size_t cap)
         {&d->linear_rows, "linear_rows"},
         {&d->gather_rows, "gather_rows"}, {&d->scatter_rows, "scatter_rows"},
     };
-    for (size_t i = 0; i < sizeof list / sizeof list[0]; i++) {
+    /* an FP8 cache is written by clpe alone: no scatter_rows then (the last) */
+    const size_t kernels = sizeof list / sizeof list[0] - (fp8 ? 1 : 0);
+    for (size_t i = 0; i < kernels; i++) {
         *list[i].kernel = clCreateKernel(d->program, list[i].name, &e);
         if (!*list[i].kernel)
             return cl_fail(err, cap, list[i].name, e);
@@ -318,6 +332,8 @@ static int build_kernels(decoder *d, char *err, size_t cap)
         d->attention_rotating_q = clCreateKernel(d->program, "attention_rotating_q", &e);
         if (!d->attention_rotating_q)
             return cl_fail(err, cap, "attention_rotating_q", e);
+    }
+    if (device_rope && !fp8) {
         d->rope_keys_into_cache = clCreateKernel(d->program, "rope_keys_into_cache", &e);
         if (!d->rope_keys_into_cache)
             return cl_fail(err, cap, "rope_keys_into_cache", e);
@@ -338,6 +354,8 @@ int decoder_create(decoder *d, const model_config *cfg, const st_file *f,
     d->num_blocks = opt->num_blocks;
     d->block_size = opt->block_size;
     d->cache_dtype = opt->cache_dtype;
+    d->key_scale = opt->key_scale;
+    d->value_scale = opt->value_scale;
     d->streams = cfg->mrope_streams ? cfg->mrope_streams : 1;
     d->matmul = opt->matmul;
     d->prof.enabled = opt->profile;
@@ -348,6 +366,26 @@ int decoder_create(decoder *d, const model_config *cfg, const st_file *f,
         d->max_logit_rows > d->max_tokens) {
         snprintf(err, cap, "nothing to run (no tokens, or a cache over 2^32 slots)");
         return -1;
+    }
+    if (decoder_cache_fp8(d)) {
+        /* clpe_enqueue_rope_kv is the one FP8 store: rotary models only, and
+         * not two-pass, whose copy is the decoder's own kernel */
+        if (cfg->arch != ARCH_LLAMA || d->rope_mode == ROPE_TWO_PASS) {
+            snprintf(err, cap, "an FP8 KV cache is written by clpe_enqueue_rope_kv, clpe's only "
+                               "FP8 store: %s",
+                     cfg->arch != ARCH_LLAMA
+                         ? "this model has no rotary (its keys and values would be copied "
+                           "by the decoder's own kernel); use f32, f16 or bf16"
+                         : "--rope two-pass copies with the decoder's own kernel; use --rope "
+                           "kv or device");
+            return -1;
+        }
+        if (!(d->key_scale > 0.0f) || isinf(d->key_scale) || !(d->value_scale > 0.0f) ||
+            isinf(d->value_scale)) {
+            snprintf(err, cap, "an FP8 cache's scales must be positive and finite, got %g, %g",
+                     (double)d->key_scale, (double)d->value_scale);
+            return -1;
+        }
     }
     cl_platform_id platform;
     clpe_status s = clpe_select_device(opt->device, &platform, &d->device);

@@ -33,9 +33,12 @@
 typedef enum rope_mode {
     ROPE_KV,       /* clpe_enqueue_rope_kv: q rotated in place, k rotated and v written
                       into their cache slots, one call per layer */
-    ROPE_TWO_PASS, /* clpe_enqueue_rope on q and k, then k and v copied into the cache */
+    ROPE_TWO_PASS, /* clpe_enqueue_rope on q and k, then k and v copied into the cache
+                      (not with an FP8 cache: the copy would need clpe's FP8 rounding) */
     ROPE_DEVICE    /* clpe_device.h in kernels of the decoder: keys rotated into the
-                      cache in one pass, queries rotated inside the attention kernel */
+                      cache in one pass, queries rotated inside the attention kernel
+                      (an FP8 cache: keys and values written by clpe_enqueue_rope_kv
+                      without q, the only FP8 store clpe has) */
 } rope_mode;
 
 /* How the matrix products are computed. */
@@ -68,7 +71,8 @@ typedef struct decoder {
     size_t max_logit_rows; /* most rows of logits one forward call returns */
     size_t max_table_entries; /* most block-table entries one forward call uses */
     size_t num_blocks, block_size;
-    clpe_dtype cache_dtype; /* F32, F16 or BF16: the KV cache's elements */
+    clpe_dtype cache_dtype; /* F32, F16, BF16, FP8_E4M3 or FP8_E5M2: the KV cache's elements */
+    float key_scale, value_scale; /* FP8 caches: the cache stores x / scale (clpe_kv_cache's) */
     uint32_t streams;  /* positions per token: 1, or M-RoPE's streams */
     matmul_mode matmul;
 
@@ -116,7 +120,9 @@ typedef struct decoder_options {
     size_t max_logit_rows; /* 1 .. max_tokens: the logits buffer's rows */
     size_t max_table_entries;
     size_t num_blocks, block_size;
-    clpe_dtype cache_dtype; /* F32 (the zero default), F16 or BF16 */
+    clpe_dtype cache_dtype; /* F32 (the zero default), F16, BF16, FP8_E4M3 or FP8_E5M2 (rotary
+                               models, ROPE_KV or ROPE_DEVICE) */
+    float key_scale, value_scale; /* FP8 caches: positive and finite; others: 0 */
     int profile;         /* collect OpenCL profiling events per step */
     rope_mode rope_mode; /* rotary models */
     matmul_mode matmul;
@@ -156,6 +162,12 @@ int decoder_forward(decoder *d, const forward_batch *b, float *logits_out, char 
  * slots (which the scheduler's block tables never repeat), else -1 with a
  * message. Blocks until the calls are done. */
 int decoder_check_slots(decoder *d, char *err, size_t err_cap);
+
+/* Whether the KV cache is an FP8 one (one byte an element, x / scale). */
+static inline int decoder_cache_fp8(const decoder *d)
+{
+    return d->cache_dtype == CLPE_DTYPE_FP8_E4M3 || d->cache_dtype == CLPE_DTYPE_FP8_E5M2;
+}
 
 /* The device's name, for reports. */
 void decoder_device_name(const decoder *d, char *out, size_t cap);

@@ -5,11 +5,15 @@
  * Matrix products are CLBlast's and every position step is clpe's; these are
  * the rest of a transformer layer. Rows are [tokens, width], row-major.
  * Built with -D HEAD_DIM=<head_dim> -D NORM_GROUP=<work-group size of the
- * norms, a power of two> -D CACHE_DTYPE=<0 float32, 1 float16, 2 bfloat16>,
- * the KV cache's elements (converted from float32 with round to nearest
- * even, as clpe_enqueue_rope_kv converts them). For Llama with --rope device, clpe_device.h
- * (clpe_device_source()) comes first in the program, which defines
- * CLPE_DEVICE_H and the kernels at the end of this file.
+ * norms, a power of two> -D CACHE_DTYPE=<0 float32, 1 float16, 2 bfloat16,
+ * 3 FP8 E4M3, 4 FP8 E5M2>, the KV cache's elements (converted from float32
+ * with round to nearest even, as clpe_enqueue_rope_kv converts them; an FP8
+ * cache is written by clpe_enqueue_rope_kv only and read here with
+ * clpe_device.h's clpe_fp8_*_to_float), -D KEY_SCALE=<float> -D
+ * VALUE_SCALE=<float>, an FP8 cache's scales. With an FP8 cache, or for
+ * Llama with --rope device, clpe_device.h (clpe_device_source()) comes
+ * first in the program; --rope device adds -D ROPE_ON_DEVICE=1 and the
+ * rotary object's word options for the kernels at the end of this file.
  */
 
 /* No a * b + c fused into an fma behind the code's back: clpe_device.h
@@ -175,8 +179,24 @@ __kernel void gather_rows(__global const float *src, __global float *dst,
     dst[get_global_id(0)] = src[(size_t)index[i] * width + c];
 }
 
-/* The KV cache's elements: cache_t in memory, float in arithmetic. */
-#if CACHE_DTYPE == 1
+/* The KV cache's elements: cache_t in memory, float in arithmetic; keys
+ * read with key_load, values with value_load (an FP8 cache's two scales). */
+#if CACHE_DTYPE == 3 || CACHE_DTYPE == 4
+typedef uchar cache_t;
+#if CACHE_DTYPE == 3
+#define FP8_TO_FLOAT clpe_fp8_e4m3_to_float
+#else
+#define FP8_TO_FLOAT clpe_fp8_e5m2_to_float
+#endif
+static float key_load(__global const cache_t *p, size_t i)
+{
+    return FP8_TO_FLOAT(p[i], KEY_SCALE);
+}
+static float value_load(__global const cache_t *p, size_t i)
+{
+    return FP8_TO_FLOAT(p[i], VALUE_SCALE);
+}
+#elif CACHE_DTYPE == 1
 typedef half cache_t;
 static float cache_load(__global const cache_t *p, size_t i)
 {
@@ -211,7 +231,13 @@ static void cache_store(__global cache_t *p, size_t i, float v)
     p[i] = v;
 }
 #endif
+#if CACHE_DTYPE < 3
+#define key_load cache_load
+#define value_load cache_load
+#define CACHE_STORE 1 /* the decoder may write the cache itself */
+#endif
 
+#ifdef CACHE_STORE
 /* Token t's row of src into cache slot slots[t] (none when -1); rows of
  * `width` (kv_heads * HEAD_DIM). One work-item per element. */
 __kernel void scatter_rows(__global const float *src, __global cache_t *cache,
@@ -222,6 +248,7 @@ __kernel void scatter_rows(__global const float *src, __global cache_t *cache,
     if (slot >= 0)
         cache_store(cache, (size_t)slot * width + c, src[get_global_id(0)]);
 }
+#endif
 
 /* The cache slot of row j of a sequence whose block table starts at
  * tables[table]. */
@@ -246,7 +273,7 @@ static void attend(const float *qr, __global const cache_t *k, __global const ca
         const size_t kj = kv_slot(tables, table, j, block_size) * kv_width + kvh * HEAD_DIM;
         float s = 0.0f;
         for (uint d = 0; d < HEAD_DIM; d++)
-            s += qr[d] * cache_load(k, kj + d);
+            s += qr[d] * key_load(k, kj + d);
         top = fmax(top, s * scale);
     }
     float acc[HEAD_DIM];
@@ -257,11 +284,11 @@ static void attend(const float *qr, __global const cache_t *k, __global const ca
         const size_t at = kv_slot(tables, table, j, block_size) * kv_width + kvh * HEAD_DIM;
         float s = 0.0f;
         for (uint d = 0; d < HEAD_DIM; d++)
-            s += qr[d] * cache_load(k, at + d);
+            s += qr[d] * key_load(k, at + d);
         const float w = exp(s * scale - top);
         total += w;
         for (uint d = 0; d < HEAD_DIM; d++)
-            acc[d] += w * cache_load(v, at + d);
+            acc[d] += w * value_load(v, at + d);
     }
     for (uint d = 0; d < HEAD_DIM; d++)
         oh[d] = acc[d] / total;
@@ -288,7 +315,7 @@ __kernel void attention(__global const float *q, __global const cache_t *k,
            scale);
 }
 
-#ifdef CLPE_DEVICE_H
+#ifdef ROPE_ON_DEVICE
 /* The same attention, rotating each query as it loads it to its token's
  * position, with clpe's rotation of a pair (clpe_rope_pair: the bits
  * clpe_enqueue_rope writes). rope holds a rotary object's words
@@ -317,6 +344,7 @@ __kernel void attention_rotating_q(__global const float *q, __global const cache
            scale);
 }
 
+#ifdef CACHE_STORE
 /* Keys rotated into the cache in one pass, one work-item per (token, kv
  * head): slot slots[t] gets k's token t rotated to positions[t] (elements
  * past the rotary ones copied as they are). */
@@ -341,4 +369,5 @@ __kernel void rope_keys_into_cache(__global const float *k, __global cache_t *ca
     for (uint d = 2 * n; d < HEAD_DIM; d++)
         cache_store(cache, to + d, k[from + d]);
 }
+#endif
 #endif

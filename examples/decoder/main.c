@@ -7,7 +7,7 @@
  *   clpe-decoder MODEL_DIR --prompt 1,2,3 [--prompt 4,5 ...] [--batch FILE]
  *                [--steps N] [--start P] [--logits FILE.npy] [--device SEL]
  *                [--rope kv|two-pass|device] [--matmul invariant|clblast]
- *                [--kv-cache-dtype f32|f16|bf16]
+ *                [--kv-cache-dtype f32|f16|bf16|fp8_e4m3|fp8_e5m2] [--kv-scale K[,V]]
  *                [--block-size B] [--cache-blocks N] [--max-seqs S] [--stats]
  */
 #include "scheduler.h"
@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,9 +52,16 @@ static const char usage[] =
     "                    per layer), two-pass (clpe_enqueue_rope on q and k, then keys and\n"
     "                    values copied), device (clpe_device.h in the decoder's kernels:\n"
     "                    keys rotated into the cache, queries inside attention); the same\n"
-    "                    bits every way\n"
+    "                    bits every way. An FP8 cache: device writes keys and values with\n"
+    "                    clpe_enqueue_rope_kv without q; two-pass is refused (its copy\n"
+    "                    would need clpe's FP8 rounding, which only that call has)\n"
     "  --kv-cache-dtype T  the KV cache's elements: f32 (default), f16 or bf16 (rounded to\n"
-    "                    nearest even as they are written; attention computes in float32)\n"
+    "                    nearest even as they are written; attention computes in float32),\n"
+    "                    fp8_e4m3 or fp8_e5m2 (one byte: x / scale as clpe_enqueue_rope_kv\n"
+    "                    writes it, read back with clpe_device.h's clpe_fp8_*_to_float;\n"
+    "                    rotary models, --rope kv or device)\n"
+    "  --kv-scale K[,V]  FP8 caches: the keys' and values' per-tensor scales, positive and\n"
+    "                    finite in float32 (default 1,1; one number sets both)\n"
     "  --matmul MODE     invariant (default: the decoder's own kernel, the same bits for a\n"
     "                    token in any batch) or clblast (faster; bits depend on the batch)\n"
     "  --block-size B    cache slots per block (default 16)\n"
@@ -79,6 +87,8 @@ typedef struct options {
     rope_mode rope;
     matmul_mode matmul;
     clpe_dtype cache_dtype;
+    const char *kv_scale; /* --kv-scale as given, NULL: none */
+    float key_scale, value_scale;
     long long block_size, cache_blocks, max_seqs;
     int stats;
 } options;
@@ -104,6 +114,43 @@ static int count_option(const char *name, const char *value, long long lo, long 
         return -1;
     }
     *out = v;
+    return 0;
+}
+
+/* One scale of --kv-scale: a number whose float32 value is positive and
+ * finite (clpe_kv_cache's key_scale and value_scale). */
+static int parse_scale(const char *s, size_t len, float *out)
+{
+    char text[64];
+    if (len == 0 || len >= sizeof text)
+        return -1;
+    memcpy(text, s, len);
+    text[len] = '\0';
+    char *end;
+    errno = 0;
+    const double v = strtod(text, &end);
+    if (end == text || *end != '\0')
+        return -1;
+    const float f = (float)v;
+    if (!(f > 0.0f) || isinf(f))
+        return -1;
+    *out = f;
+    return 0;
+}
+
+/* --kv-scale K[,V] into the two scales (V defaults to K). */
+static int parse_kv_scale(const char *text, float *key, float *value)
+{
+    const char *comma = strchr(text, ',');
+    const size_t klen = comma ? (size_t)(comma - text) : strlen(text);
+    if (parse_scale(text, klen, key) != 0 ||
+        (comma ? parse_scale(comma + 1, strlen(comma + 1), value) : (*value = *key, 0)) != 0) {
+        fprintf(stderr,
+                "clpe-decoder: --kv-scale takes K or K,V, each a positive number finite in "
+                "float32, not '%s'\n",
+                text);
+        return -1;
+    }
     return 0;
 }
 
@@ -165,11 +212,19 @@ static int parse_args(int argc, char **argv, options *o)
                 o->cache_dtype = CLPE_DTYPE_F16;
             } else if (strcmp(t, "bf16") == 0) {
                 o->cache_dtype = CLPE_DTYPE_BF16;
+            } else if (strcmp(t, "fp8_e4m3") == 0) {
+                o->cache_dtype = CLPE_DTYPE_FP8_E4M3;
+            } else if (strcmp(t, "fp8_e5m2") == 0) {
+                o->cache_dtype = CLPE_DTYPE_FP8_E5M2;
             } else {
                 fprintf(stderr,
-                        "clpe-decoder: --kv-cache-dtype takes f32, f16 or bf16, not '%s'\n", t);
+                        "clpe-decoder: --kv-cache-dtype takes f32, f16, bf16, fp8_e4m3 or "
+                        "fp8_e5m2, not '%s'\n",
+                        t);
                 return -1;
             }
+        } else if (strcmp(a, "--kv-scale") == 0 && has_value) {
+            o->kv_scale = argv[++i];
         } else if (strcmp(a, "--device") == 0 && has_value) {
             o->device = argv[++i];
         } else if (strcmp(a, "--steps") == 0 && has_value) {
@@ -201,6 +256,24 @@ static int parse_args(int argc, char **argv, options *o)
     }
     if (!o->model_dir || (!o->prompt_count && !o->batch_file)) {
         fputs(usage, stderr);
+        return -1;
+    }
+    const int fp8 =
+        o->cache_dtype == CLPE_DTYPE_FP8_E4M3 || o->cache_dtype == CLPE_DTYPE_FP8_E5M2;
+    if (o->kv_scale && !fp8) {
+        fprintf(stderr, "clpe-decoder: --kv-scale is for FP8 caches (--kv-cache-dtype fp8_e4m3 "
+                        "or fp8_e5m2); other caches store the values unscaled\n");
+        return -1;
+    }
+    o->key_scale = o->value_scale = fp8 ? 1.0f : 0.0f;
+    if (o->kv_scale && parse_kv_scale(o->kv_scale, &o->key_scale, &o->value_scale) != 0)
+        return -1;
+    if (fp8 && o->rope == ROPE_TWO_PASS) {
+        fprintf(stderr,
+                "clpe-decoder: --rope two-pass copies keys and values into the cache with the "
+                "decoder's own kernel, and an FP8 cache's rounding is clpe_enqueue_rope_kv's "
+                "alone (clpe has no other FP8 store): use --rope kv or device with %s\n",
+                o->cache_dtype == CLPE_DTYPE_FP8_E4M3 ? "fp8_e4m3" : "fp8_e5m2");
         return -1;
     }
     return 0;
@@ -447,9 +520,11 @@ static void print_stats(const decoder *d, const schedule_stats *t, size_t seqs)
     printf("KV cache: blocks of %zu slots: %zu, %s, %.3f MiB; the most in use at once: %zu; "
            "handed out again after a sequence finished: %zu\n",
            d->block_size, d->num_blocks,
-           d->cache_dtype == CLPE_DTYPE_F16    ? "float16"
-           : d->cache_dtype == CLPE_DTYPE_BF16 ? "bfloat16"
-                                               : "float32",
+           d->cache_dtype == CLPE_DTYPE_F16         ? "float16"
+           : d->cache_dtype == CLPE_DTYPE_BF16      ? "bfloat16"
+           : d->cache_dtype == CLPE_DTYPE_FP8_E4M3 ? "fp8_e4m3"
+           : d->cache_dtype == CLPE_DTYPE_FP8_E5M2 ? "fp8_e5m2"
+                                                    : "float32",
            (double)m->cache / mib, t->most_blocks,
            t->blocks_reused);
     printf("device memory allocated: %.3f MiB = weights %.3f MiB + KV cache %.3f MiB + "
@@ -495,6 +570,8 @@ int main(int argc, char **argv)
     dopt.rope_mode = o.rope;
     dopt.matmul = o.matmul;
     dopt.cache_dtype = o.cache_dtype;
+    dopt.key_scale = o.key_scale;
+    dopt.value_scale = o.value_scale;
     rc = 1;
     char path[4096];
     snprintf(path, sizeof path, "%s/model.safetensors", o.model_dir);

@@ -183,7 +183,10 @@ static clpe_rope *rope_for(decoder *d, uint64_t seq_len, char *err, size_t cap)
     return r;
 }
 
-/* One rotary call over tokens first .. first+n-1 of the batch. */
+/* One rotary call over tokens first .. first+n-1 of the batch: ROPE_KV's
+ * clpe_enqueue_rope_kv, q and the cache (ROPE_DEVICE with an FP8 cache:
+ * the same call without q, which attention rotates), or two-pass's
+ * clpe_enqueue_rope on q and k. */
 static int rope_call(decoder *d, clpe_rope *rope, size_t layer, size_t first, size_t n,
                      char *err, size_t cap)
 {
@@ -201,16 +204,19 @@ static int rope_call(decoder *d, clpe_rope *rope, size_t layer, size_t first, si
                                 .buffer = d->positions,
                                 .offset = first * sizeof(int64_t)};
     clpe_status s;
-    if (d->rope_mode == ROPE_KV) {
+    if (d->rope_mode != ROPE_TWO_PASS) {
         const clpe_kv_cache cache = {.key = L->k_cache,
                                      .value = L->v_cache,
                                      .dtype = d->cache_dtype,
                                      .num_blocks = d->num_blocks,
                                      .block_size = d->block_size,
-                                     .heads = m->kv_heads};
+                                     .heads = m->kv_heads,
+                                     .key_scale = d->key_scale,
+                                     .value_scale = d->value_scale};
         const clpe_kv_slots slots = {.buffer = d->slots, .offset = first * sizeof(int64_t)};
-        s = clpe_enqueue_rope_kv(rope, d->queue, n, &q, NULL, &k, &v, &cache, &slots, &pos, 0,
-                                 0, NULL, profile_event(&d->prof, STEP_POSITION));
+        s = clpe_enqueue_rope_kv(rope, d->queue, n, d->rope_mode == ROPE_KV ? &q : NULL, NULL,
+                                 &k, &v, &cache, &slots, &pos, 0, 0, NULL,
+                                 profile_event(&d->prof, STEP_POSITION));
         return s == CLPE_SUCCESS ? 0 : clpe_fail(err, cap, "clpe_enqueue_rope_kv", s);
     }
     s = clpe_enqueue_rope(rope, d->queue, 1, n, &q, &k, &pos, 0, 0, NULL,
@@ -227,7 +233,7 @@ int position_rope_into_cache(decoder *d, size_t layer, size_t n, char *err, size
                        scatter(d, d->v, L->v_cache, n, err, cap)
                    ? -1
                    : 0;
-    if (d->rope_mode == ROPE_DEVICE)
+    if (d->rope_mode == ROPE_DEVICE && !decoder_cache_fp8(d))
         return rope_device(d, layer, n, err, cap);
     if (!d->rope_varies) {
         if (rope_call(d, d->rope, layer, 0, n, err, cap))
@@ -247,7 +253,7 @@ int position_rope_into_cache(decoder *d, size_t layer, size_t n, char *err, size
                 return -1;
         }
     }
-    if (d->rope_mode == ROPE_KV)
+    if (d->rope_mode != ROPE_TWO_PASS)
         return 0;
     return scatter(d, d->k, L->k_cache, n, err, cap) || scatter(d, d->v, L->v_cache, n, err, cap)
                ? -1
@@ -267,6 +273,10 @@ const char *position_rope_description(const decoder *d)
                "cache";
     switch (d->rope_mode) {
     case ROPE_DEVICE:
+        if (decoder_cache_fp8(d))
+            return "clpe_enqueue_rope_kv without q: k rotated and v written into the FP8 "
+                   "cache, one clpe call per layer; queries rotated inside attention with "
+                   "clpe_device.h, counted there";
         return "clpe_device.h (keys rotated into the cache, values copied; queries inside "
                "attention, counted there)";
     case ROPE_TWO_PASS:

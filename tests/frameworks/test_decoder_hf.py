@@ -20,6 +20,11 @@ transformers on the CPU:
   rotating into the paged cache (--rope kv, two-pass, device);
 - several sequences through one paged cache with continuous batching give
   each sequence's solo tokens and logits, bit for bit;
+- FP8 KV caches (fp8_e4m3, fp8_e5m2, with per-tensor scales): --rope kv and
+  device bit-identical, batched runs bit-identical to solo ones, logits
+  within 1e-4 of Hugging Face's model reading keys and values through the
+  same FP8 rounding (ml_dtypes) and within a stated distance of the float32
+  cache's, bad options refused;
 - rotary sees only position differences: Llama's logits at 2^20, 2^24 and
   2^62 are its logits at 0 to float32 rounding;
 - the same checks on Mesa Rusticl (llvmpipe), where it is installed.
@@ -590,6 +595,170 @@ def test_half_caches(decoder, models, dtype, near, tmp_path):
             tokens_m, logits_m = run_decoder(decoder, directory, tmp_path, 2**20,
                                              extra=["--kv-cache-dtype", dtype, "--rope", mode])
             assert tokens_m == tokens and logits_m.tobytes() == logits.tobytes(), mode
+
+
+# An FP8 cache's logits beside the float32 cache's, the same tokens fed
+# (relative to the largest logit; measured on the tiny Llama at start 2^20:
+# fp8_e4m3 1.7e-1 at scale 1, 1.6e-1 at scales 0.25,4; fp8_e5m2 2.1e-1; a
+# float16 cache 8.4e-4). FP8 keeps 3 (E4M3) or 2 (E5M2) bits after the
+# leading one, a relative step of 2^-3 or 2^-2, against float16's 2^-10.
+FP8_NEAR = {"fp8_e4m3": 0.25, "fp8_e5m2": 0.35}
+
+
+def test_fp8_caches(decoder, models, tmp_path):
+    """FP8 KV caches (--kv-cache-dtype fp8_e4m3 / fp8_e5m2, written by
+    clpe_enqueue_rope_kv, read with clpe_device.h's clpe_fp8_*_to_float):
+    --rope kv and --rope device give the same bits, with the default scales
+    and with different key and value scales; the logits of the same tokens
+    stay within FP8_NEAR of the float32 cache's whatever the scales (a key
+    scale applied to the values, or a scale left out, is 4 to 16 times
+    off); the cache takes a quarter of the float32 cache's memory."""
+    _, directory = models["llama"]
+    start = 2**20
+    f32_tokens, _ = run_decoder(decoder, directory, tmp_path, start)
+    fed = PROMPT + f32_tokens[:-1]  # every row's logits for the same tokens
+    _, full = run_decoder(decoder, directory, tmp_path, start, steps=1, prompt=fed)
+    for dtype, scales in (("fp8_e4m3", None), ("fp8_e4m3", "0.25,4"), ("fp8_e5m2", None)):
+        extra = ["--kv-cache-dtype", dtype] + (["--kv-scale", scales] if scales else [])
+        tokens, logits = run_decoder(decoder, directory, tmp_path, start, steps=1, prompt=fed,
+                                     extra=extra)
+        d = distance(logits, full)
+        print(f"{dtype} cache, scales {scales or '1,1'}: logits vs the float32 cache's {d:.2e}")
+        assert d <= FP8_NEAR[dtype], (dtype, scales)
+        assert logits.tobytes() != full.tobytes()
+        if scales is None or dtype == "fp8_e4m3":
+            tokens_d, logits_d = run_decoder(decoder, directory, tmp_path, start, steps=1,
+                                             prompt=fed, extra=extra + ["--rope", "device"])
+            assert tokens_d == tokens and logits_d.tobytes() == logits.tobytes(), (dtype, scales)
+    stats = {}
+    for dtype in ("f32", "fp8_e4m3"):
+        result = subprocess.run([str(decoder), str(directory), "--prompt", "1,2,3", "--steps",
+                                 "1", "--stats", "--kv-cache-dtype", dtype],
+                                capture_output=True, text=True, timeout=600)
+        assert result.returncode == 0, result.stderr
+        line = [x for x in result.stdout.splitlines() if x.startswith("KV cache:")][0]
+        stats[dtype] = float(line.split(" MiB")[0].split(", ")[-1])
+    assert "fp8_e4m3" in line and "one clpe call per layer" in result.stdout
+    assert stats["fp8_e4m3"] * 4 == pytest.approx(stats["f32"], rel=1e-2), stats
+
+
+class Fp8KvCache:
+    """Hugging Face Llama's keys and values through an FP8 cache, as vLLM's
+    reshape_and_cache writes it and clpe_enqueue_rope_kv documents it: x /
+    scale in float32, saturated to the format's largest finite value,
+    rounded to nearest even by ml_dtypes; read back as the byte's value
+    times the scale in float32. Patches eager attention (the model must run
+    with _attn_implementation "eager")."""
+
+    LARGEST = {"fp8_e4m3": 448.0, "fp8_e5m2": 57344.0}
+
+    def __init__(self, dtype, key_scale, value_scale):
+        ml_dtypes = need("ml_dtypes")
+        self.fp8 = {"fp8_e4m3": ml_dtypes.float8_e4m3fn, "fp8_e5m2": ml_dtypes.float8_e5m2}[dtype]
+        self.largest = self.LARGEST[dtype]
+        self.scales = (np.float32(key_scale), np.float32(value_scale))
+
+    def round(self, x, scale):
+        q = np.clip((x.numpy() / scale).astype(np.float32), -self.largest, self.largest)
+        return torch.from_numpy(q.astype(self.fp8).astype(np.float32) * scale)
+
+    def __enter__(self):
+        from transformers.models.llama import modeling_llama
+        self.module = modeling_llama
+        self.original = original = modeling_llama.eager_attention_forward
+
+        def attention(module, query, key, value, *args, **kwargs):
+            return original(module, query, self.round(key, self.scales[0]),
+                            self.round(value, self.scales[1]), *args, **kwargs)
+        modeling_llama.eager_attention_forward = attention
+        return self
+
+    def __exit__(self, *exc):
+        self.module.eager_attention_forward = self.original
+
+
+def test_fp8_cache_is_hf_with_an_fp8_cache(decoder, models, tmp_path):
+    """From position 0, where Hugging Face float32's rotary is clpe's to
+    float32 rounding, clpe-decoder with an FP8 cache gives the logits of
+    Hugging Face's model whose attention reads keys and values rounded
+    through the same FP8 cache (Fp8KvCache), far closer than either is to
+    the float32 cache's: the cache is written and read with the scales
+    where they belong. Measured: fp8_e4m3 at scales 0.5,2 7.8e-7,
+    fp8_e5m2 6.9e-7, against 1.2e-1 and 2.0e-1 from Hugging Face with a
+    float32 cache."""
+    model, directory = models["llama"]
+    model = copy.deepcopy(model)
+    model.config._attn_implementation = "eager"
+    f32_tokens, _ = run_decoder(decoder, directory, tmp_path, 0)
+    fed = PROMPT + f32_tokens[:-1]
+    for dtype, scales in (("fp8_e4m3", (0.5, 2.0)), ("fp8_e5m2", (1.0, 1.0))):
+        _, logits = run_decoder(decoder, directory, tmp_path, 0, steps=1, prompt=fed,
+                                extra=["--kv-cache-dtype", dtype, "--kv-scale",
+                                       ",".join(map(str, scales))])
+        with Fp8KvCache(dtype, *scales):
+            reference = hf_logits("llama", model, fed, 0)
+        plain = hf_logits("llama", model, fed, 0)
+        d, apart = distance(logits, reference), distance(logits, plain)
+        print(f"{dtype} cache, scales {scales}: vs Hugging Face with that cache {d:.2e}, "
+              f"with a float32 one {apart:.2e}")
+        assert d <= 1e-4 and apart > 100 * d, dtype
+
+
+@pytest.mark.parametrize("arch", ["llama", "llama-dynamic"])
+def test_fp8_batch_is_each_sequence_alone(decoder, models, arch, tmp_path):
+    """Continuous batching with an FP8 cache (--max-seqs 2, blocks of 4, so
+    the third sequence starts in blocks the first gave back): every
+    sequence's tokens and logits are its solo run's, bit for bit
+    (llama-dynamic: a KV call per sequence and layer, each with its
+    length's rotary object)."""
+    _, directory = models[arch]
+    fp8 = ["--kv-cache-dtype", "fp8_e4m3", "--kv-scale", "0.5,2"]
+    batch_seqs = [(PROMPT, 0, 12), ([1, 2, 3], 2**40, 20), ([9, 8, 7, 6, 5], -5, 10)]
+    batch = tmp_path / "batch.txt"
+    batch.write_text("".join(f"{','.join(map(str, p))} start={s} steps={n}\n"
+                             for p, s, n in batch_seqs))
+    logits = tmp_path / "batch.npy"
+    cmd = [str(decoder), str(directory), "--batch", str(batch), "--max-seqs", "2",
+           "--block-size", "4", "--cache-blocks", "16", "--logits", str(logits), "--stats", *fp8]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    lines = {int(line.split(":")[0].split()[1]): [int(t) for t in line.split(":")[1].split()]
+             for line in result.stdout.splitlines() if line.startswith("tokens ")}
+    assert sorted(lines) == list(range(len(batch_seqs)))
+    assert "mixing prefill and decode" in result.stdout
+    reused = [line for line in result.stdout.splitlines() if line.startswith("KV cache:")]
+    assert reused and not reused[0].endswith("sequence finished: 0"), result.stdout
+    for i, (prompt, start, steps) in enumerate(batch_seqs):
+        tokens, solo = run_decoder(decoder, directory, tmp_path, start, steps=steps,
+                                   prompt=prompt, extra=fp8)
+        assert lines[i] == tokens, i
+        assert np.load(tmp_path / f"batch-{i}.npy").tobytes() == solo.tobytes(), i
+
+
+@pytest.mark.parametrize("arch, args, message", [
+    ("llama", ["--kv-cache-dtype", "fp8"], "--kv-cache-dtype takes f32, f16, bf16, fp8_e4m3"),
+    ("llama", ["--kv-cache-dtype", "fp8_e4m3", "--kv-scale", "0"], "--kv-scale takes K or K,V"),
+    ("llama", ["--kv-cache-dtype", "fp8_e4m3", "--kv-scale", "-1"], "--kv-scale takes"),
+    ("llama", ["--kv-cache-dtype", "fp8_e4m3", "--kv-scale", "nan"], "--kv-scale takes"),
+    ("llama", ["--kv-cache-dtype", "fp8_e4m3", "--kv-scale", "inf"], "--kv-scale takes"),
+    ("llama", ["--kv-cache-dtype", "fp8_e4m3", "--kv-scale", "1e39"], "--kv-scale takes"),
+    ("llama", ["--kv-cache-dtype", "fp8_e4m3", "--kv-scale", "1e-50"], "--kv-scale takes"),
+    ("llama", ["--kv-cache-dtype", "fp8_e5m2", "--kv-scale", "1,"], "--kv-scale takes"),
+    ("llama", ["--kv-cache-dtype", "fp8_e5m2", "--kv-scale", "1,2,3"], "--kv-scale takes"),
+    ("llama", ["--kv-cache-dtype", "fp8_e5m2", "--kv-scale", "x"], "--kv-scale takes"),
+    ("llama", ["--kv-cache-dtype", "f16", "--kv-scale", "2"], "--kv-scale is for FP8 caches"),
+    ("llama", ["--kv-scale", "2"], "--kv-scale is for FP8 caches"),
+    ("llama", ["--kv-cache-dtype", "fp8_e4m3", "--rope", "two-pass"],
+     "clpe has no other FP8 store"),
+    ("xglm", ["--kv-cache-dtype", "fp8_e4m3"], "this model has no rotary"),
+])
+def test_fp8_bad_options_are_refused(decoder, models, arch, args, message):
+    _, directory = models[arch]
+    result = subprocess.run([str(decoder), str(directory), "--prompt", "1,2", *args],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode != 0
+    assert message in result.stderr, result.stderr
+    assert "tokens:" not in result.stdout
 
 
 def test_stats_show_one_rotary_call_per_layer(decoder, models):
