@@ -334,11 +334,11 @@ static inline void pe_fp8_store16(global uchar *p, uchar16 v, bool aligned)
         vstore16(v, 0, p);
 #endif
 }
-static inline uchar16 pe_fp8_e4m3_16(float16 x, pe_fp8_scale sc)
+PE_INLINE uchar16 pe_fp8_e4m3_16(float16 x, pe_fp8_scale sc)
 {
     return pe_fp8_put16(x, sc, 3, 7, 0x7Eu, 0x7Fu);
 }
-static inline uchar16 pe_fp8_e5m2_16(float16 x, pe_fp8_scale sc)
+PE_INLINE uchar16 pe_fp8_e5m2_16(float16 x, pe_fp8_scale sc)
 {
     return pe_fp8_put16(x, sc, 2, 15, 0x7Bu, 0x7Eu);
 }
