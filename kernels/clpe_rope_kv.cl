@@ -262,12 +262,13 @@ static inline uint16 pe_fp8_code16(float16 q, int mbits, int bias)
  * (the call's, so every lane agrees) the quotient is found as in
  * pe_fp8_put's fast path, except that the nearer of the two floats around
  * the quotient is chosen for every lane (two fmas and a select cost less
- * than testing lanes for nearness), and lanes outside that path's range
- * of |x| take their code directly: below 2^-78 the quotient is below
- * 2^-58, far below half the least FP8 subnormal (zero), from 2^100 up it is
- * above 2^80 (saturated); infinities and NaN too. Any other scale takes
- * the split, lane by lane (masks from the compares, select for each
- * branch). */
+ * than testing lanes for nearness). Lanes outside that path's range of
+ * |x| need no test of their own: below 2^-78 the quotient, whatever the
+ * steps make of it, stays far below half the least FP8 subnormal (zero,
+ * an x of zero included), from 2^100 up it stays above 2^80 or becomes
+ * infinite (saturated, an infinite x included); NaN is set at the end.
+ * Any other scale takes the split, lane by lane (masks from the compares,
+ * select for each branch). */
 PE_INLINE uchar16 pe_fp8_put16(float16 x, pe_fp8_scale sc, int mbits, int bias,
                                    uint max_code, uint nan_code)
 {
@@ -282,10 +283,7 @@ PE_INLINE uchar16 pe_fp8_put16(float16 x, pe_fp8_scale sc, int mbits, int bias,
             as_float16(as_uint16(q) + select((uint16)0xFFFFFFFFu, (uint16)1u, r > 0.0f));
         float16 rn = fma(-qn, s, ax);
         q = select(q, qn, fabs(rn) < fabs(r)); /* the correctly rounded quotient */
-        code = pe_fp8_code16(q, mbits, bias);
-        code = select(code, (uint16)0u, a < 0x18800000u);
-        code = min(code, max_code);
-        code = select(code, (uint16)max_code, a >= 0x71800000u);
+        code = min(pe_fp8_code16(q, mbits, bias), max_code);
     } else {
         int16 sub = a < 0x00800000u;
         uint16 n = 31u - clz(a); /* a subnormal's leading one (zero lanes are set aside) */
