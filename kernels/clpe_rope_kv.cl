@@ -113,6 +113,9 @@ typedef struct pe_fp8_scale {
     int e;        /* the scale's power of two */
     float s, sinv; /* the scale itself and about 1 / s */
     int fast;      /* 1: the scale is in [2^-20, 2^20) */
+#if PE_PAIRS > 1
+    float rcp; /* with a fast scale, 1 / s correctly rounded (the vector shape's) */
+#endif
 } pe_fp8_scale;
 
 /* A positive finite float's significand bits (23, without the leading
@@ -128,6 +131,27 @@ static inline uint pe_fp8_split(uint a, int *e)
     return (a << (23u - n)) & 0x7FFFFFu;
 }
 
+#if PE_PAIRS > 1
+/* 1 / s correctly rounded, for a scale s in [2^-20, 2^20): OpenCL's
+ * division may be off by 2.5 ulp, so one Newton step from it (within a
+ * little over half an ulp), then the nearest of that float and its two
+ * neighbours by their remainders 1 - y s, which fma computes exactly (1 / s
+ * is never halfway between two floats). */
+static inline float pe_fp8_rcp(float s)
+{
+    float y = 1.0f / s;
+    y = fma(fma(-y, s, 1.0f), y, y);
+    float lo = as_float(as_uint(y) - 1u), hi = as_float(as_uint(y) + 1u);
+    float r = fabs(fma(-y, s, 1.0f)), rl = fabs(fma(-lo, s, 1.0f)),
+          rh = fabs(fma(-hi, s, 1.0f));
+    if (rl < r) {
+        y = lo;
+        r = rl;
+    }
+    return rh < r ? hi : y;
+}
+#endif
+
 static inline pe_fp8_scale pe_fp8_scale_of(float scale)
 {
     pe_fp8_scale s;
@@ -136,6 +160,9 @@ static inline pe_fp8_scale pe_fp8_scale_of(float scale)
     s.s = scale;
     s.sinv = 1.0f / scale;
     s.fast = s.e >= -20 && s.e < 20;
+#if PE_PAIRS > 1
+    s.rcp = s.fast ? pe_fp8_rcp(scale) : 1.0f;
+#endif
     return s;
 }
 
@@ -259,30 +286,29 @@ static inline uint16 pe_fp8_code16(float16 q, int mbits, int bias)
 
 /* pe_fp8_put on sixteen lanes at once: the vector shape quantizes a group
  * of sixteen as it rotates or copies it. With a scale in [2^-20, 2^20)
- * (the call's, so every lane agrees) the quotient is found as in
- * pe_fp8_put's fast path, except that the nearer of the two floats around
- * the quotient is chosen for every lane (two fmas and a select cost less
- * than testing lanes for nearness). Lanes outside that path's range of
- * |x| need no test of their own: below 2^-78 the quotient, whatever the
- * steps make of it, stays far below half the least FP8 subnormal (zero,
- * an x of zero included), from 2^100 up it stays above 2^80 or becomes
- * infinite (saturated, an infinite x included); NaN is set at the end.
- * Any other scale takes the split, lane by lane (masks from the compares,
- * select for each branch). */
+ * (the call's, so every lane agrees) the quotient is correctly rounded on
+ * every lane by two refinements from the correctly rounded reciprocal (two
+ * fmas each: less than testing lanes for nearness to an FP8 rounding
+ * boundary), for |x| in pe_fp8_put's fast range. Lanes outside it need no
+ * test of their own: below 2^-78 the quotient, whatever the steps make of
+ * it, stays far below half the least FP8 subnormal (zero; an x of zero
+ * too), from 2^100 up it stays above 2^80 or becomes infinite or NaN,
+ * whose bits of either sign give a code past the largest (saturated; an
+ * infinite x too). A NaN x is set at the end. Any other scale takes the
+ * split, lane by lane (masks from the compares, select for each branch). */
 PE_INLINE uchar16 pe_fp8_put16(float16 x, pe_fp8_scale sc, int mbits, int bias,
                                    uint max_code, uint nan_code)
 {
     uint16 u = as_uint16(x), a = u & 0x7FFFFFFFu, sign = (u >> 24) & 0x80u;
     uint16 code;
     if (sc.fast) {
-        float16 ax = as_float16(a), s = (float16)sc.s, sinv = (float16)sc.sinv;
-        float16 q = ax * sinv;
-        q = fma(fma(-q, s, ax), sinv, q); /* within an ulp of ax / s */
-        float16 r = fma(-q, s, ax);       /* exact, as is rn */
-        float16 qn =
-            as_float16(as_uint16(q) + select((uint16)0xFFFFFFFFu, (uint16)1u, r > 0.0f));
-        float16 rn = fma(-qn, s, ax);
-        q = select(q, qn, fabs(rn) < fabs(r)); /* the correctly rounded quotient */
+        float16 ax = as_float16(a), s = (float16)sc.s, y = (float16)sc.rcp;
+        float16 q = ax * y;
+        q = fma(fma(-q, s, ax), y, q); /* one of the two floats around ax / s */
+        /* ax / s correctly rounded: from such a q and the correctly rounded
+         * reciprocal, the remainder is exact and q + r y rounds to it
+         * (Markstein's theorem, while q and r are normal floats) */
+        q = fma(fma(-q, s, ax), y, q);
         code = min(pe_fp8_code16(q, mbits, bias), max_code);
     } else {
         int16 sub = a < 0x00800000u;
