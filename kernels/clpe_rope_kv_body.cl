@@ -57,8 +57,14 @@ static inline void PE_KV_FN(pe_kv_copy_bits)(global PE_T *dst, global const PE_T
 }
 
 /* Elements [j, j_end) of a head into a cache entry: their bits where the
- * types agree, else each converted. */
-static inline void PE_KV_FN(pe_kv_copy)(global PE_KV_T *entry, global const PE_T *head, uint j,
+ * types agree, else each converted (FP8: inlined, so the quantization's
+ * constants stay in registers across the walk). */
+#if PE_KV_FP8
+PE_INLINE
+#else
+static inline
+#endif
+void PE_KV_FN(pe_kv_copy)(global PE_KV_T *entry, global const PE_T *head, uint j,
                                         uint j_end, bool aligned, pe_fp8_scale sc)
 {
 #if PE_KV_SAME
