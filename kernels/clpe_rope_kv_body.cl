@@ -72,13 +72,8 @@ void PE_KV_FN(pe_kv_copy)(global PE_KV_T *entry, global const PE_T *head, uint j
 #elif PE_KV_FP8
 #if PE_GROUPS
     aligned = aligned && j % PE_GL == 0;
-    for (; j + PE_GL <= j_end; j += PE_GL) {
-        uchar16 bytes = PE_KV_PUT16(PE_GFN(pe_load)(head, j, aligned), sc);
-        if (aligned)
-            PE_KV_STREAM(bytes, (global uchar16 *)(entry + j));
-        else
-            pe_fp8_store16(entry + j, bytes, false);
-    }
+    for (; j + PE_GL <= j_end; j += PE_GL)
+        pe_fp8_store16(entry + j, PE_KV_PUT16(PE_GFN(pe_load)(head, j, aligned), sc), aligned);
 #else
     (void)aligned;
 #endif
