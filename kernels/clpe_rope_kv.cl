@@ -113,6 +113,9 @@ typedef struct pe_fp8_scale {
     int e;        /* the scale's power of two */
     float s, sinv; /* the scale itself and about 1 / s */
     int fast;      /* 1: the scale is in [2^-20, 2^20) */
+#if PE_PAIRS > 1
+    float rcp; /* with a fast scale, 1 / s correctly rounded (the vector shape's) */
+#endif
 } pe_fp8_scale;
 
 /* A positive finite float's significand bits (23, without the leading
@@ -128,6 +131,27 @@ static inline uint pe_fp8_split(uint a, int *e)
     return (a << (23u - n)) & 0x7FFFFFu;
 }
 
+#if PE_PAIRS > 1
+/* 1 / s correctly rounded, for a scale s in [2^-20, 2^20): OpenCL's
+ * division may be off by 2.5 ulp, so one Newton step from it (within a
+ * little over half an ulp), then the nearest of that float and its two
+ * neighbours by their remainders 1 - y s, which fma computes exactly (1 / s
+ * is never halfway between two floats). */
+static inline float pe_fp8_rcp(float s)
+{
+    float y = 1.0f / s;
+    y = fma(fma(-y, s, 1.0f), y, y);
+    float lo = as_float(as_uint(y) - 1u), hi = as_float(as_uint(y) + 1u);
+    float r = fabs(fma(-y, s, 1.0f)), rl = fabs(fma(-lo, s, 1.0f)),
+          rh = fabs(fma(-hi, s, 1.0f));
+    if (rl < r) {
+        y = lo;
+        r = rl;
+    }
+    return rh < r ? hi : y;
+}
+#endif
+
 static inline pe_fp8_scale pe_fp8_scale_of(float scale)
 {
     pe_fp8_scale s;
@@ -136,6 +160,9 @@ static inline pe_fp8_scale pe_fp8_scale_of(float scale)
     s.s = scale;
     s.sinv = 1.0f / scale;
     s.fast = s.e >= -20 && s.e < 20;
+#if PE_PAIRS > 1
+    s.rcp = s.fast ? pe_fp8_rcp(scale) : 1.0f;
+#endif
     return s;
 }
 
@@ -238,44 +265,51 @@ static inline ushort16 pe_kv_bits16_bf16(float16 v) { return pe_bf16_16(v); }
 static inline ushort16 pe_kv_bits16_f32_to_f16(float16 v) { return pe_float16_to_half_bits(v); }
 static inline ushort16 pe_kv_bits16_f32_to_bf16(float16 v) { return pe_bf16_16(v); }
 
-/* pe_fp8_round on sixteen lanes. */
-static inline uint16 pe_fp8_round16(uint16 qb, int mbits, int bias, uint16 *low, uint16 *mid)
+/* The FP8 code of sixteen quotients q >= 0 rounded to nearest even,
+ * before saturation (mbits significand bits, that bias). From 2^emin up
+ * (emin = 1 - bias) the float's bits rounded at the FP8 step by adding
+ * just under half of it plus the lowest kept bit, then shifted: the
+ * exponent fields line up, a carry moves the exponent up. Below 2^emin
+ * the float sum q + 2^(emin + 23 - mbits), whose ulp is the FP8
+ * subnormal step, rounds q to that step in one correctly rounded add, and
+ * the sum's bits above the constant's are the code. */
+static inline uint16 pe_fp8_code16(float16 q, int mbits, int bias)
 {
-    int emin = 1 - bias;
-    int16 ex = as_int16(qb >> 23) - 127;
-    uint16 m = (qb & 0x7FFFFFu) | 0x800000u;
-    uint16 sh = as_uint16(min(23 - mbits + max(emin - ex, 0), 25));
-    *low = m & (((uint16)1u << sh) - 1u);
-    *mid = (uint16)1u << (sh - 1u);
-    uint16 v = m >> sh;
-    v += select((uint16)0u, (uint16)1u, (*low > *mid) | ((*low == *mid) & ((v & 1u) != 0u)));
-    return select(v, (as_uint16(ex + bias - 1) << (uint)mbits) + v, ex >= emin);
+    uint16 qb = as_uint16(q);
+    uint sh = (uint)(23 - mbits);
+    uint16 normal = ((qb + (((1u << (sh - 1u)) - 1u)) + ((qb >> sh) & 1u)) >> sh) -
+                    ((uint)(127 - bias) << (uint)mbits);
+    float magic = as_float((uint)(24 - bias - mbits + 127) << 23);
+    uint16 sub = as_uint16(q + magic) - as_uint(magic);
+    return select(normal, sub, qb < ((uint)(1 - bias + 127) << 23));
 }
 
-/* pe_fp8_put on sixteen lanes at once, the same steps lane by lane (masks
- * from the compares, select for each branch): the vector shape quantizes
- * a group of sixteen as it rotates or copies it. The fast path when every
- * lane may take it, else the split for all. */
-static inline uchar16 pe_fp8_put16(float16 x, pe_fp8_scale sc, int mbits, int bias,
+/* pe_fp8_put on sixteen lanes at once: the vector shape quantizes a group
+ * of sixteen as it rotates or copies it. With a scale in [2^-20, 2^20)
+ * (the call's, so every lane agrees) the quotient is correctly rounded on
+ * every lane by two refinements from the correctly rounded reciprocal (two
+ * fmas each: less than testing lanes for nearness to an FP8 rounding
+ * boundary), for |x| in pe_fp8_put's fast range. Lanes outside it need no
+ * test of their own: below 2^-78 the quotient, whatever the steps make of
+ * it, stays far below half the least FP8 subnormal (zero; an x of zero
+ * too), from 2^100 up it stays above 2^80 or becomes infinite or NaN,
+ * whose bits of either sign give a code past the largest (saturated; an
+ * infinite x too). A NaN x is set at the end. Any other scale takes the
+ * split, lane by lane (masks from the compares, select for each branch). */
+PE_INLINE uchar16 pe_fp8_put16(float16 x, pe_fp8_scale sc, int mbits, int bias,
                                    uint max_code, uint nan_code)
 {
     uint16 u = as_uint16(x), a = u & 0x7FFFFFFFu, sign = (u >> 24) & 0x80u;
     uint16 code;
-    if (sc.fast && all(PE_FP8_FAST(a))) {
-        float16 ax = as_float16(a), s = (float16)sc.s, sinv = (float16)sc.sinv;
-        float16 q = ax * sinv;
-        q = fma(fma(-q, s, ax), sinv, q);
-        uint16 low, mid;
-        code = pe_fp8_round16(as_uint16(q), mbits, bias, &low, &mid);
-        int16 near = low - mid + 1u <= 2u;
-        if (any(near)) {
-            float16 r = fma(-q, s, ax);
-            float16 qn = as_float16(as_uint16(q) +
-                                    select((uint16)0xFFFFFFFFu, (uint16)1u, r > 0.0f));
-            float16 rn = fma(-qn, s, ax);
-            code = select(code, pe_fp8_round16(as_uint16(qn), mbits, bias, &low, &mid),
-                          near & (fabs(rn) < fabs(r)));
-        }
+    if (sc.fast) {
+        float16 ax = as_float16(a), s = (float16)sc.s, y = (float16)sc.rcp;
+        float16 q = ax * y;
+        q = fma(fma(-q, s, ax), y, q); /* one of the two floats around ax / s */
+        /* ax / s correctly rounded: from such a q and the correctly rounded
+         * reciprocal, the remainder is exact and q + r y rounds to it
+         * (Markstein's theorem, while q and r are normal floats) */
+        q = fma(fma(-q, s, ax), y, q);
+        code = min(pe_fp8_code16(q, mbits, bias), max_code);
     } else {
         int16 sub = a < 0x00800000u;
         uint16 n = 31u - clz(a); /* a subnormal's leading one (zero lanes are set aside) */
@@ -299,18 +333,36 @@ static inline uchar16 pe_fp8_put16(float16 x, pe_fp8_scale sc, int mbits, int bi
                mid = (uint16)1u << (shift - 1u);
         v += select((uint16)0u, (uint16)1u, (rem > mid) | ((rem == mid) & ((v & 1u) != 0u)));
         code = select(v, (as_uint16(ex + bias - 1) << (uint)mbits) + v, ex >= emin);
+        code = min(code, max_code);
+        code = select(code, (uint16)max_code, a == 0x7F800000u);
+        code = select(code, (uint16)0u, a == 0u);
     }
-    code = min(code, max_code);
-    code = select(code, (uint16)max_code, a == 0x7F800000u);
     code = select(code, (uint16)nan_code, a > 0x7F800000u);
-    code = select(code, (uint16)0u, a == 0u);
     return convert_uchar16(sign | code);
 }
-static inline uchar16 pe_fp8_e4m3_16(float16 x, pe_fp8_scale sc)
+/* Sixteen FP8 bytes into p: on x86 (PoCL) one 16-byte store at any
+ * alignment, where vstore16 of uchar16 became sixteen byte stores; elsewhere
+ * one store when aligned to 16 bytes, else vstore16. */
+#if PE_X86
+typedef uchar16 pe_uchar16_any __attribute__((aligned(1)));
+#endif
+static inline void pe_fp8_store16(global uchar *p, uchar16 v, bool aligned)
+{
+#if PE_X86
+    (void)aligned;
+    *(global pe_uchar16_any *)p = v;
+#else
+    if (aligned)
+        *(global uchar16 *)p = v;
+    else
+        vstore16(v, 0, p);
+#endif
+}
+PE_INLINE uchar16 pe_fp8_e4m3_16(float16 x, pe_fp8_scale sc)
 {
     return pe_fp8_put16(x, sc, 3, 7, 0x7Eu, 0x7Fu);
 }
-static inline uchar16 pe_fp8_e5m2_16(float16 x, pe_fp8_scale sc)
+PE_INLINE uchar16 pe_fp8_e5m2_16(float16 x, pe_fp8_scale sc)
 {
     return pe_fp8_put16(x, sc, 2, 15, 0x7Bu, 0x7Eu);
 }

@@ -57,8 +57,14 @@ static inline void PE_KV_FN(pe_kv_copy_bits)(global PE_T *dst, global const PE_T
 }
 
 /* Elements [j, j_end) of a head into a cache entry: their bits where the
- * types agree, else each converted. */
-static inline void PE_KV_FN(pe_kv_copy)(global PE_KV_T *entry, global const PE_T *head, uint j,
+ * types agree, else each converted (FP8: inlined, so the quantization's
+ * constants stay in registers across the walk). */
+#if PE_KV_FP8
+PE_INLINE
+#else
+static inline
+#endif
+void PE_KV_FN(pe_kv_copy)(global PE_KV_T *entry, global const PE_T *head, uint j,
                                         uint j_end, bool aligned, pe_fp8_scale sc)
 {
 #if PE_KV_SAME
@@ -67,7 +73,7 @@ static inline void PE_KV_FN(pe_kv_copy)(global PE_KV_T *entry, global const PE_T
 #if PE_GROUPS
     aligned = aligned && j % PE_GL == 0;
     for (; j + PE_GL <= j_end; j += PE_GL)
-        vstore16(PE_KV_PUT16(PE_GFN(pe_load)(head, j, aligned), sc), 0, entry + j);
+        pe_fp8_store16(entry + j, PE_KV_PUT16(PE_GFN(pe_load)(head, j, aligned), sc), aligned);
 #else
     (void)aligned;
 #endif
@@ -305,9 +311,8 @@ static inline void PE_KV_FN(pe_kv_put_group)(global PE_KV_T *entry, uint ka, PE_
 #if PE_KV_FP8
     /* an FP8 cache: sixteen bytes per vector, rounded to the storage type
      * first */
-    (void)aligned;
-    vstore16(PE_KV_PUT16(PE_KV_ROUND16(ra), sc), 0, entry + ka);
-    vstore16(PE_KV_PUT16(PE_KV_ROUND16(rb), sc), 0, entry + kb);
+    pe_fp8_store16(entry + ka, PE_KV_PUT16(PE_KV_ROUND16(ra), sc), aligned);
+    pe_fp8_store16(entry + kb, PE_KV_PUT16(PE_KV_ROUND16(rb), sc), aligned);
 #elif PE_KV_SAME && !PE_NARROW
     /* 32- and 64-bit storage: the vector is the stored bits, streamed */
     if (aligned) {
