@@ -4,13 +4,18 @@
 
     make_models.py OUT_DIR      (gguf-py on PYTHONPATH: llama.cpp's own gguf-py)
 
-Writes four float32 models, each with the rotary of a real family:
+Writes five float32 models, each with the rotary of a real family:
   llama.gguf         Llama: interleaved pairs (ggml's normal mode), base 10000
   llama3.gguf        Llama 3.1: base 500000 and llama3 scaling, as the
                      rope_freqs factors convert_hf_to_gguf.py computes
   qwen2.gguf         Qwen2: rotate_half pairs (neox mode), base 1000000,
                      q/k/v biases
   yarn.gguf          Llama with YaRN (factor 4, original context 512)
+  qwen2vl.gguf       Qwen2-VL's language model: M-RoPE (ggml's multi mode),
+                     sections [4, 6, 6, 0] of the 16 pairs (Qwen2-VL's
+                     [16, 24, 24, 0] for heads of 128, scaled to heads of 32),
+                     base 1000000, q/k/v biases; on text, llama.cpp gives
+                     every section the token's position
 
 The weights are seeded numpy normals, scaled so that the logits are
 spread well apart (greedy tokens then do not hinge on the last bit of a
@@ -79,7 +84,7 @@ def llama3_factors(base, dim, factor=8.0, low=1.0, high=4.0, old_ctx=8192):
     return np.array(out, dtype=np.float32)
 
 
-def write(path, arch, seed, base, factors=None, yarn=None, bias=False):
+def write(path, arch, seed, base, factors=None, yarn=None, bias=False, sections=None):
     rng = np.random.default_rng(seed)
     tokens, scores, types = vocab()
     n_vocab = len(tokens)
@@ -97,6 +102,8 @@ def write(path, arch, seed, base, factors=None, yarn=None, bias=False):
     w.add_head_count_kv(N_HEAD_KV)
     w.add_rope_dimension_count(HEAD_DIM)
     w.add_rope_freq_base(base)
+    if sections is not None:
+        w.add_rope_dimension_sections(sections)
     w.add_layer_norm_rms_eps(1e-5)
     w.add_file_type(gguf.LlamaFileType.ALL_F32)
     if yarn:
@@ -150,6 +157,7 @@ def main():
     write(out / "llama3.gguf", "llama", 2, 500000.0, factors=llama3_factors(500000.0, HEAD_DIM))
     write(out / "qwen2.gguf", "qwen2", 3, 1000000.0, bias=True)
     write(out / "yarn.gguf", "llama", 4, 10000.0, yarn={"factor": 4.0, "original": 512})
+    write(out / "qwen2vl.gguf", "qwen2vl", 5, 1000000.0, bias=True, sections=[4, 6, 6, 0])
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // rope_check: ggml's ROPE op on the OpenCL backend against clpe and an exact
-// rotation, at positions 0, 4095, 2^24 + 1 and 2^31 - 1.
+// rotation, at positions 0, 4095, 2^24 + 1 and 2^31 - 1, in ggml's normal,
+// neox and multi (M-RoPE) modes.
 //
 //   rope_check          the clpe path: every output bit equals clpe_host_rope
 //                       of the same configuration (f32), and every element is
@@ -12,7 +13,10 @@
 // The CPU backend's error is reported beside each case. The exact rotation
 // turns pair i by p * w_i in 256-bit MPFR, w_i the frequency of ggml's
 // formula (base^(-2i/n_dims), frequency factors, freq_scale, YaRN's ramp)
-// in double precision: the rotation the op's parameters describe.
+// in double precision: the rotation the op's parameters describe. In the
+// multi mode each pair turns by the position of its section's stream
+// (temporal, height, width), and clpe's counterpart is a multimodal rotary
+// object (clpe_rope_create_mrope_host) given the same streams.
 #include "ggml.h"
 #include "ggml-alloc.h"
 #include "ggml-backend.h"
@@ -34,17 +38,58 @@ namespace {
 
 struct rope_case {
     const char * name;
-    int mode;             // GGML_ROPE_TYPE_NORMAL or _NEOX
+    int mode;             // GGML_ROPE_TYPE_NORMAL, _NEOX or _MROPE
     int n_dims;
     float freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow;
     int n_ctx_orig;
     bool llama3;          // rope_freqs factors as Llama 3.1 carries them
+    int sections[4];      // multi: pairs per stream (t, h, w, e)
+    bool mixed;           // multi: h and w differ from t (an image token's
+                          // streams); else t = h = w, as llama.cpp feeds text
 };
 
 const int HEAD_DIM = 128;
 const int N_HEAD = 4;
 const int32_t POSITIONS[] = {0, 4095, (1 << 24) + 1, INT32_MAX};
 const int N_TOK = 4;
+const int N_STREAMS = 4;  // ggml's multi mode reads 4 positions per token
+
+// the positions of stream j of token t in the multi mode: t has POSITIONS[t];
+// h and w have it too, or (mixed) the next tokens' ones; the 4th stream 0
+int32_t stream_position(const rope_case & c, int j, int t) {
+    if (j == 3) {
+        return 0;
+    }
+    return POSITIONS[c.mixed ? (t + j) % N_TOK : t];
+}
+
+// the position pair i of token t turns by
+int32_t pair_position(const rope_case & c, int i, int t) {
+    if (c.mode != GGML_ROPE_TYPE_MROPE) {
+        return POSITIONS[t];
+    }
+    const int total = c.sections[0] + c.sections[1] + c.sections[2] + c.sections[3];
+    int sector = i % total, j = 0;
+    while (j < 3 && sector >= c.sections[j]) {
+        sector -= c.sections[j];
+        ++j;
+    }
+    return stream_position(c, j, t);
+}
+
+// the op's position tensor: N_TOK positions, or N_STREAMS streams of them
+std::vector<int32_t> op_positions(const rope_case & c) {
+    if (c.mode != GGML_ROPE_TYPE_MROPE) {
+        return std::vector<int32_t>(POSITIONS, POSITIONS + N_TOK);
+    }
+    std::vector<int32_t> p;
+    for (int j = 0; j < N_STREAMS; ++j) {
+        for (int t = 0; t < N_TOK; ++t) {
+            p.push_back(stream_position(c, j, t));
+        }
+    }
+    return p;
+}
 
 std::vector<float> llama3_factors(double base, int dim) {
     std::vector<float> out;
@@ -93,15 +138,23 @@ std::vector<float> run_rope(ggml_backend_t backend, const rope_case & c, const s
     ggml_init_params ip = {ggml_tensor_overhead() * 8 + ggml_graph_overhead(), nullptr, true};
     ggml_context * ctx = ggml_init(ip);
     ggml_tensor * tx = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, HEAD_DIM, N_HEAD, N_TOK);
-    ggml_tensor * tp = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, N_TOK);
+    const std::vector<int32_t> pos = op_positions(c);
+    ggml_tensor * tp = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, (int64_t) pos.size());
     ggml_tensor * tf = ff.empty() ? nullptr : ggml_new_tensor_1d(ctx, GGML_TYPE_F32, (int64_t) ff.size());
-    ggml_tensor * out = ggml_rope_ext(ctx, tx, tp, tf, c.n_dims, c.mode, c.n_ctx_orig, c.freq_base, c.freq_scale,
-                                      c.ext_factor, c.attn_factor, c.beta_fast, c.beta_slow);
+    ggml_tensor * out;
+    if (c.mode == GGML_ROPE_TYPE_MROPE) {
+        int sections[4] = {c.sections[0], c.sections[1], c.sections[2], c.sections[3]};
+        out = ggml_rope_multi(ctx, tx, tp, tf, c.n_dims, sections, c.mode, c.n_ctx_orig, c.freq_base, c.freq_scale,
+                              c.ext_factor, c.attn_factor, c.beta_fast, c.beta_slow);
+    } else {
+        out = ggml_rope_ext(ctx, tx, tp, tf, c.n_dims, c.mode, c.n_ctx_orig, c.freq_base, c.freq_scale,
+                            c.ext_factor, c.attn_factor, c.beta_fast, c.beta_slow);
+    }
     ggml_cgraph * gf = ggml_new_graph(ctx);
     ggml_build_forward_expand(gf, out);
     ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors(ctx, backend);
     ggml_backend_tensor_set(tx, x.data(), 0, x.size() * sizeof(float));
-    ggml_backend_tensor_set(tp, POSITIONS, 0, sizeof(POSITIONS));
+    ggml_backend_tensor_set(tp, pos.data(), 0, pos.size() * sizeof(int32_t));
     if (tf) {
         ggml_backend_tensor_set(tf, ff.data(), 0, ff.size() * sizeof(float));
     }
@@ -125,11 +178,11 @@ double worst_error(const rope_case & c, const std::vector<double> & w, double m,
     for (int h = 0; h < N_HEAD; ++h) {
         const size_t row = ((size_t) t * N_HEAD + h) * HEAD_DIM;
         for (int i = 0; i < c.n_dims / 2; ++i) {
-            const int ia = c.mode == GGML_ROPE_TYPE_NEOX ? i : 2 * i;
-            const int ib = c.mode == GGML_ROPE_TYPE_NEOX ? i + c.n_dims / 2 : 2 * i + 1;
+            const int ia = c.mode == GGML_ROPE_TYPE_NORMAL ? 2 * i : i;
+            const int ib = c.mode == GGML_ROPE_TYPE_NORMAL ? 2 * i + 1 : i + c.n_dims / 2;
             const double a = x[row + ia], b = x[row + ib];
             mpfr_set_d(th, w[i], MPFR_RNDN);
-            mpfr_mul_si(th, th, POSITIONS[t], MPFR_RNDN);
+            mpfr_mul_si(th, th, pair_position(c, i, t), MPFR_RNDN);
             mpfr_sin_cos(s, co, th, MPFR_RNDN);
             const double cs = mpfr_get_d(co, MPFR_RNDN), sn = mpfr_get_d(s, MPFR_RNDN);
             const double ea = m * (a * cs - b * sn), eb = m * (a * sn + b * cs);
@@ -227,6 +280,11 @@ int main(int argc, char ** argv) {
         {"llama3 (rope_freqs)",  GGML_ROPE_TYPE_NORMAL, 128, 500000.0f,  1.0f,  0.0f, 1.0f, 32.0f, 1.0f, 0,    true},
         {"yarn (neox, x4)",      GGML_ROPE_TYPE_NEOX,   128, 10000.0f,   0.25f, 1.0f, 1.0f, 32.0f, 1.0f, 4096, false},
         {"partial (neox, 64)",   GGML_ROPE_TYPE_NEOX,   64,  10000.0f,   1.0f,  0.0f, 1.0f, 32.0f, 1.0f, 0,    false},
+        // Qwen2-VL's language model: sections [16, 24, 24, 0] of 64 pairs
+        {"qwen2vl (multi)",      GGML_ROPE_TYPE_MROPE,  128, 1000000.0f, 1.0f,  0.0f, 1.0f, 32.0f, 1.0f, 0,    false,
+         {16, 24, 24, 0}, false},
+        {"qwen2vl (multi, thw)", GGML_ROPE_TYPE_MROPE,  128, 1000000.0f, 1.0f,  0.0f, 1.0f, 32.0f, 1.0f, 0,    false,
+         {16, 24, 24, 0}, true},
     };
 
     std::mt19937 gen(49);
@@ -253,19 +311,43 @@ int main(int argc, char ** argv) {
         if (!stock) {
             clpe_rope_config cfg = clpe_rope_config_default(HEAD_DIM);
             cfg.rotary_dim = c.n_dims;
-            cfg.pairing = c.mode == GGML_ROPE_TYPE_NEOX ? CLPE_ROPE_HALF_SPLIT : CLPE_ROPE_INTERLEAVED;
+            cfg.pairing = c.mode == GGML_ROPE_TYPE_NORMAL ? CLPE_ROPE_INTERLEAVED : CLPE_ROPE_HALF_SPLIT;
             cfg.scaling = CLPE_ROPE_FREQUENCIES;
             cfg.frequencies = w.data();
             cfg.attention_factor = m;
             clpe_status st;
-            clpe_rope * rope = clpe_rope_create_host(&cfg, &st);
+            clpe_rope * rope;
+            std::vector<int64_t> pos;
+            clpe_position_source source;
+            if (c.mode == GGML_ROPE_TYPE_MROPE) {
+                // three streams (t, h, w) of one frequency ladder, as
+                // Qwen2-VL's language model; positions [streams, batch 1, seq]
+                clpe_mrope_config mc = {};
+                mc.rope = cfg;
+                mc.streams = 3;
+                for (int j = 0; j < 3; ++j) {
+                    mc.section[j] = (uint32_t) c.sections[j];
+                }
+                mc.ladder = CLPE_MROPE_ONE_LADDER;
+                rope = clpe_rope_create_mrope_host(&mc, &st);
+                for (int j = 0; j < 3; ++j) {
+                    for (int t = 0; t < N_TOK; ++t) {
+                        pos.push_back(stream_position(c, j, t));
+                    }
+                }
+                source = CLPE_POSITIONS_STREAMS;
+            } else {
+                rope = clpe_rope_create_host(&cfg, &st);
+                pos.assign(POSITIONS, POSITIONS + N_TOK);
+                source = CLPE_POSITIONS_IDS;
+            }
             if (!rope) {
-                fprintf(stderr, "rope_check: clpe_rope_create_host: %s\n", clpe_status_string(st));
+                fprintf(stderr, "rope_check: %s: creating clpe's rotary object: %s\n", c.name,
+                        clpe_status_string(st));
                 return 2;
             }
             clpe_host_rope_tensor q = {y_host.data(), (size_t) N_HEAD, 0, 0, 0, {0, 0}};
-            std::vector<int64_t> pos(POSITIONS, POSITIONS + N_TOK);
-            st = clpe_host_rope(rope, 1, N_TOK, &q, nullptr, CLPE_POSITIONS_IDS, 0, pos.data(), 0);
+            st = clpe_host_rope(rope, 1, N_TOK, &q, nullptr, source, 0, pos.data(), 0);
             if (st != CLPE_SUCCESS) {
                 fprintf(stderr, "rope_check: clpe_host_rope: %s\n", clpe_status_string(st));
                 return 2;
@@ -297,6 +379,8 @@ int main(int argc, char ** argv) {
     }
     printf("errors: worst |out - exact| / (m * hypot(a, b)) over the pairs of a token; bound 2^-22 = %.3g\n",
            ldexp(1.0, -22));
+    printf("multi: sections [16, 24, 24, 0] of 64 pairs turn by the t, h, w positions; \"position\" is t; "
+           "h = w = t, or (thw) h and w are the next two tokens' positions\n");
     if (!stock) {
         yarn_intent(cases[3]);
     }

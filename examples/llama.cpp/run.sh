@@ -127,7 +127,7 @@ check() {
   fi
 
   step "the models' ROPE nodes run on OpenCL (GGML_SCHED_DEBUG=2, llama-eval-callback)"
-  for m in llama qwen2; do
+  for m in llama qwen2 qwen2vl; do
     GGML_SCHED_DEBUG=2 "$intel" "$bin/llama-eval-callback" -m "$work/models/$m.gguf" -p "hello world" -n 1 \
       -ngl 99 -v >"$log/sched-$m.log" 2>&1 || { tail -20 "$log/sched-$m.log"; fail=1; }
     # the scheduler's "node #N (ROPE): name (size) [backend" lines; it
@@ -144,7 +144,7 @@ check() {
 
   step "greedy tokens: OpenCL with clpe against the CPU backend"
   local prompt="once upon a time there lived a small model"
-  for m in llama llama3 qwen2 yarn; do
+  for m in llama llama3 qwen2 yarn qwen2vl; do
     "$intel" "$bin/llama-simple" -m "$work/models/$m.gguf" -n 48 -ngl 99 "$prompt" \
       >"$log/tokens-$m-clpe.txt" 2>"$log/simple-$m-clpe.log" || { tail -20 "$log/simple-$m-clpe.log"; fail=1; }
     cpu_only "$bin/llama-simple" -m "$work/models/$m.gguf" -n 48 -ngl 0 "$prompt" \
@@ -171,9 +171,9 @@ check() {
   GGML_OPENCL_CLPE=0 "$intel" "$bin/rope_check" --stock >"$log/rope_check_stock.log" 2>&1 || true
   grep -v "^ggml_opencl\|^\.*$" "$log/rope_check_stock.log" || true
 
-  step "tokens/s, OpenCL with clpe and with the float32 kernel (llama model, 200 tokens; Intel's CPU runtime)"
+  step "tokens/s, OpenCL with clpe and with the float32 kernel (200 tokens; Intel's CPU runtime)"
   local speeds
-  for m in llama qwen2; do
+  for m in llama qwen2 qwen2vl; do
     for mode in clpe stock; do
       speeds=()
       for run in 1 2 3; do
