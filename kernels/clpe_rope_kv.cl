@@ -309,7 +309,7 @@ PE_INLINE uchar16 pe_fp8_put16(float16 x, pe_fp8_scale sc, int mbits, int bias,
          * reciprocal, the remainder is exact and q + r y rounds to it
          * (Markstein's theorem, while q and r are normal floats) */
         q = fma(fma(-q, s, ax), y, q);
-        code = min(pe_fp8_code16(q, mbits, bias), max_code);
+        code = min(pe_fp8_code16(q, mbits, bias), (uint16)max_code);
     } else {
         int16 sub = a < 0x00800000u;
         uint16 n = 31u - clz(a); /* a subnormal's leading one (zero lanes are set aside) */
@@ -328,12 +328,12 @@ PE_INLINE uchar16 pe_fp8_put16(float16 x, pe_fp8_scale sc, int mbits, int bias,
         int16 ex = e - sc.e + as_int16(qb >> 23) - 127;
         uint16 mq = (qb & 0x7FFFFFu) | 0x800000u;
         int emin = 1 - bias;
-        uint16 shift = as_uint16(min(23 - mbits + max(emin - ex, 0), 25));
+        uint16 shift = as_uint16(min(23 - mbits + max(emin - ex, (int16)0), (int16)25));
         uint16 v = mq >> shift, rem = mq & (((uint16)1u << shift) - 1u),
                mid = (uint16)1u << (shift - 1u);
         v += select((uint16)0u, (uint16)1u, (rem > mid) | ((rem == mid) & ((v & 1u) != 0u)));
         code = select(v, (as_uint16(ex + bias - 1) << (uint)mbits) + v, ex >= emin);
-        code = min(code, max_code);
+        code = min(code, (uint16)max_code);
         code = select(code, (uint16)max_code, a == 0x7F800000u);
         code = select(code, (uint16)0u, a == 0u);
     }
