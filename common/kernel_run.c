@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * kernel_run.c - build a client's program, and run one of its kernels with
- * its arguments given as a table (kernel_run.h).
+ * kernel_run.c - build a client's program, and set and run its kernels
+ * with their arguments given as a table (kernel_run.h).
  */
 #include "kernel_run.h"
 
@@ -26,6 +26,14 @@ cl_program kernel_program_build(cl_context context, cl_device_id device, cl_uint
     return NULL;
 }
 
+cl_int kernel_set_args(cl_kernel kernel, size_t nargs, const kernel_arg *args)
+{
+    cl_int err = CL_SUCCESS;
+    for (size_t a = 0; err == CL_SUCCESS && a < nargs; ++a)
+        err = clSetKernelArg(kernel, (cl_uint)a, args[a].size, args[a].value);
+    return err;
+}
+
 cl_int kernel_run(cl_command_queue queue, cl_program program, const char *name, cl_uint dims,
                   const size_t *global, size_t nargs, const kernel_arg *args)
 {
@@ -33,8 +41,7 @@ cl_int kernel_run(cl_command_queue queue, cl_program program, const char *name, 
     cl_kernel kernel = clCreateKernel(program, name, &err);
     if (!kernel)
         return err;
-    for (size_t a = 0; err == CL_SUCCESS && a < nargs; ++a)
-        err = clSetKernelArg(kernel, (cl_uint)a, args[a].size, args[a].value);
+    err = kernel_set_args(kernel, nargs, args);
     if (err == CL_SUCCESS)
         err = clEnqueueNDRangeKernel(queue, kernel, dims, NULL, global, NULL, 0, NULL, NULL);
     if (err == CL_SUCCESS)

@@ -32,6 +32,10 @@ cl_program kernel_program_build(cl_context context, cl_device_id device, cl_uint
                                 const char *const *sources, const char *options, char *log,
                                 size_t cap, cl_int *err);
 
+/* Set a kernel's arguments 0 .. nargs - 1 from a table; the first OpenCL
+ * error, or CL_SUCCESS. */
+cl_int kernel_set_args(cl_kernel kernel, size_t nargs, const kernel_arg *args);
+
 /* Run kernel name of program over global[0..dims) work-items with nargs
  * arguments, and wait for it. Returns the first OpenCL error, or
  * CL_SUCCESS; the kernel object is released either way. */

@@ -24,6 +24,8 @@
 
 #include "position_steps.h"
 
+#include "common/kernel_run.h"
+
 #include <clblast_c.h>
 
 #include <math.h>
@@ -490,15 +492,10 @@ static int linear(decoder *d, cl_mem x, size_t x_off, cl_mem w, cl_mem bias, cl_
         cl_uint i = (cl_uint)in, o = (cl_uint)out;
         cl_int has_bias = bias != NULL;
         cl_mem b = bias ? bias : w;
-        cl_int e = clSetKernelArg(k, 0, sizeof x, &x);
-        e |= clSetKernelArg(k, 1, sizeof xo, &xo);
-        e |= clSetKernelArg(k, 2, sizeof w, &w);
-        e |= clSetKernelArg(k, 3, sizeof b, &b);
-        e |= clSetKernelArg(k, 4, sizeof has_bias, &has_bias);
-        e |= clSetKernelArg(k, 5, sizeof y, &y);
-        e |= clSetKernelArg(k, 6, sizeof yo, &yo);
-        e |= clSetKernelArg(k, 7, sizeof i, &i);
-        e |= clSetKernelArg(k, 8, sizeof o, &o);
+        const kernel_arg args[] = {KERNEL_ARG(x), KERNEL_ARG(xo),       KERNEL_ARG(w),
+                                   KERNEL_ARG(b), KERNEL_ARG(has_bias), KERNEL_ARG(y),
+                                   KERNEL_ARG(yo), KERNEL_ARG(i),       KERNEL_ARG(o)};
+        cl_int e = kernel_set_args(k, 9, args);
         size_t global[2] = {out, rows};
         if (e == CL_SUCCESS)
             e = clEnqueueNDRangeKernel(d->queue, k, 2, NULL, global, NULL, 0, NULL,
@@ -511,16 +508,11 @@ static int linear(decoder *d, cl_mem x, size_t x_off, cl_mem w, cl_mem bias, cl_
         cl_uint r = (cl_uint)rows, i = (cl_uint)in, o = (cl_uint)out;
         cl_int has_bias = bias != NULL;
         cl_mem b = bias ? bias : w;
-        cl_int e = clSetKernelArg(k, 0, sizeof x, &x);
-        e |= clSetKernelArg(k, 1, sizeof xo, &xo);
-        e |= clSetKernelArg(k, 2, sizeof w, &w);
-        e |= clSetKernelArg(k, 3, sizeof b, &b);
-        e |= clSetKernelArg(k, 4, sizeof has_bias, &has_bias);
-        e |= clSetKernelArg(k, 5, sizeof y, &y);
-        e |= clSetKernelArg(k, 6, sizeof yo, &yo);
-        e |= clSetKernelArg(k, 7, sizeof r, &r);
-        e |= clSetKernelArg(k, 8, sizeof i, &i);
-        e |= clSetKernelArg(k, 9, sizeof o, &o);
+        const kernel_arg args[] = {KERNEL_ARG(x), KERNEL_ARG(xo),       KERNEL_ARG(w),
+                                   KERNEL_ARG(b), KERNEL_ARG(has_bias), KERNEL_ARG(y),
+                                   KERNEL_ARG(yo), KERNEL_ARG(r),       KERNEL_ARG(i),
+                                   KERNEL_ARG(o)};
+        cl_int e = kernel_set_args(k, 10, args);
         const size_t tile = 16;
         size_t local[2] = {tile, tile};
         size_t global[2] = {(out + tile - 1) / tile * tile, (rows + tile - 1) / tile * tile};
