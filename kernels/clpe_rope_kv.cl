@@ -294,8 +294,8 @@ static inline uint16 pe_fp8_code16(float16 q, int mbits, int bias)
  * it, stays far below half the least FP8 subnormal (zero; an x of zero
  * too), from 2^100 up it stays above 2^80 or becomes infinite or NaN,
  * whose bits of either sign give a code past the largest (saturated; an
- * infinite x too). A NaN x is set at the end. Any other scale takes the
- * split, lane by lane (masks from the compares, select for each branch). */
+ * infinite x too). A NaN x is set at the end. Any other scale takes
+ * pe_fp8_put on each lane. */
 PE_INLINE uchar16 pe_fp8_put16(float16 x, pe_fp8_scale sc, int mbits, int bias,
                                    uint max_code, uint nan_code)
 {
@@ -311,31 +311,20 @@ PE_INLINE uchar16 pe_fp8_put16(float16 x, pe_fp8_scale sc, int mbits, int bias,
         q = fma(fma(-q, s, ax), y, q);
         code = min(pe_fp8_code16(q, mbits, bias), (uint16)max_code);
     } else {
-        int16 sub = a < 0x00800000u;
-        uint16 n = 31u - clz(a); /* a subnormal's leading one (zero lanes are set aside) */
-        int16 e = select(as_int16(a >> 23) - 127, as_int16(n) - 149, sub);
-        uint16 mant = select(a & 0x7FFFFFu, (a << (23u - n)) & 0x7FFFFFu, sub);
-        float16 mx = as_float16(mant | 0x3F800000u), m = (float16)sc.m,
-                inv = (float16)sc.inv;
-        float16 q = mx * inv;
-        q = fma(fma(-q, m, mx), inv, q);
-        float16 r = fma(-q, m, mx);
-        float16 qn = as_float16(as_uint16(q) + select((uint16)0xFFFFFFFFu, (uint16)1u, r > 0.0f));
-        float16 rn = fma(-qn, m, mx);
-        int16 take = (r != 0.0f) & ((fabs(rn) < fabs(r)) |
-                                    ((fabs(rn) == fabs(r)) & ((as_int16(qn) & 1) == 0)));
-        uint16 qb = select(as_uint16(q), as_uint16(qn), take);
-        int16 ex = e - sc.e + as_int16(qb >> 23) - 127;
-        uint16 mq = (qb & 0x7FFFFFu) | 0x800000u;
-        int emin = 1 - bias;
-        uint16 shift = as_uint16(min(23 - mbits + max(emin - ex, (int16)0), (int16)25));
-        uint16 v = mq >> shift, rem = mq & (((uint16)1u << shift) - 1u),
-               mid = (uint16)1u << (shift - 1u);
-        v += select((uint16)0u, (uint16)1u, (rem > mid) | ((rem == mid) & ((v & 1u) != 0u)));
-        code = select(v, (as_uint16(ex + bias - 1) << (uint)mbits) + v, ex >= emin);
-        code = min(code, (uint16)max_code);
-        code = select(code, (uint16)max_code, a == 0x7F800000u);
-        code = select(code, (uint16)0u, a == 0u);
+        /* lane by lane, as the one-pair shape quantizes (such scales are
+         * rare; sixteen lanes of its split at once outgrow some GPU
+         * compilers' registers when this shape is compiled for them) */
+        union {
+            float16 v;
+            float s[16];
+        } in = {x};
+        union {
+            uchar16 v;
+            uchar s[16];
+        } out;
+        for (int j = 0; j < 16; ++j)
+            out.s[j] = pe_fp8_put(in.s[j], sc, mbits, bias, max_code, nan_code);
+        return out.v;
     }
     code = select(code, (uint16)nan_code, a > 0x7F800000u);
     return convert_uchar16(sign | code);
