@@ -82,9 +82,9 @@ kernel void PE_FN(clpe_rope)(PE_ROPE_KERNEL_ARGS(PE_PARAM, PE_COMMA))
 }
 
 /* The same rotation with a position per stream (the host picks this kernel
- * for those sources): a kernel of its own, so that its walk's registers do
- * not weigh on the other's occupancy (sm_90, one kernel for both: f64 48
- * registers instead of 42, bf16 70 instead of 56). */
+ * for those sources): a kernel of its own, so that the registers of its
+ * walk (a position per pair, no odometer) do not lower the occupancy of
+ * the one-position kernel, which GPUs run far more often. */
 kernel void PE_FN(clpe_rope_streams)(PE_ROPE_KERNEL_ARGS(PE_PARAM, PE_COMMA))
 {
     PE_ROPE_GEOMETRY_FROM_ARGS(g);

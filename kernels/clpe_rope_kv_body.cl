@@ -324,7 +324,7 @@ static inline void PE_KV_FN(pe_kv_put_group)(global PE_KV_T *entry, uint ka, PE_
     PE_GFN(pe_store)(entry, kb, rb, false);
 #else
     /* a 16-bit cache: half a line per vector, not streamed (a line streamed
-     * in halves far apart in time is written twice; measured slower) */
+     * in halves far apart in time is written to memory twice) */
     PE_KV_FN(pe_kv_put16)(entry, ka, ra, aligned);
     PE_KV_FN(pe_kv_put16)(entry, kb, rb, aligned);
 #endif
