@@ -284,6 +284,28 @@ static inline uint16 pe_fp8_code16(float16 q, int mbits, int bias)
     return select(normal, sub, qb < ((uint)(1 - bias + 127) << 23));
 }
 
+/* pe_fp8_put on each of sixteen lanes, for a scale outside [2^-20, 2^20)
+ * (rare). Out of line: inlined, its calls' arguments were set up on every
+ * group of the walk, taken or not, and sixteen lanes of its split at once
+ * outgrow some GPU compilers' registers when the vector shape is compiled
+ * for them. */
+static __attribute__((noinline)) uchar16 pe_fp8_put_each16(float16 x, pe_fp8_scale sc,
+                                                           int mbits, int bias, uint max_code,
+                                                           uint nan_code)
+{
+    union {
+        float16 v;
+        float s[16];
+    } in = {x};
+    union {
+        uchar16 v;
+        uchar s[16];
+    } out;
+    for (int j = 0; j < 16; ++j)
+        out.s[j] = pe_fp8_put(in.s[j], sc, mbits, bias, max_code, nan_code);
+    return out.v;
+}
+
 /* pe_fp8_put on sixteen lanes at once: the vector shape quantizes a group
  * of sixteen as it rotates or copies it. With a scale in [2^-20, 2^20)
  * (the call's, so every lane agrees) the quotient is correctly rounded on
@@ -299,33 +321,17 @@ static inline uint16 pe_fp8_code16(float16 q, int mbits, int bias)
 PE_INLINE uchar16 pe_fp8_put16(float16 x, pe_fp8_scale sc, int mbits, int bias,
                                    uint max_code, uint nan_code)
 {
+    if (!sc.fast)
+        return pe_fp8_put_each16(x, sc, mbits, bias, max_code, nan_code);
     uint16 u = as_uint16(x), a = u & 0x7FFFFFFFu, sign = (u >> 24) & 0x80u;
-    uint16 code;
-    if (sc.fast) {
-        float16 ax = as_float16(a), s = (float16)sc.s, y = (float16)sc.rcp;
-        float16 q = ax * y;
-        q = fma(fma(-q, s, ax), y, q); /* one of the two floats around ax / s */
-        /* ax / s correctly rounded: from such a q and the correctly rounded
-         * reciprocal, the remainder is exact and q + r y rounds to it
-         * (Markstein's theorem, while q and r are normal floats) */
-        q = fma(fma(-q, s, ax), y, q);
-        code = min(pe_fp8_code16(q, mbits, bias), (uint16)max_code);
-    } else {
-        /* lane by lane, as the one-pair shape quantizes (such scales are
-         * rare; sixteen lanes of its split at once outgrow some GPU
-         * compilers' registers when this shape is compiled for them) */
-        union {
-            float16 v;
-            float s[16];
-        } in = {x};
-        union {
-            uchar16 v;
-            uchar s[16];
-        } out;
-        for (int j = 0; j < 16; ++j)
-            out.s[j] = pe_fp8_put(in.s[j], sc, mbits, bias, max_code, nan_code);
-        return out.v;
-    }
+    float16 ax = as_float16(a), s = (float16)sc.s, y = (float16)sc.rcp;
+    float16 q = ax * y;
+    q = fma(fma(-q, s, ax), y, q); /* one of the two floats around ax / s */
+    /* ax / s correctly rounded: from such a q and the correctly rounded
+     * reciprocal, the remainder is exact and q + r y rounds to it
+     * (Markstein's theorem, while q and r are normal floats) */
+    q = fma(fma(-q, s, ax), y, q);
+    uint16 code = min(pe_fp8_code16(q, mbits, bias), (uint16)max_code);
     code = select(code, (uint16)nan_code, a > 0x7F800000u);
     return convert_uchar16(sign | code);
 }
