@@ -5,7 +5,10 @@
  * through rope_region.c's tensor resolver (as clpe_enqueue_rope and
  * clpe_host_rope resolve theirs), the cache through its layout resolver,
  * then slots, positions, aliasing and every end in checked arithmetic.
- * The device call adds what only a device has: buffers and their sizes.
+ * Each entry point gathers what it was given into a kv_given, which one
+ * function resolves for both; each then adds its slots and positions (a
+ * buffer or host memory), and the device call what only a device has:
+ * buffers and their sizes.
  */
 #include "rotary/rope_kv.h"
 
@@ -113,7 +116,7 @@ static clpe_status check_aliasing(const clpe_kv_call *c)
 }
 
 /* One tensor of the call, viewed and resolved as the rotation's q and k are
- * (rope_call.c); a tensor the call does not have (NULL) stays empty. */
+ * (rope_call.c). */
 static clpe_status resolve_view(const clpe_rope *rope, clpe_status viewed,
                                 const clpe_rope_view *v, size_t tokens, clpe_kv_tensor *out)
 {
@@ -127,20 +130,63 @@ static clpe_status resolve_view(const clpe_rope *rope, clpe_status viewed,
     return status;
 }
 
-static clpe_status resolve_tensor(const clpe_rope *rope, const clpe_rope_tensor *t,
-                                  size_t tokens, clpe_kv_tensor *out)
-{
-    clpe_rope_view v;
-    return t ? resolve_view(rope, clpe__rope_view_of_tensor(t, &v), &v, tokens, out)
-             : CLPE_SUCCESS;
-}
+/* What the device call and the host call name alike, taken from their
+ * arguments: the tensors as views (and how viewing each went), the cache's
+ * layout and scales. resolve_given checks them, in one order, for both. */
+enum { KV_Q, KV_Q_OUT, KV_K, KV_V, KV_TENSORS };
+typedef struct kv_given {
+    size_t tokens;
+    uint32_t flags;
+    bool present[KV_TENSORS]; /* NULL: the call has no such tensor */
+    clpe_status viewed[KV_TENSORS];
+    clpe_rope_view view[KV_TENSORS];
+    bool cache_memory;          /* the cache's key and value are there ... */
+    clpe_status missing_memory; /* ... else this status */
+    bool reserved_zero;
+    clpe_dtype dtype;
+    size_t num_blocks, block_size, heads, head_pitch, slot_pitch, block_pitch;
+    size_t key_offset, value_offset; /* bytes (the device's; 0 on the host) */
+    float key_scale, value_scale;
+} kv_given;
 
-static clpe_status resolve_host_tensor(const clpe_rope *rope, const clpe_host_rope_tensor *t,
-                                       size_t tokens, clpe_kv_tensor *out)
+/* The fields clpe_kv_cache and clpe_host_kv_cache share, by name. */
+#define KV_GIVEN_CACHE(g, cache)                                                               \
+    do {                                                                                       \
+        (g)->cache_memory = (cache)->key && (cache)->value;                                    \
+        (g)->reserved_zero = CLPE__RESERVED_ZERO(cache);                                       \
+        (g)->dtype = (cache)->dtype;                                                           \
+        (g)->num_blocks = (cache)->num_blocks;                                                 \
+        (g)->block_size = (cache)->block_size;                                                 \
+        (g)->heads = (cache)->heads;                                                           \
+        (g)->head_pitch = (cache)->head_pitch;                                                 \
+        (g)->slot_pitch = (cache)->slot_pitch;                                                 \
+        (g)->block_pitch = (cache)->block_pitch;                                               \
+        (g)->key_scale = (cache)->key_scale;                                                   \
+        (g)->value_scale = (cache)->value_scale;                                               \
+    } while (0)
+
+/* The flags, the four tensors, heads, the cache's memory and reserved
+ * words, its layout and its scales, in that order. */
+static clpe_status resolve_given(const clpe_rope *rope, const kv_given *g, clpe_kv_call *c)
 {
-    clpe_rope_view v;
-    return t ? resolve_view(rope, clpe__rope_view_of_host(t, &v), &v, tokens, out)
-             : CLPE_SUCCESS;
+    clpe_status status = begin(rope, g->tokens, g->flags, c);
+    clpe_kv_tensor *out[KV_TENSORS] = {&c->q, &c->q_out, &c->k, &c->v};
+    for (int j = 0; j < KV_TENSORS && status == CLPE_SUCCESS; ++j)
+        if (g->present[j])
+            status = resolve_view(rope, g->viewed[j], &g->view[j], g->tokens, out[j]);
+    if (status == CLPE_SUCCESS)
+        status = check_heads(c, g->heads);
+    if (status != CLPE_SUCCESS)
+        return status;
+    if (!g->cache_memory)
+        return g->missing_memory;
+    if (!g->reserved_zero)
+        return CLPE_ERROR_RESERVED_FIELD;
+    status = resolve_cache(c, g->dtype, g->num_blocks, g->block_size, g->heads, g->head_pitch,
+                           g->slot_pitch, g->block_pitch, g->key_offset, g->value_offset);
+    if (status == CLPE_SUCCESS)
+        status = resolve_scales(c, g->key_scale, g->value_scale);
+    return status;
 }
 
 /* Every buffer in the rope's context and holding what the call touches. */
@@ -176,32 +222,18 @@ clpe_status clpe__resolve_kv_call(clpe_rope *rope, size_t tokens, const clpe_rop
 {
     if (!k || !v || !cache || !slots || (q_out && !q))
         return CLPE_ERROR_NULL_POINTER;
-    clpe_status status = begin(rope, tokens, flags, c);
-    if (status == CLPE_SUCCESS)
-        status = resolve_tensor(rope, q, tokens, &c->q);
-    if (status == CLPE_SUCCESS)
-        status = resolve_tensor(rope, q_out, tokens, &c->q_out);
-    if (status == CLPE_SUCCESS)
-        status = resolve_tensor(rope, k, tokens, &c->k);
-    if (status == CLPE_SUCCESS)
-        status = resolve_tensor(rope, v, tokens, &c->v);
-    if (status == CLPE_SUCCESS)
-        status = check_heads(c, cache->heads);
+    kv_given g = {.tokens = tokens, .flags = flags, .missing_memory = CLPE_ERROR_NULL_BUFFER,
+                  .key_offset = cache->key_offset, .value_offset = cache->value_offset};
+    const clpe_rope_tensor *tensors[KV_TENSORS] = {q, q_out, k, v};
+    for (int j = 0; j < KV_TENSORS; ++j)
+        if ((g.present[j] = tensors[j] != NULL))
+            g.viewed[j] = clpe__rope_view_of_tensor(tensors[j], &g.view[j]);
+    KV_GIVEN_CACHE(&g, cache);
+    clpe_status status = resolve_given(rope, &g, c);
     if (status != CLPE_SUCCESS)
         return status;
-    if (!cache->key || !cache->value)
-        return CLPE_ERROR_NULL_BUFFER;
-    if (!CLPE__RESERVED_ZERO(cache))
-        return CLPE_ERROR_RESERVED_FIELD;
     c->key = cache->key;
     c->value = cache->value;
-    status = resolve_cache(c, cache->dtype, cache->num_blocks, cache->block_size, cache->heads,
-                           cache->head_pitch, cache->slot_pitch, cache->block_pitch,
-                           cache->key_offset, cache->value_offset);
-    if (status == CLPE_SUCCESS)
-        status = resolve_scales(c, cache->key_scale, cache->value_scale);
-    if (status != CLPE_SUCCESS)
-        return status;
     if (!slots->buffer)
         return CLPE_ERROR_NULL_BUFFER;
     if (!CLPE__RESERVED_ZERO(slots))
@@ -225,40 +257,24 @@ clpe_status clpe__resolve_kv_call(clpe_rope *rope, size_t tokens, const clpe_rop
 clpe_status clpe__resolve_host_kv_call(const clpe_rope *rope, const clpe_host_kv_args *a,
                                        clpe_kv_call *c)
 {
-    size_t tokens = a->tokens;
-    const clpe_host_rope_tensor *q = a->q, *q_out = a->q_out, *k = a->k, *v = a->v;
     const clpe_host_kv_cache *cache = a->cache;
-    const int64_t *slots = a->slots;
-    if (!k || !v || !cache || (q_out && !q) || (!slots && tokens))
+    if (!a->k || !a->v || !cache || (a->q_out && !a->q) || (!a->slots && a->tokens))
         return CLPE_ERROR_NULL_POINTER;
-    clpe_status status = begin(rope, tokens, a->flags, c);
-    if (status == CLPE_SUCCESS)
-        status = resolve_host_tensor(rope, q, tokens, &c->q);
-    if (status == CLPE_SUCCESS)
-        status = resolve_host_tensor(rope, q_out, tokens, &c->q_out);
-    if (status == CLPE_SUCCESS)
-        status = resolve_host_tensor(rope, k, tokens, &c->k);
-    if (status == CLPE_SUCCESS)
-        status = resolve_host_tensor(rope, v, tokens, &c->v);
-    if (status == CLPE_SUCCESS)
-        status = check_heads(c, cache->heads);
+    kv_given g = {.tokens = a->tokens, .flags = a->flags,
+                  .missing_memory = CLPE_ERROR_NULL_POINTER};
+    const clpe_host_rope_tensor *tensors[KV_TENSORS] = {a->q, a->q_out, a->k, a->v};
+    for (int j = 0; j < KV_TENSORS; ++j)
+        if ((g.present[j] = tensors[j] != NULL))
+            g.viewed[j] = clpe__rope_view_of_host(tensors[j], &g.view[j]);
+    KV_GIVEN_CACHE(&g, cache);
+    clpe_status status = resolve_given(rope, &g, c);
     if (status != CLPE_SUCCESS)
         return status;
-    if (!cache->key || !cache->value)
-        return CLPE_ERROR_NULL_POINTER;
-    if (!CLPE__RESERVED_ZERO(cache))
-        return CLPE_ERROR_RESERVED_FIELD;
     c->key_data = cache->key;
     c->value_data = cache->value;
-    status = resolve_cache(c, cache->dtype, cache->num_blocks, cache->block_size, cache->heads,
-                           cache->head_pitch, cache->slot_pitch, cache->block_pitch, 0, 0);
-    if (status == CLPE_SUCCESS)
-        status = resolve_scales(c, cache->key_scale, cache->value_scale);
-    if (status != CLPE_SUCCESS)
-        return status;
-    c->slots_data = slots;
-    c->slots_end_bytes = tokens * sizeof(int64_t);
-    status = clpe__rope_host_positions(rope, a->source, a->start, a->positions, 1, tokens,
+    c->slots_data = a->slots;
+    c->slots_end_bytes = a->tokens * sizeof(int64_t);
+    status = clpe__rope_host_positions(rope, a->source, a->start, a->positions, 1, a->tokens,
                                        &c->positions);
     if (status == CLPE_SUCCESS)
         status = check_aliasing(c);
