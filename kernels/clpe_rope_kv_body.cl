@@ -272,8 +272,8 @@ static inline void PE_KV_FN(pe_kv_copy_item)(global PE_KV_T *key_entry,
 #endif
 
 #if PE_GROUPS
-#if (PE_NARROW || !PE_KV_SAME) && !PE_KV_FP8
-/* Sixteen values into a 16-bit cache. */
+#if !PE_KV_SAME && !PE_KV_FP8
+/* Sixteen float32 values into a 16-bit cache. */
 static inline void PE_KV_FN(pe_kv_put16)(global PE_KV_T *entry, uint j, float16 x, bool aligned)
 {
     if (aligned)
@@ -313,7 +313,13 @@ static inline void PE_KV_FN(pe_kv_put_group)(global PE_KV_T *entry, uint ka, PE_
      * first */
     pe_fp8_store16(entry + ka, PE_KV_PUT16(PE_KV_ROUND16(ra), sc), aligned);
     pe_fp8_store16(entry + kb, PE_KV_PUT16(PE_KV_ROUND16(rb), sc), aligned);
-#elif PE_KV_SAME && !PE_NARROW
+#elif PE_KV_SAME && PE_NARROW
+    /* a 16-bit cache of the storage type: stored as rotation stores q (not
+     * streamed: a line streamed in halves far apart in time is written to
+     * memory twice) */
+    (void)sc;
+    PE_GFN(pe_store_two)(entry, ka, ra, kb, rb, aligned);
+#elif PE_KV_SAME
     /* 32- and 64-bit storage: the vector is the stored bits, streamed */
     if (aligned) {
         PE_KV_STREAM(ra, (global PE_GV *)(entry + ka));
@@ -323,8 +329,7 @@ static inline void PE_KV_FN(pe_kv_put_group)(global PE_KV_T *entry, uint ka, PE_
     PE_GFN(pe_store)(entry, ka, ra, false);
     PE_GFN(pe_store)(entry, kb, rb, false);
 #else
-    /* a 16-bit cache: half a line per vector, not streamed (a line streamed
-     * in halves far apart in time is written to memory twice) */
+    /* a 16-bit cache under float32: half a line per vector, not streamed */
     PE_KV_FN(pe_kv_put16)(entry, ka, ra, aligned);
     PE_KV_FN(pe_kv_put16)(entry, kb, rb, aligned);
 #endif
@@ -446,9 +451,7 @@ PE_INLINE void PE_KV_FN(pe_kv_walk)(PE_ROPE_KV_ARGS(PE_PARAM, PE_COMMA), bool al
             for (uint h = 0; qrow && h < q_heads; ++h) {
                 PE_KV_FN(pe_kv_rotate_group)(qrow + h * q_head_pitch, i, cv, sv, stride, partner,
                                              &ra, &rb, &ka, &kb, aligned);
-                global PE_T *dst = qdrow + h * qd_head_pitch;
-                PE_GFN(pe_store)(dst, ka, ra, aligned);
-                PE_GFN(pe_store)(dst, kb, rb, aligned);
+                PE_GFN(pe_store_two)(qdrow + h * qd_head_pitch, ka, ra, kb, rb, aligned);
             }
             for (uint h = 0; h < k_heads; ++h) {
                 PE_KV_FN(pe_kv_rotate_group)(krow + h * k_head_pitch, i, cv, sv, stride, partner,
