@@ -1074,7 +1074,11 @@ typedef struct clpe_device_tuning {
     uint32_t ahead_steps16;          /* the same for the 16-bit row kernels */
     uint32_t prefetch_for_write;     /* 1: lines to be written are asked for for
                                         writing (x86 vector shape only) */
-    uint64_t reserved[4];
+    uint32_t bf16_halves;            /* 1: bfloat16 results rounded on their 16-bit
+                                        halves, 32 at a time (x86 vector shape
+                                        with AVX-512BW only) */
+    uint32_t reserved32;
+    uint64_t reserved[3];
 } clpe_device_tuning;
 
 /* The tuning in effect for device (what an encoder or rotary object

@@ -208,8 +208,10 @@ PE_DEFINE_ZIPPED16(pe_store_zipped16_f32, pe_store_ordered16_f32, f32, float)
 PE_DEFINE_ZIPPED16(pe_store_zipped16_f16, pe_store_ordered16_f16, f16, half)
 PE_DEFINE_ZIPPED16(pe_store_zipped16_any_bf16, pe_store_ordered16_any_bf16, bf16, ushort)
 
-/* Float16 vectors rounded to bfloat16 in pairs, on CPUs with AVX-512BW:
- * the rounding done on 16-bit halves, 32 lanes at a time. The high halves
+/* Float16 vectors rounded to bfloat16 in pairs, on CPUs with AVX-512BW
+ * whose tuning row asks for it (PE_BF16_HALVES: Intel's cores gain from
+ * it, AMD's do not): the rounding done on 16-bit halves, 32 lanes at a
+ * time. The high halves
  * H of both vectors are gathered in the order they are stored, and their
  * low halves L in the same order (below); a value rounds up when
  * L + 0x7FFF + (H & 1) carries out of 16 bits, that is when
@@ -229,7 +231,10 @@ PE_DEFINE_ZIPPED16(pe_store_zipped16_any_bf16, pe_store_ordered16_any_bf16, bf16
  * and inf - inf its default NaN 0xFFC00000.
  * The empty asm hides the 1: otherwise clang turns the masked add into a
  * subtraction of the mask widened to a vector (one instruction more). */
-#if PE_X86 && defined(__AVX512BW__)
+#ifndef PE_BF16_HALVES
+#define PE_BF16_HALVES 0
+#endif
+#if PE_X86 && defined(__AVX512BW__) && PE_BF16_HALVES
 #define PE_BF16_PACK16 1
 typedef ushort pe_u16x32 __attribute__((ext_vector_type(32)));
 static inline uint16 pe_bf16_round_halves(pe_u16x32 hi, pe_u16x32 lo)

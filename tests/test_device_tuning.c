@@ -54,6 +54,7 @@ Test(device_tuning, the_device_gets_the_row_of_its_kind)
 {
     clpe_device_tuning t = tuning_without_knobs();
     cr_assert(t.row[0] != '\0' && memchr(t.row, '\0', sizeof t.row), "row name unterminated");
+    cr_assert_eq(t.reserved32, 0);
     for (size_t k = 0; k < sizeof t.reserved / sizeof t.reserved[0]; ++k)
         cr_assert_eq(t.reserved[k], 0);
     cl_device_type type = 0;
@@ -67,6 +68,8 @@ Test(device_tuning, the_device_gets_the_row_of_its_kind)
         cr_assert_eq(t.pairs_per_item, 64);
         cr_assert_eq(t.pairs_per_item_rows16, 512);
         cr_assert_eq(t.pairs_per_item_rope16, 128);
+        /* bfloat16 on 16-bit halves: Intel's cores only */
+        cr_assert_eq(t.bf16_halves, strcmp(t.row, "cpu-intel") == 0 ? 1u : 0u, "row %s", t.row);
     } else {
         /* GPUs and CPUs running work-items in lanes: one pair each, two
          * adjacent ones for 16-bit rotary */
@@ -75,10 +78,11 @@ Test(device_tuning, the_device_gets_the_row_of_its_kind)
         cr_assert_eq(t.pairs_per_item_rope16, 2);
         if (type & CL_DEVICE_TYPE_GPU)
             cr_assert_str_eq(t.row, "gpu");
+        cr_assert_eq(t.bf16_halves, 0);
     }
     cr_assert(t.rows_per_item >= 1 && t.work_group_size >= 1 && t.tile_pairs >= 16);
     cr_assert(t.ahead_steps >= 1 && t.ahead_steps16 >= 1);
-    cr_assert(t.tile_walk <= 1 && t.prefetch_for_write <= 1);
+    cr_assert(t.tile_walk <= 1 && t.prefetch_for_write <= 1 && t.bf16_halves <= 1);
 }
 
 Test(device_tuning, the_knobs_override_the_row)

@@ -59,10 +59,11 @@ static void print_tuning(const clpe_device_tuning *t)
 {
     printf("     tuning %s: pairs/item %u (f16/bf16 rows %u, rope %u), rows/item %u, "
            "work-group %u, tile walk %s (%u pairs), ahead %u (16-bit %u) steps, "
-           "prefetch for write %s\n",
+           "prefetch for write %s, bfloat16 on halves %s\n",
            t->row, t->pairs_per_item, t->pairs_per_item_rows16, t->pairs_per_item_rope16,
            t->rows_per_item, t->work_group_size, t->tile_walk ? "on" : "off", t->tile_pairs,
-           t->ahead_steps, t->ahead_steps16, t->prefetch_for_write ? "yes" : "no");
+           t->ahead_steps, t->ahead_steps16, t->prefetch_for_write ? "yes" : "no",
+           t->bf16_halves ? "yes" : "no");
 }
 
 static void json_tuning(FILE *f, const clpe_device_tuning *t)
@@ -73,11 +74,11 @@ static void json_tuning(FILE *f, const clpe_device_tuning *t)
             ", \"pairs_per_item\": %u, \"pairs_per_item_rows16\": %u, "
             "\"pairs_per_item_rope16\": %u, \"rows_per_item\": %u, \"work_group_size\": %u, "
             "\"tile_walk\": %s, \"tile_pairs\": %u, \"ahead_steps\": %u, "
-            "\"ahead_steps16\": %u, \"prefetch_for_write\": %s}",
+            "\"ahead_steps16\": %u, \"prefetch_for_write\": %s, \"bf16_halves\": %s}",
             t->pairs_per_item, t->pairs_per_item_rows16, t->pairs_per_item_rope16,
             t->rows_per_item, t->work_group_size, t->tile_walk ? "true" : "false",
             t->tile_pairs, t->ahead_steps, t->ahead_steps16,
-            t->prefetch_for_write ? "true" : "false");
+            t->prefetch_for_write ? "true" : "false", t->bf16_halves ? "true" : "false");
 }
 
 int cli_cmd_devices(const cli_args *args)

@@ -129,6 +129,8 @@ static const clpe_abi_entry abi_table[] = {
     ABI_FIELD(clpe_device_tuning, ahead_steps),
     ABI_FIELD(clpe_device_tuning, ahead_steps16),
     ABI_FIELD(clpe_device_tuning, prefetch_for_write),
+    ABI_FIELD(clpe_device_tuning, bf16_halves),
+    ABI_FIELD(clpe_device_tuning, reserved32),
     ABI_FIELD(clpe_device_tuning, reserved),
 
     ABI_TYPE(clpe_tensor),

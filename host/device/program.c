@@ -36,12 +36,13 @@ static const char *const kernel_names[CLPE_KERNEL_COUNT] = {
  * the device's tuning (device_tuning.c): PE_PAIRS, PE_PAIRS_ROWS16 and
  * PE_PAIRS_ROPE16 are the pairs one work-item computes for 32/64-bit, for
  * the 16-bit row kernels and for the 16-bit rotary ones; then the tile
- * walk's pairs, the steps asked for ahead and prefetch for write. */
+ * walk's pairs, the steps asked for ahead, prefetch for write and the
+ * bfloat16 rounding on 16-bit halves. */
 #define BUILD_OPTIONS                                                                          \
     "-cl-std=CL1.2 -DPE_DTYPE=%u -DPE_OPS_ROWS=%u -DPE_OPS_ROPE=%u "                           \
     "-DPE_PAIRS=%u -DPE_PAIRS_ROWS16=%u -DPE_PAIRS_ROPE16=%u "                                 \
     "-DPE_TILE_PAIRS_F32=%u -DPE_AHEAD_STEPS32=%u -DPE_AHEAD_STEPS16=%u "                      \
-    "-DPE_PREFETCH_FOR_WRITE=%u -DPE_OPS_KV_FP8=%u -DPE_OPS_KV_FP8_ONLY=%u"
+    "-DPE_PREFETCH_FOR_WRITE=%u -DPE_BF16_HALVES=%u -DPE_OPS_KV_FP8=%u -DPE_OPS_KV_FP8_ONLY=%u"
 
 static void copy_build_log(cl_program program, cl_device_id device, clpe_build_log *log)
 {
@@ -214,7 +215,7 @@ static clpe_status build_program(clpe_program_shared *shared, clpe_dtype dtype,
              family == CLPE_FAMILY_ROWS ? 1u : 0u, family != CLPE_FAMILY_ROWS ? 1u : 0u,
              t->pairs_per_item, t->pairs_per_item_rows16, t->pairs_per_item_rope16,
              t->tile_pairs, t->ahead_steps, t->ahead_steps16, t->prefetch_for_write,
-             family == CLPE_FAMILY_KV_FP8 ? 1u : 0u, family == CLPE_FAMILY_KV_FP8 ? 1u : 0u);
+             t->bf16_halves, family == CLPE_FAMILY_KV_FP8 ? 1u : 0u, family == CLPE_FAMILY_KV_FP8 ? 1u : 0u);
     clpe_status status = kernel_source_from_dir(options, sizeof options, &from_disk, log);
     if (status != CLPE_SUCCESS)
         return status;

@@ -116,7 +116,8 @@ class CDeviceTuning(ctypes.Structure):
                 ("work_group_size", ctypes.c_uint32), ("tile_walk", ctypes.c_uint32),
                 ("tile_pairs", ctypes.c_uint32), ("ahead_steps", ctypes.c_uint32),
                 ("ahead_steps16", ctypes.c_uint32), ("prefetch_for_write", ctypes.c_uint32),
-                ("reserved", ctypes.c_uint64 * 4)]
+                ("bf16_halves", ctypes.c_uint32), ("reserved32", ctypes.c_uint32),
+                ("reserved", ctypes.c_uint64 * 3)]
 
 
 class CTensor(ctypes.Structure):
