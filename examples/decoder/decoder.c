@@ -539,9 +539,8 @@ static int linear(decoder *d, cl_mem x, size_t x_off, cl_mem w, cl_mem bias, cl_
         return 0;
     cl_uint width = (cl_uint)out;
     size_t offset = y_off, global = rows * out;
-    cl_int e = clSetKernelArg(d->add_bias, 0, sizeof y, &y);
-    e |= clSetKernelArg(d->add_bias, 1, sizeof bias, &bias);
-    e |= clSetKernelArg(d->add_bias, 2, sizeof width, &width);
+    const kernel_arg args[] = {KERNEL_ARG(y), KERNEL_ARG(bias), KERNEL_ARG(width)};
+    cl_int e = kernel_set_args(d->add_bias, 3, args);
     if (e == CL_SUCCESS)
         e = clEnqueueNDRangeKernel(d->queue, d->add_bias, 1, &offset, &global, NULL, 0, NULL,
                                    profile_event(&d->prof, STEP_OTHER));
@@ -554,14 +553,16 @@ static int norm(decoder *d, cl_mem x, cl_mem w, cl_mem b, cl_mem out, size_t row
     cl_uint width = (cl_uint)d->cfg.hidden;
     float eps = (float)d->cfg.norm_eps;
     cl_kernel k = d->cfg.arch == ARCH_LLAMA ? d->rms_norm : d->layer_norm;
-    cl_uint arg = 0;
-    cl_int e = clSetKernelArg(k, arg++, sizeof x, &x);
-    e |= clSetKernelArg(k, arg++, sizeof w, &w);
-    if (d->cfg.arch == ARCH_XGLM)
-        e |= clSetKernelArg(k, arg++, sizeof b, &b);
-    e |= clSetKernelArg(k, arg++, sizeof out, &out);
-    e |= clSetKernelArg(k, arg++, sizeof width, &width);
-    e |= clSetKernelArg(k, arg++, sizeof eps, &eps);
+    kernel_arg args[6];
+    size_t nargs = 0;
+    args[nargs++] = KERNEL_ARG(x);
+    args[nargs++] = KERNEL_ARG(w);
+    if (d->cfg.arch == ARCH_XGLM) /* LayerNorm's bias */
+        args[nargs++] = KERNEL_ARG(b);
+    args[nargs++] = KERNEL_ARG(out);
+    args[nargs++] = KERNEL_ARG(width);
+    args[nargs++] = KERNEL_ARG(eps);
+    cl_int e = kernel_set_args(k, nargs, args);
     size_t local = NORM_GROUP, global = rows * NORM_GROUP;
     if (e == CL_SUCCESS)
         e = clEnqueueNDRangeKernel(d->queue, k, 1, NULL, &global, &local, 0, NULL,
@@ -572,12 +573,14 @@ static int norm(decoder *d, cl_mem x, cl_mem w, cl_mem b, cl_mem out, size_t row
 static int elementwise(decoder *d, cl_kernel k, cl_mem a, cl_mem b, int act, size_t count,
                        const char *what, char *err, size_t cap)
 {
-    cl_uint arg = 0;
-    cl_int e = clSetKernelArg(k, arg++, sizeof a, &a);
+    kernel_arg args[3];
+    size_t nargs = 0;
+    args[nargs++] = KERNEL_ARG(a);
     if (b)
-        e |= clSetKernelArg(k, arg++, sizeof b, &b);
+        args[nargs++] = KERNEL_ARG(b);
     if (act >= 0)
-        e |= clSetKernelArg(k, arg++, sizeof act, &act);
+        args[nargs++] = KERNEL_ARG(act);
+    cl_int e = kernel_set_args(k, nargs, args);
     if (e == CL_SUCCESS)
         e = clEnqueueNDRangeKernel(d->queue, k, 1, NULL, &count, NULL, 0, NULL,
                                    profile_event(&d->prof, STEP_OTHER));
@@ -591,20 +594,17 @@ static int attention(decoder *d, size_t layer, size_t n, char *err, size_t cap)
     cl_uint block_size = (cl_uint)d->block_size, heads = (cl_uint)m->heads,
             kv_heads = (cl_uint)m->kv_heads;
     float scale = (float)(1.0 / sqrt((double)m->head_dim));
-    cl_int e = clSetKernelArg(k, 0, sizeof d->q, &d->q);
-    e |= clSetKernelArg(k, 1, sizeof(cl_mem), &d->layers[layer].k_cache);
-    e |= clSetKernelArg(k, 2, sizeof(cl_mem), &d->layers[layer].v_cache);
-    e |= clSetKernelArg(k, 3, sizeof d->attn, &d->attn);
-    e |= clSetKernelArg(k, 4, sizeof d->tables, &d->tables);
-    e |= clSetKernelArg(k, 5, sizeof d->token_meta, &d->token_meta);
-    e |= clSetKernelArg(k, 6, sizeof block_size, &block_size);
-    e |= clSetKernelArg(k, 7, sizeof heads, &heads);
-    e |= clSetKernelArg(k, 8, sizeof kv_heads, &kv_heads);
-    e |= clSetKernelArg(k, 9, sizeof scale, &scale);
     cl_uint window = (cl_uint)m->sliding_window;
-    e |= clSetKernelArg(k, 10, sizeof window, &window);
-    if (d->rope_mode == ROPE_DEVICE)
-        e |= position_attention_args(d, k, 11);
+    kernel_arg args[13] = {KERNEL_ARG(d->q),         KERNEL_ARG(d->layers[layer].k_cache),
+                           KERNEL_ARG(d->layers[layer].v_cache),
+                           KERNEL_ARG(d->attn),      KERNEL_ARG(d->tables),
+                           KERNEL_ARG(d->token_meta), KERNEL_ARG(block_size),
+                           KERNEL_ARG(heads),        KERNEL_ARG(kv_heads),
+                           KERNEL_ARG(scale),        KERNEL_ARG(window)};
+    size_t nargs = 11;
+    if (d->rope_mode == ROPE_DEVICE) /* the rotary words and positions */
+        nargs += position_attention_args(d, args + nargs);
+    cl_int e = kernel_set_args(k, nargs, args);
     size_t global = n * m->heads;
     if (e == CL_SUCCESS)
         e = clEnqueueNDRangeKernel(d->queue, k, 1, NULL, &global, NULL, 0, NULL,
@@ -711,10 +711,9 @@ int decoder_forward(decoder *d, const forward_batch *b, float *logits_out, char 
     /* the rows asked for, gathered into o, then the final norm and lm_head */
     cl_uint width = (cl_uint)m->hidden;
     size_t global = b->logit_rows * m->hidden;
-    e = clSetKernelArg(d->gather_rows, 0, sizeof d->x, &d->x);
-    e |= clSetKernelArg(d->gather_rows, 1, sizeof d->o, &d->o);
-    e |= clSetKernelArg(d->gather_rows, 2, sizeof d->logit_index, &d->logit_index);
-    e |= clSetKernelArg(d->gather_rows, 3, sizeof width, &width);
+    const kernel_arg gather_args[] = {KERNEL_ARG(d->x), KERNEL_ARG(d->o),
+                                      KERNEL_ARG(d->logit_index), KERNEL_ARG(width)};
+    e = kernel_set_args(d->gather_rows, 4, gather_args);
     if (e == CL_SUCCESS)
         e = clEnqueueNDRangeKernel(d->queue, d->gather_rows, 1, NULL, &global, NULL, 0, NULL,
                                    profile_event(&d->prof, STEP_OTHER));

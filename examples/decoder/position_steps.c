@@ -117,10 +117,9 @@ static int scatter(decoder *d, cl_mem src, cl_mem cache, size_t n, char *err, si
 {
     cl_kernel k = d->scatter_rows;
     cl_uint width = (cl_uint)(d->cfg.kv_heads * d->cfg.head_dim);
-    cl_int e = clSetKernelArg(k, 0, sizeof src, &src);
-    e |= clSetKernelArg(k, 1, sizeof cache, &cache);
-    e |= clSetKernelArg(k, 2, sizeof d->slots, &d->slots);
-    e |= clSetKernelArg(k, 3, sizeof width, &width);
+    const kernel_arg args[] = {KERNEL_ARG(src), KERNEL_ARG(cache), KERNEL_ARG(d->slots),
+                               KERNEL_ARG(width)};
+    cl_int e = kernel_set_args(k, 4, args);
     size_t global = n * width;
     if (e == CL_SUCCESS)
         e = clEnqueueNDRangeKernel(d->queue, k, 1, NULL, &global, NULL, 0, NULL,
@@ -132,12 +131,10 @@ static int rope_device(decoder *d, size_t layer, size_t n, char *err, size_t cap
 {
     cl_kernel k = d->rope_keys_into_cache;
     cl_uint kv_heads = (cl_uint)d->cfg.kv_heads;
-    cl_int e = clSetKernelArg(k, 0, sizeof d->k, &d->k);
-    e |= clSetKernelArg(k, 1, sizeof(cl_mem), &d->layers[layer].k_cache);
-    e |= clSetKernelArg(k, 2, sizeof d->slots, &d->slots);
-    e |= clSetKernelArg(k, 3, sizeof kv_heads, &kv_heads);
-    e |= clSetKernelArg(k, 4, sizeof d->rope_words, &d->rope_words);
-    e |= clSetKernelArg(k, 5, sizeof d->positions, &d->positions);
+    const kernel_arg args[] = {KERNEL_ARG(d->k),        KERNEL_ARG(d->layers[layer].k_cache),
+                               KERNEL_ARG(d->slots),    KERNEL_ARG(kv_heads),
+                               KERNEL_ARG(d->rope_words), KERNEL_ARG(d->positions)};
+    cl_int e = kernel_set_args(k, 6, args);
     size_t global = n * d->cfg.kv_heads;
     if (e == CL_SUCCESS)
         e = clEnqueueNDRangeKernel(d->queue, k, 1, NULL, &global, NULL, 0, NULL,
@@ -260,10 +257,11 @@ int position_rope_into_cache(decoder *d, size_t layer, size_t n, char *err, size
                : 0;
 }
 
-cl_int position_attention_args(decoder *d, cl_kernel attention, cl_uint first_arg)
+size_t position_attention_args(decoder *d, kernel_arg *args)
 {
-    cl_int e = clSetKernelArg(attention, first_arg, sizeof d->rope_words, &d->rope_words);
-    return e | clSetKernelArg(attention, first_arg + 1, sizeof d->positions, &d->positions);
+    args[0] = KERNEL_ARG(d->rope_words);
+    args[1] = KERNEL_ARG(d->positions);
+    return 2;
 }
 
 const char *position_rope_description(const decoder *d)

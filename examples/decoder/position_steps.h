@@ -27,6 +27,7 @@
 #define DECODER_POSITION_STEPS_H
 
 #include "decoder.h"
+#include "common/kernel_run.h"
 
 #include <stddef.h>
 
@@ -46,8 +47,8 @@ int position_input_stage(decoder *d, size_t n, char *err, size_t err_cap);
 int position_rope_into_cache(decoder *d, size_t layer, size_t n, char *err, size_t err_cap);
 
 /* ROPE_DEVICE: the attention kernel's extra arguments (the rotary words
- * and the tokens' positions), from argument index first_arg. */
-cl_int position_attention_args(decoder *d, cl_kernel attention, cl_uint first_arg);
+ * and the tokens' positions), written to args; returns how many (2). */
+size_t position_attention_args(decoder *d, kernel_arg *args);
 
 /* What the report says rotary into the cache is, for --stats. */
 const char *position_rope_description(const decoder *d);
