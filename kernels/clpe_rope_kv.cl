@@ -285,10 +285,10 @@ static inline uint16 pe_fp8_code16(float16 q, int mbits, int bias)
 }
 
 /* pe_fp8_put on each of sixteen lanes, for a scale outside [2^-20, 2^20)
- * (rare). Out of line: inlined, its calls' arguments were set up on every
- * group of the walk, taken or not, and sixteen lanes of its split at once
- * outgrow some GPU compilers' registers when the vector shape is compiled
- * for them. */
+ * (rare). Out of line, so that the walk does not set up its calls'
+ * arguments on every group whether it takes them or not, and because
+ * sixteen lanes of its split at once outgrow some GPU compilers'
+ * registers when the vector shape is compiled for them. */
 static __attribute__((noinline)) uchar16 pe_fp8_put_each16(float16 x, pe_fp8_scale sc,
                                                            int mbits, int bias, uint max_code,
                                                            uint nan_code)
