@@ -211,14 +211,13 @@ PE_DEFINE_ZIPPED16(pe_store_zipped16_any_bf16, pe_store_ordered16_any_bf16, bf16
 /* Float16 vectors rounded to bfloat16 in pairs, on CPUs with AVX-512BW
  * whose tuning row asks for it (PE_BF16_HALVES: Intel's cores gain from
  * it, AMD's do not): the rounding done on 16-bit halves, 32 lanes at a
- * time. The high halves
- * H of both vectors are gathered in the order they are stored, and their
- * low halves L in the same order (below); a value rounds up when
- * L + 0x7FFF + (H & 1) carries out of 16 bits, that is when
- * L | (H & 1) > 0x8000 (the | differs from a + only where L is odd, and
- * L | 1 reaches 0x8001 exactly when L + 1 does): one three-input logic
- * instruction, one unsigned compare into a mask, and H + 1 under that
- * mask. Seven instructions for 32 elements (four gather, three round),
+ * time. The high halves H of both vectors are gathered in the order they
+ * are stored, and their low halves L in the same order (below); a value
+ * rounds up when L + 0x7FFF + (H & 1) carries out of 16 bits, that is
+ * when L | (H & 1) > 0x8000 (the | differs from a + only where L is odd,
+ * and L | 1 reaches 0x8001 exactly when L + 1 does): one three-input
+ * logic instruction, one unsigned compare into a mask, and H + 1 under
+ * that mask. Seven instructions for 32 elements (four gather, three round),
  * where rounding each float's 32 bits takes thirteen. The same bits as
  * pe_float_to_bf16 for every float32 that is not NaN.
  * A NaN needs no test of its own here: every NaN the callers' arithmetic
