@@ -12,8 +12,10 @@
 
 #include <clpe.h>
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef struct test_cl {
     cl_platform_id platform;
@@ -21,6 +23,16 @@ typedef struct test_cl {
     cl_context context;
     cl_command_queue queue;
 } test_cl;
+
+/* Whether the platform's name contains `part` ("Portable Computing
+ * Language" is PoCL, "Intel(R) OpenCL" Intel's CPU runtime). Inline: the
+ * standalone stress build links no test support library. */
+static inline bool test_platform_is(cl_platform_id platform, const char *part)
+{
+    char name[256] = "";
+    clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof name - 1, name, NULL);
+    return strstr(name, part) != NULL;
+}
 
 /* Fill *t for the selected device (asserts on failure). */
 void test_cl_open(test_cl *t);

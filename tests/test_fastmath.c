@@ -49,13 +49,6 @@ static void use_fast_math(int on)
     setenv("POCL_KERNEL_CACHE", "0", 1);
 }
 
-static int is_pocl(const test_cl *t)
-{
-    char name[256] = {0};
-    clGetPlatformInfo(t->platform, CL_PLATFORM_NAME, sizeof name - 1, name, NULL);
-    return strstr(name, "Portable Computing Language") != NULL;
-}
-
 /* Run the probe: *fast = __FAST_RELAXED_MATH__ seen; returns how many of
  * the (x + c) - c values came back as x (reassociated). */
 static int run_probe(const test_cl *t, int *fast)
@@ -108,7 +101,7 @@ Test(fastmath, probe_flag_reaches_compiler)
     use_fast_math(1);
     test_cl t;
     test_cl_open(&t);
-    if (!is_pocl(&t)) {
+    if (!test_platform_is(t.platform, "Portable Computing Language")) {
         test_cl_close(&t);
         cr_skip_test("POCL_EXTRA_BUILD_FLAGS is PoCL's; this device is not PoCL");
     }

@@ -41,7 +41,6 @@
 #include <criterion/criterion.h>
 #endif
 #include <pthread.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -313,11 +312,9 @@ static int warm_up(shared_state *s, char *msg, size_t msg_len)
  * this test (see the top of the file). */
 static bool is_intel_cpu_runtime(cl_platform_id platform, cl_device_id device)
 {
-    char name[64] = "";
     cl_device_type type = 0;
-    clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof name - 1, name, NULL);
     clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof type, &type, NULL);
-    return strcmp(name, "Intel(R) OpenCL") == 0 && (type & CL_DEVICE_TYPE_CPU);
+    return test_platform_is(platform, "Intel(R) OpenCL") && (type & CL_DEVICE_TYPE_CPU);
 }
 
 /* Run the whole stress; 0 and a summary in msg on success, else -1 and
